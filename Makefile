@@ -1,0 +1,139 @@
+# ward — one non-recursive Makefile.
+#
+#   make              build/ward, build/libward.a, build/libward.so, build/ward.pc
+#   make deps         install the Debian packages the build and the tests need
+#   make test         unit tests, then integration tests as root and as uid 65534
+#   make check        build everything the tests need, run nothing
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make SANITIZE=address,undefined test
+#
+# Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
+# is part of libward except runtime/main.c (the CLI entry point); every
+# tests/unit/test-*.c and tests/integration/test-*.c is one Check binary;
+# every tests/helpers/*.c is a small program the tests run inside sandboxes.
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DESTDIR    ?=
+B          ?= build
+VERSION    := 0.1.0
+SOVERSION  := 0
+
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson
+
+WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -Wvla -Wno-unused-parameter
+HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
+OPT      ?= -O2 -g
+CFLAGS   ?=
+CFLAGS   += -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARNINGS) $(HARDEN) -fvisibility=hidden \
+            -Iinclude -I. $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+LIB_SRCS  := $(filter-out runtime/main.c,$(sort $(wildcard runtime/*.c filters/*.c landlock/*.c)))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
+HEADERS   := $(wildcard include/ward/*.h)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
+INTG_SRCS := $(sort $(wildcard tests/integration/test-*.c))
+HELP_SRCS := $(sort $(wildcard tests/helpers/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(B)/tests/%)
+INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
+HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
+HARNESS   := $(B)/tests/harness.o
+
+.PHONY: all deps deps-quiet check test test-unit test-integration install uninstall clean
+.DEFAULT_GOAL := all
+
+all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
+
+deps-quiet:
+	@./scripts/deps.sh
+
+deps:
+	./scripts/deps.sh
+
+$(B)/%.o: %.c $(HEADERS) $(wildcard */*-internal.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libward.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/libward.so: $(LIB_OBJS)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libward.so.$(SOVERSION) -o $@.$(VERSION) $^ $(LDLIBS)
+	ln -sf libward.so.$(VERSION) $(B)/libward.so.$(SOVERSION)
+	ln -sf libward.so.$(VERSION) $@
+
+$(B)/ward: $(B)/runtime/main.o $(B)/libward.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/ward.pc: ward.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@PKGS@|$(PKGS)|' $< > $@
+
+# ---- tests ----------------------------------------------------------------
+
+$(HARNESS): tests/harness.c tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward.a
+TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) \
+             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS)
+
+$(UNIT_BINS): $(B)/tests/unit/%: tests/unit/%.c $(TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(TEST_LINK)
+
+$(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(TEST_LINK)
+
+# Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
+$(B)/tests/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude -o $@ $< $(HELPER_LIBS_$*)
+
+check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS)
+
+test: check
+	B=$(B) ./tests/run.sh
+
+test-unit: check
+	B=$(B) ./tests/run.sh unit
+
+test-integration: check
+	B=$(B) ./tests/run.sh integration
+
+# ---- install --------------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ward
+	install -m 755 $(B)/ward $(DESTDIR)$(BINDIR)/ward
+	install -m 644 $(B)/libward.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(B)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION)
+	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
+	install -m 644 $(B)/ward.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward
+
+clean:
+	rm -rf $(B)

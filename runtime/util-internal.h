@@ -1,0 +1,61 @@
+/* util-internal.h — cleanup attributes and small helpers shared by libward's
+ * modules. Not installed. */
+#ifndef WARD_UTIL_INTERNAL_H
+#define WARD_UTIL_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void cleanup_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
+#define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
+
+/* Hand ownership on: return the value and leave the variable empty. */
+#define steal_ptr(p)                                                                               \
+	({                                                                                         \
+		__typeof__(p) _tmp = (p);                                                          \
+		(p) = NULL;                                                                        \
+		_tmp;                                                                              \
+	})
+
+static inline int steal_fd(int *fd)
+{
+	int tmp = *fd;
+
+	*fd = -1;
+	return tmp;
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Write all of buf, retrying on EINTR and short writes. Returns 0 or -1. */
+int ward_write_all(int fd, const void *buf, size_t len);
+
+/* Read a small file whole into buf (NUL-terminated, trailing newline kept).
+ * Returns the length, or -1 with errno set. */
+ssize_t ward_read_file(const char *path, char *buf, size_t size);
+
+/* Write a string to a file (open O_WRONLY, one write). Returns 0 or -1. */
+int ward_write_file(const char *path, const char *s);
+
+/* Monotonic clock in nanoseconds. */
+long long ward_now_ns(void);
+
+#endif

@@ -1,0 +1,61 @@
+/* harness.h — what every ward test binary shares.
+ *
+ * Each test binary builds one Check suite of test cases tagged with the
+ * prerequisites they need, and hands it to harness_main():
+ *
+ *     Suite *s = suite_create("spawn");
+ *     TCase *tc = harness_tcase(s, "view", "userns");
+ *     tcase_add_test(tc, test_view);
+ *     return harness_main(s);
+ *
+ * harness_main() probes each tag once. A tag whose probe fails excludes its
+ * test cases, printing "# SKIP <tcase> (<tag>: <reason>)"; if the tag is named
+ * in WARD_TEST_REQUIRE (comma-separated, or "all"), the failed probe is a test
+ * failure instead, so CI never skips silently. Tests always run forked
+ * (CK_FORK): unshare, seccomp and Landlock cannot be undone.
+ *
+ * Tags: root, unpriv, userns, landlock, seccomp, cgroup1, cgroup2, netadmin,
+ * and whatever a test binary registers with harness_add_probe().
+ */
+#ifndef WARD_TEST_HARNESS_H
+#define WARD_TEST_HARNESS_H
+
+#include <check.h>
+#include <stdbool.h>
+
+/* A probe returns NULL when the prerequisite is there, or a short reason. */
+typedef const char *(*harness_probe_fn)(void);
+
+/* Add (or replace) a probe for a tag, before harness_main(). */
+void harness_add_probe(const char *tag, harness_probe_fn fn);
+
+/* A test case of suite s needing the space-separated tags (NULL or "" for none).
+ * The timeout defaults to 120 s. */
+TCase *harness_tcase(Suite *s, const char *name, const char *tags);
+
+/* Probe, exclude, run, print Check's summary; returns the process exit status. */
+int harness_main(Suite *s);
+
+/* Where the built tree is: $WARD_BUILD, else two levels up from this binary
+ * (build/tests/unit/x -> build). Returns a static string. */
+const char *harness_build_dir(void);
+
+/* harness_build_dir() + "/" + rel, malloc'd. */
+char *harness_path(const char *rel);
+
+/* Whether the probe for tag passes (runs it once, caches). */
+bool harness_have(const char *tag);
+
+/* A fresh world-readable (0755) temporary directory under $TMPDIR or /tmp,
+ * malloc'd; harness_rmtree() removes a tree. */
+char *harness_tmpdir(void);
+void harness_rmtree(const char *path);
+
+/* Run argv with stdin from /dev/null, capture stdout (and stderr if
+ * err_out != NULL) as malloc'd NUL-terminated strings; returns the wait status. */
+int harness_capture(char *const argv[], char **out, char **err_out);
+
+/* The same, feeding `input` on stdin. */
+int harness_capture_input(char *const argv[], const char *input, char **out, char **err_out);
+
+#endif

@@ -1,0 +1,78 @@
+#!/bin/bash
+# tests/run.sh [unit|integration|vm|all] — run ward's test binaries and add up.
+#
+# Unit tests run once. Integration tests run as the invoking user and, when that
+# is root, again as uid 65534 from a world-readable copy of the build tree (the
+# checkout may sit under a 0700 home). WARD_TEST_REQUIRE lists prerequisites
+# that must not be skipped; for the uid-65534 tier the root-only ones are
+# dropped from it. The last line is the total: "tests: N passed, N failed, N skipped".
+set -u
+B=${B:-build}
+what=${1:-all}
+pass=0 fail=0 skip=0 bins_failed=()
+
+run_one() { # label, then the command
+	local label=$1 out rc n f e
+	shift
+	echo "== $label"
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	if [[ $out =~ Checks:\ ([0-9]+),\ Failures:\ ([0-9]+),\ Errors:\ ([0-9]+) ]]; then
+		n=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} e=${BASH_REMATCH[3]}
+		pass=$((pass + n - f - e))
+		fail=$((fail + f + e))
+	elif [ $rc -ne 0 ]; then
+		fail=$((fail + 1))
+	fi
+	skip=$((skip + $(printf '%s\n' "$out" | grep -c '^# SKIP')))
+	fail=$((fail + $(printf '%s\n' "$out" | grep -c '^# FAIL')))
+	if [ $rc -ne 0 ]; then bins_failed+=("$label"); fi
+}
+
+drop_root_only() { # the require list without what only root can have
+	local out="" t
+	IFS=, read -ra tags <<<"${WARD_TEST_REQUIRE:-}"
+	for t in "${tags[@]}"; do
+		case $t in root | cgroup1 | cgroup2 | netadmin | vm) ;; *) out+="${out:+,}$t" ;; esac
+	done
+	echo "$out"
+}
+
+if [ "$what" = all ] || [ "$what" = unit ]; then
+	for t in "$B"/tests/unit/test-*; do
+		[ -x "$t" ] && run_one "unit/${t##*/}" "$t"
+	done
+fi
+
+if [ "$what" = all ] || [ "$what" = integration ]; then
+	for t in "$B"/tests/integration/test-*; do
+		[ -x "$t" ] && run_one "integration/${t##*/} (uid $(id -u))" env WARD_BUILD="$B" "$t"
+	done
+	if [ "$(id -u)" = 0 ]; then
+		T=$(mktemp -d /tmp/ward-tests.XXXXXX)
+		trap 'rm -rf "$T"' EXIT
+		chmod 755 "$T"
+		cp -a "$B" "$T/build"
+		chmod -R a+rX "$T"
+		req=$(drop_root_only)
+		for t in "$T"/build/tests/integration/test-*; do
+			[ -x "$t" ] || continue
+			run_one "integration/${t##*/} (uid 65534)" \
+				setpriv --reuid=65534 --regid=65534 --clear-groups \
+				env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" "$t"
+		done
+	fi
+fi
+
+if [ "$what" = all ] || [ "$what" = vm ]; then
+	if [ -x tests/vm/run.sh ]; then
+		run_one "vm (cgroup v2 guest)" tests/vm/run.sh
+	fi
+fi
+
+if [ ${#bins_failed[@]} -gt 0 ]; then
+	echo "failed: ${bins_failed[*]}"
+fi
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ] && [ ${#bins_failed[@]} -eq 0 ]
