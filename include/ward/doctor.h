@@ -1,0 +1,54 @@
+/* ward/doctor.h — what this host offers, what ward will do, and the fixes.
+ *
+ *     struct ward_doctor d;
+ *     ward_doctor_probe(&d);           // looks at the host, runs /bin/true sandboxed
+ *     char *json = ward_doctor_to_json(&d);
+ *
+ * Each check has a status (ok, limited, missing), one line of detail, and a
+ * fix when something is missing. Probing never changes the host: it reads
+ * /proc and /sys, forks short-lived children, and removes what it made.
+ */
+#ifndef WARD_DOCTOR_H
+#define WARD_DOCTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ward/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ward_check_status { WARD_CHECK_OK, WARD_CHECK_LIMITED, WARD_CHECK_MISSING };
+
+struct ward_check {
+	const char *name;     /* "user namespaces", ... */
+	enum ward_check_status status;
+	char detail[512];
+	char fix[512];        /* "" when nothing to fix */
+};
+
+#define WARD_DOCTOR_MAX_CHECKS 12
+
+struct ward_doctor {
+	struct ward_check checks[WARD_DOCTOR_MAX_CHECKS];
+	int n_checks;
+	bool root;
+	int landlock_abi;     /* 0 when unavailable */
+	bool sandbox_works;   /* a full sandbox ran /bin/true */
+	char mode[32];        /* "required" or "off" */
+	char summary[512];    /* what ward will do on this host */
+};
+
+/* Probe the host. Never fails: what cannot be probed is reported as such. */
+WARD_API void ward_doctor_probe(struct ward_doctor *d);
+
+/* Text for people, JSON for programs (malloc'd). */
+WARD_API void ward_doctor_print(const struct ward_doctor *d, FILE *f);
+WARD_API char *ward_doctor_to_json(const struct ward_doctor *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

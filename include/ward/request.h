@@ -1,0 +1,56 @@
+/* ward/request.h — the agent tool's request and result as JSON.
+ *
+ * A request is `{"command": "...", "workdir": "...", "timeout": 120}`:
+ * command a non-empty string (run with /bin/sh -c), workdir an optional
+ * string, timeout an optional integer number of seconds ≥ 1. Every malformed
+ * input is refused with InvalidParameters and a message naming what is wrong
+ * (the JSON error's line and column, the field, the type it should have).
+ * Unknown fields are refused too, so that a misspelt "timout" is not silently
+ * ignored.
+ */
+#ifndef WARD_REQUEST_H
+#define WARD_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ward/error.h"
+#include "ward/sandbox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Requests larger than this are refused. */
+#define WARD_REQUEST_MAX (1024 * 1024)
+
+struct ward_request {
+	char *command;
+	char *workdir;    /* NULL if not given */
+	long long timeout; /* 0 if not given */
+	bool approved;    /* "approved": true */
+};
+
+/* Parse text[0..len) into req (zeroed first). Returns 0, or -1 with an
+ * InvalidParameters error. On failure req holds nothing to release. */
+WARD_API int ward_request_parse(const char *text, size_t len, struct ward_request *req,
+				struct ward_error **err);
+
+WARD_API void ward_request_release(struct ward_request *req);
+
+/* The result as one JSON object (no trailing newline), malloc'd; NULL on
+ * allocation failure. Output that is not valid UTF-8 is repaired with U+FFFD. */
+WARD_API char *ward_result_to_json(const struct ward_result *res);
+
+/* A result object for an error that happened before anything ran
+ * (a malformed request, say). */
+WARD_API char *ward_error_to_result_json(const struct ward_error *err);
+
+/* Copy s[0..len) replacing each byte that is not part of valid UTF-8 with
+ * U+FFFD. Returns malloc'd text and its length in *out_len. */
+WARD_API char *ward_utf8_sanitize(const char *s, size_t len, size_t *out_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

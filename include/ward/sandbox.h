@@ -1,0 +1,154 @@
+/* ward/sandbox.h — run one command in a sandbox and get the agent tool's result.
+ *
+ * How to use this:
+ *
+ *     struct ward_config cfg;
+ *     struct ward_result res;
+ *     struct ward_error *err = NULL;
+ *     char *argv[] = { "/bin/sh", "-c", "make test", NULL };
+ *
+ *     ward_config_init(&cfg);                 // defaults: every namespace, the view,
+ *     ward_config_set_workdir(&cfg, "/src/x", &err);   // timeout 120 s, required mode
+ *     if (ward_run(&cfg, argv, &res, &err) < 0)         // ward itself could not run
+ *             ...;
+ *     // res.exit_code, res.output, res.error (a refusal, a timeout, a layer that failed)
+ *     ward_result_release(&res);
+ *     ward_config_release(&cfg);
+ *
+ * ward_run() makes one clone3() into fresh user, mount, PID, network, IPC, UTS
+ * and cgroup namespaces. The child is the sandbox's init (PID 1): it builds a
+ * new root on tmpfs (system directories read-only, the workdir read-write at
+ * its own path, tmpfs /tmp, fresh /proc, a minimal /dev), pivot_root()s,
+ * brings up loopback, drops privileges, forks the command and reaps. The
+ * caller (the supervisor) reads the output, enforces the timeout by killing
+ * the whole sandbox, and fills the result. If the supervisor dies, even by
+ * SIGKILL, the sandbox dies with it.
+ *
+ * Threads: the child of clone3() runs only system calls on data the parent
+ * prepared, so ward_run() may be called from a multi-threaded program; the
+ * sandbox is tied to the calling thread's life (PR_SET_PDEATHSIG).
+ */
+#ifndef WARD_SANDBOX_H
+#define WARD_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ward/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ward_sandbox_mode {
+	WARD_SANDBOX_REQUIRED = 0, /* every layer set up, or the command fails */
+	WARD_SANDBOX_OFF,          /* run directly: scrubbed env, workdir, timeout */
+};
+
+/* Namespaces; a configuration leaves some out only to measure their cost. */
+#define WARD_NS_USER (1u << 0)
+#define WARD_NS_MOUNT (1u << 1)
+#define WARD_NS_PID (1u << 2)
+#define WARD_NS_NET (1u << 3)
+#define WARD_NS_IPC (1u << 4)
+#define WARD_NS_UTS (1u << 5)
+#define WARD_NS_CGROUP (1u << 6)
+#define WARD_NS_ALL 0x7fu
+
+enum ward_mount_kind {
+	WARD_MOUNT_RO_BIND, /* --ro-bind SRC DST */
+	WARD_MOUNT_BIND,    /* --bind SRC DST (writable) */
+	WARD_MOUNT_TMPFS,   /* --tmpfs DST */
+};
+
+struct ward_mount {
+	enum ward_mount_kind kind;
+	char *source; /* absolute, resolved; NULL for tmpfs */
+	char *target; /* absolute path inside the sandbox */
+};
+
+struct ward_config {
+	enum ward_sandbox_mode mode;
+	unsigned namespaces;   /* WARD_NS_*; default WARD_NS_ALL */
+	bool view;             /* the pivot_root filesystem view (needs WARD_NS_MOUNT) */
+	bool uid0;             /* appear as uid 0 inside instead of as the caller */
+	char *hostname;        /* default "ward" */
+	char *workdir;         /* absolute, resolved; NULL until set (then the cwd) */
+	int timeout;           /* seconds, ≥ 1; default 120 */
+	bool clearenv;         /* start the environment empty */
+	char **setenv;         /* "K=V" entries added after scrubbing */
+	size_t n_setenv;
+	struct ward_mount *mounts;
+	size_t n_mounts;
+	/* Where the command's standard streams go. -1 (the default) means: stdin
+	 * from /dev/null, stdout and stderr captured into the result. A valid fd is
+	 * given to the command as it is (the CLI streams to its terminal so). */
+	int stdin_fd, stdout_fd, stderr_fd;
+	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
+	 * to the command while it runs (the CLI does; a library host may not). */
+	bool forward_signals;
+};
+
+/* Defaults: required mode, every namespace, the view, hostname "ward",
+ * timeout 120 s, captured output. */
+WARD_API void ward_config_init(struct ward_config *cfg);
+
+/* Free what the configuration owns and reset it to defaults. */
+WARD_API void ward_config_release(struct ward_config *cfg);
+
+/* Set the workdir: must exist and be a directory; stored resolved (realpath).
+ * Refuses "/" and paths under /proc, /sys and /dev. InvalidParameters. */
+WARD_API int ward_config_set_workdir(struct ward_config *cfg, const char *path,
+				     struct ward_error **err);
+
+/* Set the timeout in seconds: 1 … WARD_TIMEOUT_MAX. InvalidParameters. */
+#define WARD_TIMEOUT_MAX (7 * 24 * 3600)
+WARD_API int ward_config_set_timeout(struct ward_config *cfg, long long seconds,
+				     struct ward_error **err);
+
+/* Add "K=V" (K a valid name). InvalidParameters. */
+WARD_API int ward_config_add_setenv(struct ward_config *cfg, const char *kv,
+				    struct ward_error **err);
+
+/* Add a mount. source must exist (resolved); target absolute, not "/", and
+ * not under /proc or /dev. InvalidParameters. */
+WARD_API int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind kind,
+				   const char *source, const char *target,
+				   struct ward_error **err);
+
+struct ward_result {
+	bool sandboxed;          /* the command ran inside the sandbox */
+	bool started;            /* the command was started at all */
+	int exit_code;           /* as a shell reports it: code, 128+signal, 124 timeout,
+				    125 ward's own error */
+	int signal;              /* signal that ended the command, 0 if none */
+	bool timed_out;
+	int64_t duration_ms;
+	char *output;            /* stdout, then the stderr section; ≤ 64 KiB */
+	size_t output_len;
+	char *stderr_text;       /* stderr alone (≤ 64 KiB) */
+	size_t stderr_len;
+	uint64_t stdout_bytes, stderr_bytes, truncated_bytes;
+	unsigned namespaces;     /* WARD_NS_* actually created */
+	bool view;               /* the pivot_root view was built */
+	struct ward_error *error; /* why the command failed to run or finish, or NULL */
+};
+
+/* Run argv (argv[0] is looked up in the sandbox's PATH) under cfg and fill
+ * res. Returns 0 when a result was produced — including a command that failed,
+ * timed out, or a layer that could not be set up (res->error says which) — and
+ * -1 with *err only when no result could be produced at all (e.g. out of
+ * memory). Release res with ward_result_release(). */
+WARD_API int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
+		      struct ward_error **err);
+
+WARD_API void ward_result_release(struct ward_result *res);
+
+/* The CLI exit status for a result: exit_code, as documented above. */
+WARD_API int ward_result_exit_status(const struct ward_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

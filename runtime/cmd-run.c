@@ -1,0 +1,426 @@
+/* cmd-run.c — `ward run`: options, the request, the run, the result. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cli-internal.h"
+#include "runtime/util-internal.h"
+#include "ward/request.h"
+#include "ward/sandbox.h"
+
+static const char usage[] =
+	"usage: ward run [options] -- CMD [ARGS...]\n"
+	"       ward run [options] -c 'STRING'\n"
+	"       ward run --json [options] < request.json\n"
+	"\n"
+	"  -c, --command STRING     run STRING with /bin/sh -c inside the sandbox\n"
+	"  -C, --workdir DIR        the writable work directory (default: current directory)\n"
+	"  -t, --timeout SECONDS    whole seconds, at least 1 (default 120)\n"
+	"      --json               read {\"command\",\"workdir\",\"timeout\"} on stdin, print the\n"
+	"                           result object\n"
+	"      --setenv NAME=VALUE  add a variable (repeatable)\n"
+	"      --clearenv           start from an empty environment\n"
+	"      --ro-bind SRC DST    bind SRC read-only at DST\n"
+	"      --bind SRC DST       bind SRC writable at DST\n"
+	"      --tmpfs DST          an empty tmpfs at DST\n"
+	"      --uid0               appear as uid 0 inside (default: as yourself)\n"
+	"      --hostname NAME      the sandbox's hostname (default: ward)\n"
+	"      --sandbox MODE       required (default) or off (no isolation, said in the result)\n"
+	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
+	"                           (to measure what each costs; default all)\n"
+	"      --no-view            keep the host's filesystem view (measurement only)\n"
+	"      --approve            approve a command that needs approval\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"Exit status: the command's; 128+N if killed by signal N; 124 on timeout;\n"
+	"125 if ward itself failed; 126/127 if the command could not be run.\n";
+
+enum {
+	OPT_JSON = 256,
+	OPT_SETENV,
+	OPT_CLEARENV,
+	OPT_RO_BIND,
+	OPT_BIND,
+	OPT_TMPFS,
+	OPT_UID0,
+	OPT_HOSTNAME,
+	OPT_SANDBOX,
+	OPT_NAMESPACES,
+	OPT_NO_VIEW,
+	OPT_APPROVE,
+};
+
+static const struct option long_options[] = {
+	{ "command", required_argument, NULL, 'c' },
+	{ "workdir", required_argument, NULL, 'C' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "setenv", required_argument, NULL, OPT_SETENV },
+	{ "clearenv", no_argument, NULL, OPT_CLEARENV },
+	{ "ro-bind", required_argument, NULL, OPT_RO_BIND },
+	{ "bind", required_argument, NULL, OPT_BIND },
+	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "uid0", no_argument, NULL, OPT_UID0 },
+	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
+	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+	{ "namespaces", required_argument, NULL, OPT_NAMESPACES },
+	{ "no-view", no_argument, NULL, OPT_NO_VIEW },
+	{ "approve", no_argument, NULL, OPT_APPROVE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad(struct ward_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(struct ward_error **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ward_error_makev(err, WARD_ERR_INVALID_PARAMETERS, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int ward_parse_timeout(const char *s, long long *out, struct ward_error **err)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return bad(err, "timeout is empty");
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end == '.' || *end == 'e' || *end == 'E')
+		return bad(err, "timeout must be a whole number of seconds, got '%s'", s);
+	if (*end || end == s || s[strspn(s, " ")] == '+')
+		return bad(err, "timeout '%s' is not a number of seconds", s);
+	if (errno == ERANGE || v > WARD_TIMEOUT_MAX)
+		return bad(err, "timeout must be at most %d seconds, got '%s'", WARD_TIMEOUT_MAX, s);
+	if (v < 1)
+		return bad(err, "timeout must be at least 1 second, got '%s'", s);
+	*out = v;
+	return 0;
+}
+
+static int parse_namespaces(const char *list, unsigned *out, struct ward_error **err)
+{
+	static const char *const names[] = { "user", "mount", "pid", "net", "ipc", "uts", "cgroup" };
+	unsigned ns = 0;
+	const char *p = list;
+
+	if (strcmp(list, "all") == 0) {
+		*out = WARD_NS_ALL;
+		return 0;
+	}
+	if (strcmp(list, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+		bool found = false;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i]) == n && strncmp(p, names[i], n) == 0) {
+				ns |= 1u << i;
+				found = true;
+			}
+		if (!found)
+			return bad(err, "unknown namespace '%.*s' (known: user, mount, pid, net, ipc, "
+					"uts, cgroup, all, none)", (int)n, p);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	*out = ns;
+	return 0;
+}
+
+void ward_run_options_release(struct run_options *o)
+{
+	ward_config_release(&o->cfg);
+	memset(o, 0, sizeof(*o));
+}
+
+int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct ward_error **err)
+{
+	long long t;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	ward_config_init(&o->cfg);
+	optind = 0; /* GNU: full re-initialisation, so parsing can be repeated */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
+		const char *dst;
+
+		switch (c) {
+		case 'c':
+			o->shell = optarg;
+			break;
+		case 'C':
+			if (ward_config_set_workdir(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case 't':
+			if (ward_parse_timeout(optarg, &t, err) < 0)
+				goto fail;
+			o->cfg.timeout = (int)t;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_SETENV:
+			if (ward_config_add_setenv(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_CLEARENV:
+			o->cfg.clearenv = true;
+			break;
+		case OPT_RO_BIND:
+		case OPT_BIND:
+			if (optind >= argc) {
+				bad(err, "%s needs two arguments: SRC DST",
+				    c == OPT_BIND ? "--bind" : "--ro-bind");
+				goto fail;
+			}
+			dst = argv[optind++];
+			if (ward_config_add_mount(&o->cfg,
+						  c == OPT_BIND ? WARD_MOUNT_BIND : WARD_MOUNT_RO_BIND,
+						  optarg, dst, err) < 0)
+				goto fail;
+			break;
+		case OPT_TMPFS:
+			if (ward_config_add_mount(&o->cfg, WARD_MOUNT_TMPFS, NULL, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_UID0:
+			o->cfg.uid0 = true;
+			break;
+		case OPT_HOSTNAME:
+			if (!*optarg || strlen(optarg) > 64) {
+				bad(err, "hostname must be 1 to 64 characters");
+				goto fail;
+			}
+			free(o->cfg.hostname);
+			o->cfg.hostname = strdup(optarg);
+			break;
+		case OPT_SANDBOX:
+			if (strcmp(optarg, "required") == 0) {
+				o->cfg.mode = WARD_SANDBOX_REQUIRED;
+			} else if (strcmp(optarg, "off") == 0) {
+				o->cfg.mode = WARD_SANDBOX_OFF;
+			} else {
+				bad(err, "unknown sandbox mode '%s' (known: required, off)", optarg);
+				goto fail;
+			}
+			break;
+		case OPT_NAMESPACES:
+			if (parse_namespaces(optarg, &o->cfg.namespaces, err) < 0)
+				goto fail;
+			break;
+		case OPT_NO_VIEW:
+			o->cfg.view = false;
+			break;
+		case OPT_APPROVE:
+			o->approve = true;
+			break;
+		case 'h':
+			o->help = true;
+			break;
+		case ':':
+			bad(err, "option '%s' needs a value", argv[optind - 1]);
+			goto fail;
+		default:
+			if (optopt)
+				bad(err, "unknown option '-%c'", optopt);
+			else
+				bad(err, "unknown option '%s'", argv[optind - 1]);
+			goto fail;
+		}
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (o->help)
+		return 0;
+	if (o->json && (o->shell || o->argv)) {
+		bad(err, "--json takes the command from the request on stdin, not from arguments");
+		goto fail;
+	}
+	if (o->shell && o->argv) {
+		bad(err, "give either -c 'STRING' or a command after '--', not both");
+		goto fail;
+	}
+	if (!o->json && !o->shell && !o->argv) {
+		bad(err, "no command: give -c 'STRING', a command after '--', or --json");
+		goto fail;
+	}
+	if (o->shell && !o->shell[strspn(o->shell, " \t\n")]) {
+		bad(err, "-c: the command is empty");
+		goto fail;
+	}
+	if ((o->cfg.namespaces & ~WARD_NS_USER) && !(o->cfg.namespaces & WARD_NS_USER) &&
+	    geteuid() != 0) {
+		bad(err, "namespaces other than user need the user namespace when not root");
+		goto fail;
+	}
+	if (o->cfg.view && !(o->cfg.namespaces & WARD_NS_MOUNT))
+		o->cfg.view = false; /* no mount namespace, no view: measurement setups */
+	return 0;
+fail:
+	ward_run_options_release(o);
+	return -1;
+}
+
+static char *read_all(int fd, size_t max, size_t *len, struct ward_error **err)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+
+	if (!buf) {
+		ward_error_make(err, ENOMEM, "read request");
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *g;
+
+			if (cap > max) {
+				free(buf);
+				ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						     "request is larger than %zu bytes", max);
+				return NULL;
+			}
+			g = realloc(buf, cap * 2 + 1);
+			if (!g) {
+				free(buf);
+				ward_error_make(err, ENOMEM, "read request");
+				return NULL;
+			}
+			buf = g;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			ward_error_make(err, errno, "read request from stdin");
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static int print_json_error(const struct ward_error *e)
+{
+	char *s = ward_error_to_result_json(e);
+
+	if (s) {
+		printf("%s\n", s);
+		free(s);
+	}
+	return WARD_EXIT_OWN_ERROR;
+}
+
+static int run_json(struct run_options *o)
+{
+	struct ward_error *err = NULL;
+	struct ward_request req;
+	struct ward_result res;
+	char *text, *out, *argv[4] = { (char *)"/bin/sh", (char *)"-c", NULL, NULL };
+	size_t len;
+	int status;
+
+	text = read_all(0, WARD_REQUEST_MAX, &len, &err);
+	if (!text || ward_request_parse(text, len, &req, &err) < 0) {
+		free(text);
+		status = print_json_error(err);
+		ward_error_free(err);
+		return status;
+	}
+	free(text);
+	if ((req.workdir && ward_config_set_workdir(&o->cfg, req.workdir, &err) < 0) ||
+	    (req.timeout && ward_config_set_timeout(&o->cfg, req.timeout, &err) < 0)) {
+		ward_request_release(&req);
+		status = print_json_error(err);
+		ward_error_free(err);
+		return status;
+	}
+	argv[2] = req.command;
+	o->cfg.forward_signals = true;
+	if (ward_run(&o->cfg, argv, &res, &err) < 0) {
+		ward_request_release(&req);
+		status = print_json_error(err);
+		ward_error_free(err);
+		return status;
+	}
+	out = ward_result_to_json(&res);
+	if (out)
+		printf("%s\n", out);
+	fflush(stdout);
+	free(out);
+	status = ward_result_exit_status(&res);
+	ward_result_release(&res);
+	ward_request_release(&req);
+	return status;
+}
+
+static int run_streaming(struct run_options *o)
+{
+	struct ward_error *err = NULL;
+	struct ward_result res;
+	char *shell_argv[4] = { (char *)"/bin/sh", (char *)"-c", o->shell, NULL };
+	int status;
+
+	o->cfg.stdin_fd = 0;
+	o->cfg.stdout_fd = 1;
+	o->cfg.stderr_fd = 2;
+	o->cfg.forward_signals = true;
+	fflush(stdout);
+	if (ward_run(&o->cfg, o->shell ? shell_argv : o->argv, &res, &err) < 0) {
+		fprintf(stderr, "ward: %s\n", err->message);
+		ward_error_free(err);
+		return WARD_EXIT_OWN_ERROR;
+	}
+	if (res.error)
+		fprintf(stderr, "ward: %s\n", res.error->message);
+	status = ward_result_exit_status(&res);
+	ward_result_release(&res);
+	return status;
+}
+
+int ward_cmd_run(int argc, char **argv)
+{
+	struct ward_error *err = NULL;
+	struct run_options o;
+	int status;
+
+	if (ward_run_options_parse(argc, argv, &o, &err) < 0) {
+		fprintf(stderr, "ward run: %s\n", err->message);
+		if (err->kind == WARD_ERR_INVALID_PARAMETERS)
+			fprintf(stderr, "try 'ward run --help'\n");
+		ward_error_free(err);
+		return WARD_EXIT_OWN_ERROR;
+	}
+	if (o.help) {
+		fputs(usage, stdout);
+		ward_run_options_release(&o);
+		return 0;
+	}
+	status = o.json ? run_json(&o) : run_streaming(&o);
+	ward_run_options_release(&o);
+	return status;
+}

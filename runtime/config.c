@@ -1,0 +1,156 @@
+/* config.c — struct ward_config: defaults, validation of each setting. */
+#include "ward/sandbox.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime/util-internal.h"
+
+void ward_config_init(struct ward_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = WARD_SANDBOX_REQUIRED;
+	cfg->namespaces = WARD_NS_ALL;
+	cfg->view = true;
+	cfg->timeout = 120;
+	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+}
+
+void ward_config_release(struct ward_config *cfg)
+{
+	size_t i;
+
+	free(cfg->hostname);
+	free(cfg->workdir);
+	for (i = 0; i < cfg->n_setenv; i++)
+		free(cfg->setenv[i]);
+	free(cfg->setenv);
+	for (i = 0; i < cfg->n_mounts; i++) {
+		free(cfg->mounts[i].source);
+		free(cfg->mounts[i].target);
+	}
+	free(cfg->mounts);
+	ward_config_init(cfg);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int ward_config_set_workdir(struct ward_config *cfg, const char *path, struct ward_error **err)
+{
+	char resolved[PATH_MAX];
+	struct stat st;
+
+	if (!path || !*path)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "workdir is empty");
+	if (!realpath(path, resolved))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "workdir '%s'", path);
+	if (stat(resolved, &st) < 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "workdir '%s'", path);
+	if (!S_ISDIR(st.st_mode))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, ENOTDIR,
+					    "workdir '%s'", path);
+	if (strcmp(resolved, "/") == 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "workdir '/' would make the whole filesystem writable");
+	if (under(resolved, "/proc") || under(resolved, "/sys") || under(resolved, "/dev"))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "workdir '%s' is inside /proc, /sys or /dev", resolved);
+	free(cfg->workdir);
+	cfg->workdir = strdup(resolved);
+	if (!cfg->workdir)
+		return ward_error_make(err, ENOMEM, "workdir");
+	return 0;
+}
+
+int ward_config_set_timeout(struct ward_config *cfg, long long seconds, struct ward_error **err)
+{
+	if (seconds < 1)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "timeout must be at least 1 second, got %lld", seconds);
+	if (seconds > WARD_TIMEOUT_MAX)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "timeout must be at most %d seconds, got %lld",
+					    WARD_TIMEOUT_MAX, seconds);
+	cfg->timeout = (int)seconds;
+	return 0;
+}
+
+int ward_config_add_setenv(struct ward_config *cfg, const char *kv, struct ward_error **err)
+{
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	const char *p;
+	char **grown;
+
+	if (!eq || eq == kv)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "setenv '%s' is not NAME=VALUE", kv ? kv : "");
+	if (!(isalpha((unsigned char)kv[0]) || kv[0] == '_'))
+		goto bad_name;
+	for (p = kv; p < eq; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_'))
+			goto bad_name;
+	grown = realloc(cfg->setenv, (cfg->n_setenv + 1) * sizeof(*grown));
+	if (!grown)
+		return ward_error_make(err, ENOMEM, "setenv");
+	cfg->setenv = grown;
+	cfg->setenv[cfg->n_setenv] = strdup(kv);
+	if (!cfg->setenv[cfg->n_setenv])
+		return ward_error_make(err, ENOMEM, "setenv");
+	cfg->n_setenv++;
+	return 0;
+bad_name:
+	return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+				    "setenv '%.*s': not a valid variable name", (int)(eq - kv), kv);
+}
+
+int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind kind, const char *source,
+			  const char *target, struct ward_error **err)
+{
+	char resolved[PATH_MAX];
+	struct ward_mount *grown, *m;
+	const char *what = kind == WARD_MOUNT_TMPFS ? "tmpfs" :
+			   kind == WARD_MOUNT_BIND  ? "bind" :
+						      "ro-bind";
+
+	if (!target || target[0] != '/')
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "%s target '%s' is not an absolute path", what,
+					    target ? target : "");
+	if (strcmp(target, "/") == 0 || under(target, "/proc") || under(target, "/dev") ||
+	    strstr(target, "/../") || strstr(target, "/./") ||
+	    (strlen(target) >= 3 && strcmp(target + strlen(target) - 3, "/..") == 0))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "%s target '%s' is not allowed", what, target);
+	if (kind != WARD_MOUNT_TMPFS) {
+		if (!source || !realpath(source, resolved))
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "%s source '%s'", what, source ? source : "");
+	}
+	grown = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*grown));
+	if (!grown)
+		return ward_error_make(err, ENOMEM, "mount");
+	cfg->mounts = grown;
+	m = &cfg->mounts[cfg->n_mounts];
+	m->kind = kind;
+	m->source = kind == WARD_MOUNT_TMPFS ? NULL : strdup(resolved);
+	m->target = strdup(target);
+	if ((kind != WARD_MOUNT_TMPFS && !m->source) || !m->target) {
+		free(m->source);
+		free(m->target);
+		return ward_error_make(err, ENOMEM, "mount");
+	}
+	cfg->n_mounts++;
+	return 0;
+}

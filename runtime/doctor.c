@@ -1,0 +1,304 @@
+/* doctor.c — host probes for `ward doctor`. */
+#include "ward/doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/util-internal.h"
+#include "ward/sandbox.h"
+
+static struct ward_check *add(struct ward_doctor *d, const char *name, enum ward_check_status st,
+			      const char *fix, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static struct ward_check *add(struct ward_doctor *d, const char *name, enum ward_check_status st,
+			      const char *fix, const char *fmt, ...)
+{
+	struct ward_check *c;
+	va_list ap;
+
+	if (d->n_checks >= WARD_DOCTOR_MAX_CHECKS)
+		return NULL;
+	c = &d->checks[d->n_checks++];
+	c->name = name;
+	c->status = st;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+	return c;
+}
+
+/* An integer sysctl, or -1 when the file is not there. */
+static long sysctl_value(const char *path)
+{
+	char buf[64];
+
+	if (ward_read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static int try_userns(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0x7f));
+	if (waitpid(pid, &status, 0) < 0)
+		return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EINVAL;
+}
+
+static void check_userns(struct ward_doctor *d)
+{
+	long apparmor = sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	long debian = sysctl_value("/proc/sys/kernel/unprivileged_userns_clone");
+	long maxns = sysctl_value("/proc/sys/user/max_user_namespaces");
+	int e = try_userns();
+
+	if (e == 0) {
+		add(d, "user namespaces", WARD_CHECK_OK, NULL,
+		    "can be created by this user (max_user_namespaces=%ld)", maxns);
+		return;
+	}
+	if (apparmor == 1)
+		add(d, "user namespaces", WARD_CHECK_MISSING,
+		    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give ward an "
+		    "AppArmor profile with the 'userns,' rule",
+		    "refused: AppArmor restricts unprivileged user namespaces (%s)", strerror(e));
+	else if (debian == 0)
+		add(d, "user namespaces", WARD_CHECK_MISSING,
+		    "sysctl -w kernel.unprivileged_userns_clone=1",
+		    "refused: kernel.unprivileged_userns_clone=0 (%s)", strerror(e));
+	else if (maxns == 0)
+		add(d, "user namespaces", WARD_CHECK_MISSING, "sysctl -w user.max_user_namespaces=15000",
+		    "refused: user.max_user_namespaces=0 (%s)", strerror(e));
+	else
+		add(d, "user namespaces", WARD_CHECK_MISSING,
+		    "check the kernel configuration (CONFIG_USER_NS) and any LSM policy",
+		    "refused: %s", strerror(e));
+}
+
+static void check_landlock(struct ward_doctor *d)
+{
+	long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL);
+
+	if (abi >= 1) {
+		d->landlock_abi = (int)abi;
+		add(d, "landlock", WARD_CHECK_OK, NULL, "ABI %ld", abi);
+	} else if (errno == EOPNOTSUPP) {
+		add(d, "landlock", WARD_CHECK_MISSING,
+		    "add 'landlock' to the lsm= kernel command line (or CONFIG_LSM)",
+		    "built into the kernel but disabled at boot");
+	} else {
+		add(d, "landlock", WARD_CHECK_MISSING, "use a kernel built with CONFIG_SECURITY_LANDLOCK",
+		    "not built into this kernel");
+	}
+}
+
+static void check_seccomp(struct ward_doctor *d)
+{
+	char actions[256] = "";
+
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
+		add(d, "seccomp", WARD_CHECK_MISSING, "use a kernel built with CONFIG_SECCOMP_FILTER",
+		    "not available: %s", strerror(errno));
+		return;
+	}
+	if (ward_read_file("/proc/sys/kernel/seccomp/actions_avail", actions, sizeof(actions)) > 0)
+		actions[strcspn(actions, "\n")] = '\0';
+	add(d, "seccomp", WARD_CHECK_OK, NULL, "filter mode available (actions: %s)",
+	    actions[0] ? actions : "unknown");
+}
+
+/* The cgroup2 mount point, or "" when there is none. */
+static void cgroup2_mount(char *out, size_t size)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[4096];
+
+		if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+			snprintf(out, size, "%s", mnt);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void check_cgroups(struct ward_doctor *d)
+{
+	char mnt[4096], path[4200], ctl[512] = "", own[4096] = "";
+	bool v1 = access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0 &&
+		  access("/sys/fs/cgroup/pids", F_OK) == 0;
+
+	cgroup2_mount(mnt, sizeof(mnt));
+	if (mnt[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
+		if (ward_read_file(path, ctl, sizeof(ctl)) >= 0)
+			ctl[strcspn(ctl, "\n")] = '\0';
+	}
+	if (ward_read_file("/proc/self/cgroup", own, sizeof(own)) > 0) {
+		char *z = strstr(own, "0::");
+
+		if (z) {
+			memmove(own, z + 3, strlen(z + 3) + 1);
+			own[strcspn(own, "\n")] = '\0';
+		} else {
+			own[0] = '\0';
+		}
+	}
+	if (mnt[0] && strstr(ctl, "memory") && strstr(ctl, "pids")) {
+		snprintf(path, sizeof(path), "%s%s", mnt, own);
+		if (d->root)
+			add(d, "cgroup v2", WARD_CHECK_OK, NULL,
+			    "controllers at %s: %s; ward makes its cgroups under %s/ward", mnt, ctl, mnt);
+		else if (access(path, W_OK) == 0)
+			add(d, "cgroup v2", WARD_CHECK_OK, NULL, "delegated subtree %s (controllers: %s)",
+			    path, ctl);
+		else
+			add(d, "cgroup v2", WARD_CHECK_LIMITED,
+			    "systemd-run --user --scope -p Delegate=yes ward run ...",
+			    "controllers %s exist but %s is not delegated to this user", ctl, path);
+	} else if (mnt[0]) {
+		add(d, "cgroup v2", WARD_CHECK_LIMITED,
+		    v1 ? "boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2" : NULL,
+		    "%s is mounted with no usable controllers%s", mnt,
+		    v1 ? " (hybrid host: they are on cgroup v1)" : "");
+	} else {
+		add(d, "cgroup v2", WARD_CHECK_MISSING, "mount cgroup2 on /sys/fs/cgroup",
+		    "no cgroup2 hierarchy is mounted");
+	}
+	if (v1)
+		add(d, "cgroup v1", d->root ? WARD_CHECK_OK : WARD_CHECK_LIMITED,
+		    d->root ? NULL : "run as root for cgroup v1 limits, or use a cgroup v2 host",
+		    "memory and pids hierarchies under /sys/fs/cgroup%s",
+		    d->root ? ", writable" : ", writable by root only");
+}
+
+static void check_net_admin(struct ward_doctor *d)
+{
+	char status[4096];
+	unsigned long long eff = 0;
+	char *p;
+
+	if (ward_read_file("/proc/self/status", status, sizeof(status)) > 0 &&
+	    (p = strstr(status, "CapEff:")))
+		eff = strtoull(p + 7, NULL, 16);
+	if (eff & (1ULL << 12))
+		add(d, "CAP_NET_ADMIN", WARD_CHECK_OK, NULL, "held: veth pairs can be made");
+	else
+		add(d, "CAP_NET_ADMIN", WARD_CHECK_LIMITED, NULL, "not held: no veth pairs");
+}
+
+static void check_sandbox(struct ward_doctor *d)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/true", NULL };
+
+	ward_config_init(&cfg);
+	cfg.timeout = 10;
+	if (ward_config_set_workdir(&cfg, "/tmp", &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
+		add(d, "sandbox", WARD_CHECK_MISSING, "see the checks above", "cannot run: %s",
+		    err ? err->message : "unknown error");
+		ward_error_free(err);
+		ward_config_release(&cfg);
+		return;
+	}
+	if (res.error || res.exit_code != 0) {
+		add(d, "sandbox", WARD_CHECK_MISSING, "see the checks above",
+		    "a test command failed: %s", res.error ? res.error->message : "non-zero exit");
+	} else {
+		d->sandbox_works = true;
+		add(d, "sandbox", WARD_CHECK_OK, NULL,
+		    "/bin/true ran in fresh user, mount, pid, net, ipc, uts and cgroup namespaces "
+		    "behind a pivot_root view in %lld ms", (long long)res.duration_ms);
+	}
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+
+void ward_doctor_probe(struct ward_doctor *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->root = geteuid() == 0;
+	check_userns(d);
+	check_landlock(d);
+	check_seccomp(d);
+	check_cgroups(d);
+	check_net_admin(d);
+	check_sandbox(d);
+	snprintf(d->mode, sizeof(d->mode), "%s", d->sandbox_works ? "required" : "off");
+	if (d->sandbox_works)
+		snprintf(d->summary, sizeof(d->summary),
+			 "ward runs commands sandboxed (mode required)");
+	else
+		snprintf(d->summary, sizeof(d->summary),
+			 "ward cannot build its sandbox here: commands fail unless run with "
+			 "--sandbox=off, which gives no isolation");
+}
+
+static const char *status_name(enum ward_check_status s)
+{
+	return s == WARD_CHECK_OK ? "ok" : s == WARD_CHECK_LIMITED ? "limited" : "missing";
+}
+
+void ward_doctor_print(const struct ward_doctor *d, FILE *f)
+{
+	int i;
+
+	for (i = 0; i < d->n_checks; i++) {
+		const struct ward_check *c = &d->checks[i];
+
+		fprintf(f, "%-8s %-16s %s\n", status_name(c->status), c->name, c->detail);
+		if (c->fix[0])
+			fprintf(f, "%-8s %-16s fix: %s\n", "", "", c->fix);
+	}
+	fprintf(f, "\n%s\n", d->summary);
+}
+
+char *ward_doctor_to_json(const struct ward_doctor *d)
+{
+	json_t *o = json_object(), *checks = json_array();
+	char *s;
+	int i;
+
+	for (i = 0; i < d->n_checks; i++) {
+		const struct ward_check *c = &d->checks[i];
+		json_t *jc = json_object();
+
+		json_object_set_new(jc, "name", json_string(c->name));
+		json_object_set_new(jc, "status", json_string(status_name(c->status)));
+		json_object_set_new(jc, "detail", json_string(c->detail));
+		json_object_set_new(jc, "fix", c->fix[0] ? json_string(c->fix) : json_null());
+		json_array_append_new(checks, jc);
+	}
+	json_object_set_new(o, "checks", checks);
+	json_object_set_new(o, "root", json_boolean(d->root));
+	json_object_set_new(o, "landlock_abi", json_integer(d->landlock_abi));
+	json_object_set_new(o, "sandbox_works", json_boolean(d->sandbox_works));
+	json_object_set_new(o, "mode", json_string(d->mode));
+	json_object_set_new(o, "summary", json_string(d->summary));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}

@@ -1,0 +1,302 @@
+/* init.c — the sandbox's init: PID 1 of the new PID namespace.
+ *
+ * It sets the sandbox up in the order that works (bubblewrap's order is the
+ * model): identity maps, hostname, loopback, the filesystem view and
+ * pivot_root, a new session, privileges dropped; then it forks the command,
+ * forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the command's
+ * process group, reaps every process that ends up its child, and when the
+ * command exits reports its status and exits — and the kernel kills whatever
+ * else is left in the namespace, double-forked daemons included.
+ *
+ * Everything here is a system call on the prepared plan (spawn-internal.h).
+ * A failure is written to the supervisor as a REPORT_ERROR record with the
+ * precise reason, and init exits 125. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/cli-internal.h"
+#include "runtime/spawn-internal.h"
+#include "runtime/util-internal.h"
+
+/* The child is a private copy of the supervisor: static storage here is its
+ * own, and using it avoids malloc. */
+static struct ward_error error_storage;
+static struct report report_storage;
+
+__attribute__((noreturn)) static void die(const struct spawn_plan *p, const struct ward_error *e)
+{
+	report_storage.type = REPORT_ERROR;
+	report_storage.status = 0;
+	report_storage.err = *e;
+	ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
+	_exit(WARD_EXIT_OWN_ERROR);
+}
+
+static int write_proc(const char *path, const char *s, struct ward_error **err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || ward_write_all(fd, s, strlen(s)) < 0) {
+		ward_error_make(err, errno, "write '%s' to '%s'", s, path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int map_identity(const struct spawn_plan *p, struct ward_error **err)
+{
+	/* An unprivileged process may map exactly its own ids, and only after
+	 * giving up setgroups(); root does the same so both paths are one. */
+	if (write_proc("/proc/self/setgroups", "deny", err) < 0 ||
+	    write_proc("/proc/self/uid_map", p->uid_map, err) < 0 ||
+	    write_proc("/proc/self/gid_map", p->gid_map, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int loopback_up(struct ward_error **err)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return ward_error_make(err, errno, "socket for loopback");
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(s, SIOCSIFFLAGS, &ifr) < 0)) {
+		ward_error_make(err, errno, "bring up 'lo'");
+		close(s);
+		return -1;
+	}
+	close(s);
+	return 0;
+}
+
+/* Every capability gone for good: bounding set emptied, ambient cleared,
+ * securebits locked so that uid 0 regains nothing on execve, then
+ * no_new_privs. */
+static int drop_privileges(struct ward_error **err)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	int cap;
+
+	for (cap = 0;; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL)
+			break; /* past the last capability this kernel knows */
+		if (errno == EPERM)
+			break; /* no CAP_SETPCAP: nothing to drop (no user namespace) */
+		return ward_error_make(err, errno, "drop capability %d from the bounding set", cap);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return ward_error_make(err, errno, "clear ambient capabilities");
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+		  0, 0, 0) < 0 &&
+	    errno != EPERM)
+		return ward_error_make(err, errno, "set securebits");
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return ward_error_make(err, errno, "capset");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ward_error_make(err, errno, "set no_new_privs");
+	return 0;
+}
+
+void ward_exec_command(const struct spawn_plan *p)
+{
+	const char *file = p->argv[0];
+	const char *path = p->path_env && *p->path_env ? p->path_env : "/usr/bin:/bin";
+	char buf[PATH_MAX];
+	int saved = ENOENT;
+	bool eacces = false;
+
+	if (!file || !*file) {
+		saved = ENOENT;
+		goto fail;
+	}
+	if (strchr(file, '/')) {
+		execve(file, p->argv, p->envp);
+		saved = errno;
+		goto fail;
+	}
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (n == 0) /* an empty PATH element means the current directory */
+			snprintf(buf, sizeof(buf), "./%s", file);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, file);
+		execve(buf, p->argv, p->envp);
+		if (errno == EACCES)
+			eacces = true;
+		else if (errno != ENOENT && errno != ENOTDIR)
+			saved = errno;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	if (eacces && saved == ENOENT)
+		saved = EACCES;
+fail:
+	dprintf(2, "ward: %s: %s\n", file ? file : "", strerror(saved));
+	_exit(saved == ENOENT ? WARD_EXIT_NOT_FOUND : WARD_EXIT_CANNOT_EXEC);
+}
+
+__attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
+{
+	sigset_t none;
+	int sig, fd;
+
+	/* The supervisor's dispositions (an ignored SIGPIPE, say) must not
+	 * leak into the command. */
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0);
+
+	fd = p->stdio[0] >= 0 ? p->stdio[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, 0) < 0 || dup2(p->stdio[1], 1) < 0 || dup2(p->stdio[2], 2) < 0) {
+		dprintf(p->stdio[2], "ward: set up standard streams: %s\n", strerror(errno));
+		_exit(WARD_EXIT_OWN_ERROR);
+	}
+	ward_exec_command(p);
+}
+
+/* Forwarded to the command's process group, as a terminal would. */
+static bool forwarded(int sig)
+{
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT ||
+	       sig == SIGUSR1 || sig == SIGUSR2;
+}
+
+void ward_init_main(const struct spawn_plan *p)
+{
+	struct ward_error *e = &error_storage;
+	sigset_t all;
+	pid_t cmd;
+	int i;
+
+	/* Die with the supervisor, and catch the case where it died before
+	 * this was set: its end of the life pipe is then already closed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close(p->life_wfd);
+	{
+		struct pollfd pf = { .fd = p->life_fd, .events = POLLIN };
+
+		if (poll(&pf, 1, 0) > 0)
+			_exit(WARD_EXIT_OWN_ERROR);
+	}
+	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
+		close(p->close_fds[i]);
+
+	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
+		die(p, e);
+	if ((p->ns & WARD_NS_UTS) && sethostname(p->hostname, strlen(p->hostname)) < 0) {
+		ward_error_make(&e, errno, "sethostname '%s'", p->hostname);
+		die(p, e);
+	}
+	if ((p->ns & WARD_NS_NET) && loopback_up(&e) < 0)
+		die(p, e);
+	if (p->view) {
+		if (ward_view_build(p, &e) < 0)
+			die(p, e);
+	} else if (chdir(p->workdir) < 0) {
+		ward_error_make(&e, errno, "chdir '%s'", p->workdir);
+		die(p, e);
+	}
+	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
+	if (drop_privileges(&e) < 0)
+		die(p, e);
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	cmd = fork();
+	if (cmd < 0) {
+		ward_error_make(&e, errno, "fork the command");
+		die(p, e);
+	}
+	if (cmd == 0)
+		run_command(p);
+	setpgid(cmd, cmd); /* also here: a signal may come before the child's own call */
+
+	/* init keeps nothing of the command's streams: when the command and its
+	 * children are gone, the supervisor sees end of file. */
+	for (i = 0; i < 3; i++)
+		if (p->stdio[i] > 2)
+			close(p->stdio[i]);
+	i = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (i >= 0) {
+		dup2(i, 0);
+		dup2(i, 1);
+		dup2(i, 2);
+	}
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si), status;
+		pid_t pid;
+
+		if (sig < 0)
+			continue;
+		if (forwarded(sig)) {
+			kill(-cmd, sig);
+			continue;
+		}
+		if (sig != SIGCHLD)
+			continue;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != cmd)
+				continue;
+			report_storage.type = REPORT_EXIT;
+			report_storage.status = status;
+			ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
+			_exit(0);
+		}
+	}
+}
+
+void ward_direct_main(const struct spawn_plan *p)
+{
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	close(p->life_wfd);
+	{
+		struct pollfd pf = { .fd = p->life_fd, .events = POLLIN };
+
+		if (poll(&pf, 1, 0) > 0)
+			_exit(WARD_EXIT_OWN_ERROR);
+	}
+	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
+		close(p->close_fds[i]);
+	if (chdir(p->workdir) < 0) {
+		ward_error_make(&(struct ward_error *){ &error_storage }, errno, "chdir '%s'",
+				p->workdir);
+		die(p, &error_storage);
+	}
+	setsid(); /* its own process group, killed whole at the timeout */
+	run_command(p);
+}

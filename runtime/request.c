@@ -1,0 +1,287 @@
+/* request.c — request parsing and result rendering (jansson); pure code. */
+#include "ward/request.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const known_fields[] = { "command", "workdir", "timeout", "approved" };
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number with a fraction";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "something else";
+}
+
+static int invalid(struct ward_error **err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int invalid(struct ward_error **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ward_error_makev(err, WARD_ERR_INVALID_PARAMETERS, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void ward_request_release(struct ward_request *req)
+{
+	free(req->command);
+	free(req->workdir);
+	memset(req, 0, sizeof(*req));
+}
+
+int ward_request_parse(const char *text, size_t len, struct ward_request *req,
+		       struct ward_error **err)
+{
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *key;
+	size_t i;
+	int rc = -1;
+
+	memset(req, 0, sizeof(*req));
+	if (len > WARD_REQUEST_MAX)
+		return invalid(err, "request is larger than %d bytes", WARD_REQUEST_MAX);
+	if (len == 0 || strspn(text, " \t\r\n") == len)
+		return invalid(err, "request is empty: expected a JSON object with \"command\"");
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return invalid(err, "request is not valid JSON: %s at line %d column %d", jerr.text,
+			       jerr.line, jerr.column);
+	if (!json_is_object(root)) {
+		invalid(err, "request must be a JSON object, got %s", type_name(root));
+		goto out;
+	}
+	json_object_foreach(root, key, v) {
+		bool known = false;
+
+		for (i = 0; i < sizeof(known_fields) / sizeof(known_fields[0]); i++)
+			known = known || strcmp(key, known_fields[i]) == 0;
+		if (!known) {
+			invalid(err, "request has an unknown field \"%s\" (known: command, workdir, "
+				     "timeout, approved)", key);
+			goto out;
+		}
+	}
+
+	v = json_object_get(root, "command");
+	if (!v) {
+		invalid(err, "request has no \"command\"");
+		goto out;
+	}
+	if (!json_is_string(v)) {
+		invalid(err, "\"command\" must be a string, got %s", type_name(v));
+		goto out;
+	}
+	if (json_string_length(v) == 0 || strspn(json_string_value(v), " \t\r\n") ==
+						   json_string_length(v)) {
+		invalid(err, "\"command\" is empty");
+		goto out;
+	}
+	req->command = strdup(json_string_value(v));
+	if (!req->command) {
+		ward_error_make(err, ENOMEM, "request");
+		goto out;
+	}
+
+	v = json_object_get(root, "workdir");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v)) {
+			invalid(err, "\"workdir\" must be a string, got %s", type_name(v));
+			goto out;
+		}
+		if (json_string_length(v) == 0) {
+			invalid(err, "\"workdir\" is empty");
+			goto out;
+		}
+		req->workdir = strdup(json_string_value(v));
+		if (!req->workdir) {
+			ward_error_make(err, ENOMEM, "request");
+			goto out;
+		}
+	}
+
+	v = json_object_get(root, "timeout");
+	if (v && !json_is_null(v)) {
+		if (json_is_real(v)) {
+			invalid(err, "\"timeout\" must be a whole number of seconds, got %g",
+				json_real_value(v));
+			goto out;
+		}
+		if (!json_is_integer(v)) {
+			invalid(err, "\"timeout\" must be an integer number of seconds, got %s",
+				type_name(v));
+			goto out;
+		}
+		req->timeout = json_integer_value(v);
+		if (req->timeout < 1) {
+			invalid(err, "\"timeout\" must be at least 1 second, got %lld", req->timeout);
+			goto out;
+		}
+		if (req->timeout > WARD_TIMEOUT_MAX) {
+			invalid(err, "\"timeout\" must be at most %d seconds, got %lld",
+				WARD_TIMEOUT_MAX, req->timeout);
+			goto out;
+		}
+	}
+
+	v = json_object_get(root, "approved");
+	if (v && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			invalid(err, "\"approved\" must be a boolean, got %s", type_name(v));
+			goto out;
+		}
+		req->approved = json_is_true(v);
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	if (rc < 0)
+		ward_request_release(req);
+	return rc;
+}
+
+char *ward_utf8_sanitize(const char *s, size_t len, size_t *out_len)
+{
+	/* Each bad byte becomes 3 bytes (EF BF BD). */
+	char *out = malloc(len * 3 + 1);
+	size_t i = 0, o = 0;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = 0, k;
+		unsigned cp = 0;
+
+		if (c < 0x80)
+			n = 1, cp = c;
+		else if (c >= 0xC2 && c <= 0xDF)
+			n = 2, cp = c & 0x1F;
+		else if (c >= 0xE0 && c <= 0xEF)
+			n = 3, cp = c & 0x0F;
+		else if (c >= 0xF0 && c <= 0xF4)
+			n = 4, cp = c & 0x07;
+		if (n > 1 && i + n <= len) {
+			for (k = 1; k < n; k++) {
+				unsigned char cc = (unsigned char)s[i + k];
+
+				if ((cc & 0xC0) != 0x80)
+					break;
+				cp = (cp << 6) | (cc & 0x3F);
+			}
+			/* overlong, surrogate or out of range forms are bad too */
+			if (k != n || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+			    (cp >= 0xD800 && cp <= 0xDFFF))
+				n = 0;
+		} else if (n > 1) {
+			n = 0;
+		}
+		if (n == 0) {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(out + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	out[o] = '\0';
+	if (out_len)
+		*out_len = o;
+	return out;
+}
+
+static json_t *text_value(const char *s, size_t len)
+{
+	size_t n;
+	char *clean = ward_utf8_sanitize(s ? s : "", s ? len : 0, &n);
+	json_t *v;
+
+	if (!clean)
+		return NULL;
+	v = json_stringn(clean, n);
+	free(clean);
+	return v;
+}
+
+static json_t *error_object(const struct ward_error *e)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string(ward_error_kind_name(e->kind)));
+	json_object_set_new(o, "message", text_value(e->message, strlen(e->message)));
+	if (e->rule[0])
+		json_object_set_new(o, "rule", text_value(e->rule, strlen(e->rule)));
+	return o;
+}
+
+static json_t *namespaces_array(unsigned ns)
+{
+	static const char *const names[] = { "user", "mount", "pid", "net", "ipc", "uts", "cgroup" };
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (ns & (1u << i))
+			json_array_append_new(a, json_string(names[i]));
+	return a;
+}
+
+char *ward_result_to_json(const struct ward_result *res)
+{
+	json_t *o = json_object(), *layers = json_object();
+	char *s;
+
+	json_object_set_new(o, "output", text_value(res->output, res->output_len));
+	json_object_set_new(o, "exit_code", json_integer(res->exit_code));
+	json_object_set_new(o, "success", json_boolean(res->exit_code == 0 && !res->error));
+	json_object_set_new(o, "sandboxed", json_boolean(res->sandboxed));
+	json_object_set_new(o, "stderr", text_value(res->stderr_text, res->stderr_len));
+	json_object_set_new(o, "timed_out", json_boolean(res->timed_out));
+	json_object_set_new(o, "signal", res->signal ? json_integer(res->signal) : json_null());
+	json_object_set_new(o, "duration_ms", json_integer(res->duration_ms));
+	json_object_set_new(o, "truncated_bytes", json_integer((json_int_t)res->truncated_bytes));
+	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)res->stdout_bytes));
+	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
+	json_object_set_new(layers, "namespaces", namespaces_array(res->namespaces));
+	json_object_set_new(layers, "view", json_boolean(res->view));
+	json_object_set_new(o, "layers", layers);
+	json_object_set_new(o, "error", res->error ? error_object(res->error) : json_null());
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}
+
+char *ward_error_to_result_json(const struct ward_error *err)
+{
+	struct ward_result res;
+
+	memset(&res, 0, sizeof(res));
+	res.output = (char *)"";
+	res.stderr_text = (char *)"";
+	res.exit_code = 125;
+	res.error = (struct ward_error *)err;
+	return ward_result_to_json(&res);
+}

@@ -1,0 +1,375 @@
+/* run.c — ward_run(): prepare the plan, spawn, supervise, fill the result. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/cli-internal.h"
+#include "runtime/spawn-internal.h"
+#include "runtime/supervise-internal.h"
+#include "runtime/util-internal.h"
+#include "ward/env.h"
+#include "ward/outbuf.h"
+#include "ward/sandbox.h"
+
+extern char **environ;
+
+void ward_result_release(struct ward_result *res)
+{
+	free(res->output);
+	free(res->stderr_text);
+	ward_error_free(res->error);
+	memset(res, 0, sizeof(*res));
+}
+
+int ward_result_exit_status(const struct ward_result *res)
+{
+	return res->exit_code;
+}
+
+static void set_error(struct ward_result *res, enum ward_error_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(struct ward_result *res, enum ward_error_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ward_error_makev(&res->error, kind, 0, fmt, ap);
+	va_end(ap);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* HOME must be a directory the command can see; the host's usually is not
+ * (nothing of /home or /root is in the view). Then it is /tmp. */
+static const char *home_inside(const struct ward_config *cfg, const char *workdir,
+			       char *const *env)
+{
+	const char *home = ward_env_get(env, "HOME");
+	size_t i;
+
+	if (!home || cfg->mode == WARD_SANDBOX_OFF || !cfg->view)
+		return NULL;
+	if (under(home, workdir) || under(home, "/tmp"))
+		return NULL;
+	for (i = 0; i < cfg->n_mounts; i++)
+		if (under(home, cfg->mounts[i].target))
+			return NULL;
+	return "HOME=/tmp";
+}
+
+/* The host directory the new root is mounted on while it is built. It must
+ * not be inside anything bound recursively into the view (a workdir of /tmp,
+ * say), or the bind would carry the half-built root with it. */
+static const char *staging_dir(const struct ward_config *cfg, const char *workdir)
+{
+	static const char *const candidates[] = { "/tmp", "/mnt", "/run", "/var/tmp", "/opt", "/srv" };
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(candidates); i++) {
+		const char *c = candidates[i];
+		bool ok = access(c, F_OK) == 0 && !under(c, workdir);
+
+		for (k = 0; ok && k < cfg->n_mounts; k++)
+			if (cfg->mounts[k].source && under(c, cfg->mounts[k].source))
+				ok = false;
+		if (ok)
+			return c;
+	}
+	return NULL;
+}
+
+struct run_state {
+	struct spawn_plan plan;
+	char **env;
+	int out[2], err[2], report[2], life[2];
+	int pidfd;
+	struct ward_outbuf *obuf, *ebuf;
+};
+
+static void state_release(struct run_state *st)
+{
+	int *fds[] = { st->out, st->err, st->report, st->life };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		if (fds[i][0] >= 0)
+			close(fds[i][0]);
+		if (fds[i][1] >= 0)
+			close(fds[i][1]);
+	}
+	if (st->pidfd >= 0)
+		close(st->pidfd);
+	ward_env_free(st->env);
+	ward_outbuf_free(st->obuf);
+	ward_outbuf_free(st->ebuf);
+}
+
+static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
+		   const char *workdir, struct ward_error **err)
+{
+	struct spawn_plan *p = &st->plan;
+	char *extra[2] = { NULL, NULL };
+	size_t n_set = cfg->n_setenv;
+	char **set = NULL;
+	int k = 0;
+
+	/* The environment: safe variables, PWD, HOME made visible, then --setenv. */
+	{
+		char **tmp = ward_env_build(cfg->clearenv ? NULL : environ, cfg->clearenv, workdir,
+					    NULL, 0, err);
+		const char *home;
+
+		if (!tmp)
+			return -1;
+		home = home_inside(cfg, workdir, tmp);
+		ward_env_free(tmp);
+		if (home)
+			extra[0] = (char *)home;
+	}
+	set = calloc(n_set + 2, sizeof(*set));
+	if (!set)
+		return ward_error_make(err, ENOMEM, "environment");
+	if (extra[0])
+		set[k++] = extra[0];
+	memcpy(set + k, cfg->setenv, n_set * sizeof(*set));
+	st->env = ward_env_build(cfg->clearenv ? NULL : environ, cfg->clearenv, workdir, set,
+				 n_set + (size_t)k, err);
+	free(set);
+	if (!st->env)
+		return -1;
+
+	p->cfg = cfg;
+	p->ns = cfg->namespaces & WARD_NS_ALL;
+	p->view = cfg->view && (p->ns & WARD_NS_MOUNT) && cfg->mode != WARD_SANDBOX_OFF;
+	p->argv = argv;
+	p->envp = st->env;
+	p->path_env = ward_env_get(st->env, "PATH");
+	p->workdir = workdir;
+	p->hostname = cfg->hostname ? cfg->hostname : "ward";
+	p->staging = staging_dir(cfg, workdir);
+	if (!p->staging)
+		return ward_error_make(err, 0, "no directory to build the sandbox's root on "
+					       "(tried /tmp, /mnt, /run, /var/tmp, /opt, /srv)");
+	{
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+
+		snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", cfg->uid0 ? 0 : uid, uid);
+		snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", cfg->uid0 ? 0 : gid, gid);
+	}
+	if (p->view && ward_spawn_plan_view(p, err) < 0)
+		return -1;
+
+	if (pipe2(st->report, O_CLOEXEC) < 0 || pipe2(st->life, O_CLOEXEC) < 0)
+		return ward_error_make(err, errno, "pipe");
+	p->report_fd = st->report[1];
+	p->life_fd = st->life[0];
+	p->life_wfd = st->life[1];
+
+	p->stdio[0] = cfg->stdin_fd;
+	if (cfg->stdout_fd >= 0) {
+		p->stdio[1] = cfg->stdout_fd;
+	} else {
+		if (pipe2(st->out, O_CLOEXEC) < 0)
+			return ward_error_make(err, errno, "pipe");
+		p->stdio[1] = st->out[1];
+		st->obuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
+		if (!st->obuf)
+			return -1;
+	}
+	if (cfg->stderr_fd >= 0) {
+		p->stdio[2] = cfg->stderr_fd;
+	} else {
+		if (pipe2(st->err, O_CLOEXEC) < 0)
+			return ward_error_make(err, errno, "pipe");
+		p->stdio[2] = st->err[1];
+		st->ebuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
+		if (!st->ebuf)
+			return -1;
+	}
+	/* The supervisor's ends, closed in the child. */
+	memset(p->close_fds, -1, sizeof(p->close_fds));
+	k = 0;
+	if (st->out[0] >= 0)
+		p->close_fds[k++] = st->out[0];
+	if (st->err[0] >= 0)
+		p->close_fds[k++] = st->err[0];
+	p->close_fds[k++] = st->report[0];
+	return 0;
+}
+
+static void fill_result(struct ward_result *res, const struct supervisor *sv,
+			const struct ward_config *cfg, const struct run_state *st)
+{
+	bool sandboxed = cfg->mode != WARD_SANDBOX_OFF;
+	int status = -1;
+
+	if (st->obuf || st->ebuf) {
+		uint64_t dropped = 0;
+
+		res->output = ward_output_combine(st->obuf, st->ebuf, WARD_OUTPUT_MAX,
+						  &res->output_len, &dropped);
+		res->truncated_bytes = dropped;
+		res->stdout_bytes = ward_outbuf_total(st->obuf);
+		res->stderr_bytes = ward_outbuf_total(st->ebuf);
+		if (st->ebuf)
+			res->stderr_text = ward_outbuf_render(st->ebuf, WARD_OUTPUT_MAX,
+							      &res->stderr_len, NULL);
+	}
+	if (!res->output)
+		res->output = strdup("");
+	if (!res->stderr_text)
+		res->stderr_text = strdup("");
+
+	if (sv->have_error) {
+		/* A layer failed inside: nothing ran. */
+		res->error = malloc(sizeof(*res->error));
+		if (res->error)
+			*res->error = sv->child_error;
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		return;
+	}
+	res->started = true;
+	res->sandboxed = sandboxed;
+	if (sandboxed && sv->have_exit)
+		status = sv->cmd_status;
+	else if (!sandboxed)
+		status = sv->child_status;
+
+	if (sv->timed_out) {
+		res->timed_out = true;
+		res->signal = SIGKILL;
+		res->exit_code = WARD_EXIT_TIMEOUT;
+		set_error(res, WARD_ERR_TIMEOUT, "command timed out after %d s", cfg->timeout);
+		return;
+	}
+	if (status < 0) {
+		int s = sv->child_status;
+
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		if (WIFSIGNALED(s))
+			set_error(res, WARD_ERR_EXECUTION_FAILED,
+				  "sandbox init ended by signal %d before the command finished",
+				  WTERMSIG(s));
+		else
+			set_error(res, WARD_ERR_EXECUTION_FAILED,
+				  "sandbox init exited with status %d before the command finished",
+				  WIFEXITED(s) ? WEXITSTATUS(s) : -1);
+		return;
+	}
+	if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+		res->exit_code = 128 + res->signal;
+	} else {
+		res->exit_code = WEXITSTATUS(status);
+	}
+}
+
+int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
+	     struct ward_error **err)
+{
+	struct run_state st;
+	struct supervisor sv;
+	struct ward_error *setup_err = NULL;
+	char cwd[PATH_MAX];
+	const char *workdir = cfg->workdir;
+	long long start = ward_now_ns();
+	pid_t pid;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&st, 0, sizeof(st));
+	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
+	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
+
+	if (!argv || !argv[0] || !argv[0][0]) {
+		set_error(res, WARD_ERR_INVALID_PARAMETERS, "no command given");
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		goto done;
+	}
+	if (cfg->timeout < 1 || cfg->timeout > WARD_TIMEOUT_MAX) {
+		set_error(res, WARD_ERR_INVALID_PARAMETERS,
+			  "timeout must be between 1 and %d seconds, got %d", WARD_TIMEOUT_MAX,
+			  cfg->timeout);
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		goto done;
+	}
+	if (!workdir) {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			ward_error_make_kind(&res->error, WARD_ERR_INVALID_PARAMETERS, errno,
+					     "current directory");
+			res->exit_code = WARD_EXIT_OWN_ERROR;
+			goto done;
+		}
+		workdir = cwd;
+	}
+
+	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0)
+		goto setup_failed;
+	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
+	if (pid < 0)
+		goto setup_failed;
+
+	/* Our copies of the child's ends: gone, so end of file means the child
+	 * side is done. */
+	close(st.report[1]);
+	st.report[1] = -1;
+	close(st.life[0]);
+	st.life[0] = -1;
+	if (st.out[1] >= 0) {
+		close(st.out[1]);
+		st.out[1] = -1;
+	}
+	if (st.err[1] >= 0) {
+		close(st.err[1]);
+		st.err[1] = -1;
+	}
+
+	memset(&sv, 0, sizeof(sv));
+	sv.pidfd = st.pidfd;
+	sv.pid = pid;
+	sv.sandboxed = cfg->mode != WARD_SANDBOX_OFF;
+	sv.forward_signals = cfg->forward_signals;
+	sv.out_fd = steal_fd(&st.out[0]);
+	sv.err_fd = steal_fd(&st.err[0]);
+	sv.report_fd = steal_fd(&st.report[0]);
+	sv.out = st.obuf;
+	sv.err = st.ebuf;
+	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
+	rc = ward_supervise(&sv, err);
+	if (sv.out_fd >= 0)
+		close(sv.out_fd);
+	if (sv.err_fd >= 0)
+		close(sv.err_fd);
+	if (sv.report_fd >= 0)
+		close(sv.report_fd);
+	if (rc < 0)
+		goto done;
+	fill_result(res, &sv, cfg, &st);
+	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
+	res->view = st.plan.view;
+	goto done;
+
+setup_failed:
+	res->error = setup_err;
+	res->exit_code = WARD_EXIT_OWN_ERROR;
+done:
+	if (!res->output)
+		res->output = strdup("");
+	if (!res->stderr_text)
+		res->stderr_text = strdup("");
+	res->duration_ms = (ward_now_ns() - start) / 1000000;
+	state_release(&st);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* spawn-internal.h — what the supervisor prepares for the sandbox's init, and
+ * the records init sends back.
+ *
+ * The parent fills a struct spawn_plan completely before clone3(): every
+ * string, path and array the child will need. The child (init.c, view.c) then
+ * makes only system calls on that data — no malloc, no stdio, no locks — since
+ * it is a copy of a process that may have had other threads. */
+#ifndef WARD_SPAWN_INTERNAL_H
+#define WARD_SPAWN_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ward/error.h"
+#include "ward/sandbox.h"
+
+#define SPAWN_MAX_SYSDIRS 12
+#define SPAWN_MAX_MASKS 32
+
+/* A system directory of the host as the view reproduces it. */
+struct spawn_sysdir {
+	char path[64];        /* "/usr" */
+	bool is_link;         /* usr-merge: "/bin" -> "usr/bin" */
+	char link[PATH_MAX];  /* the link's target when is_link */
+};
+
+struct spawn_plan {
+	const struct ward_config *cfg;
+	unsigned ns;          /* WARD_NS_* to create */
+	bool view;            /* build the pivot_root view */
+	char *const *argv;
+	char *const *envp;
+	const char *path_env; /* PATH used to find argv[0] inside */
+	const char *workdir;
+	const char *hostname;
+	char uid_map[64], gid_map[64];
+	int report_fd;        /* child -> supervisor records (write end) */
+	int life_fd;          /* read end; EOF means the supervisor is gone */
+	int life_wfd;         /* the supervisor's write end, closed in the child */
+	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
+	int close_fds[8];     /* supervisor-only fds to close in the child, -1 ends */
+	/* the view */
+	const char *staging;  /* host directory the new root is mounted on */
+	struct spawn_sysdir sys[SPAWN_MAX_SYSDIRS];
+	int n_sys;
+	struct spawn_mask {
+		char path[PATH_MAX]; /* hidden: a file under /dev/null, a directory under tmpfs */
+		bool dir;
+	} masks[SPAWN_MAX_MASKS];
+	int n_masks;
+	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
+};
+
+enum report_type {
+	REPORT_ERROR = 1, /* a layer failed: err says what */
+	REPORT_EXIT = 2,  /* the command ended: status is its wait status */
+};
+
+struct report {
+	uint32_t type;
+	int32_t status;
+	struct ward_error err;
+};
+
+/* Fill the parts of the plan that describe the host (system directories,
+ * masked files). Parent side. */
+int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
+
+/* clone3() into the plan's namespaces; the child never returns from this.
+ * Returns the child's pid and a pidfd in *pidfd, or -1 with *err. */
+pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);
+
+/* Child side. Build the view and pivot_root into it (view.c). */
+int ward_view_build(const struct spawn_plan *p, struct ward_error **err);
+
+/* Child side: the sandbox's init. Never returns. */
+__attribute__((noreturn)) void ward_init_main(const struct spawn_plan *p);
+
+/* Child side, sandbox off: chdir, new session, exec. Never returns. */
+__attribute__((noreturn)) void ward_direct_main(const struct spawn_plan *p);
+
+/* Child side: exec argv with the plan's PATH; on failure print the reason on
+ * stderr and _exit(126/127). Never returns. */
+__attribute__((noreturn)) void ward_exec_command(const struct spawn_plan *p);
+
+#endif

@@ -1,0 +1,362 @@
+/* view.c — the sandbox's filesystem view: a new root on tmpfs, system
+ * directories read-only, the workdir read-write at its own path, tmpfs /tmp,
+ * fresh /proc, a minimal /dev; then pivot_root.
+ *
+ * ward_spawn_plan_view() runs in the supervisor and looks at the host;
+ * ward_view_build() runs in the sandbox's init and makes only system calls
+ * on the plan (see spawn-internal.h for why).
+ *
+ * Mount count matters for speed (each call takes the namespace lock): the
+ * whole tree of read-only binds is made read-only, nosuid and nodev with one
+ * recursive mount_setattr() instead of a remount per bind. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/spawn-internal.h"
+#include "runtime/util-internal.h"
+
+/* Directories of the host bound read-only, in this order (usr first, so the
+ * usr-merge links into it resolve). */
+static const char *const sysdirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+};
+
+/* Host files that stay unreadable even where /etc is visible: password
+ * hashes, sudo rules, sshd's private host keys. Root inside the sandbox owns
+ * them (uid 0 maps to uid 0), so file modes alone would not protect them. */
+static const char *const masked[] = {
+	"/etc/shadow",	      "/etc/shadow-",  "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers",	      "/etc/sudoers.d", "/etc/security/opasswd",
+	"/etc/ssh/ssh_host_*_key",
+};
+
+/* Device nodes of the minimal /dev, bound from the host's. */
+static const char *const devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static void add_mask(struct spawn_plan *p, const char *path)
+{
+	struct stat st;
+
+	if (p->n_masks >= SPAWN_MAX_MASKS || lstat(path, &st) < 0)
+		return;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return;
+	snprintf(p->masks[p->n_masks].path, sizeof(p->masks[0].path), "%s", path);
+	p->masks[p->n_masks].dir = S_ISDIR(st.st_mode);
+	p->n_masks++;
+}
+
+int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
+{
+	size_t i;
+
+	p->n_sys = 0;
+	for (i = 0; i < ARRAY_SIZE(sysdirs); i++) {
+		struct spawn_sysdir *d = &p->sys[p->n_sys];
+		struct stat st;
+		ssize_t n;
+
+		if (lstat(sysdirs[i], &st) < 0)
+			continue; /* a host without /lib32, say */
+		snprintf(d->path, sizeof(d->path), "%s", sysdirs[i]);
+		d->is_link = S_ISLNK(st.st_mode);
+		if (d->is_link) {
+			n = readlink(sysdirs[i], d->link, sizeof(d->link) - 1);
+			if (n < 0)
+				return ward_error_make(err, errno, "readlink '%s'", sysdirs[i]);
+			d->link[n] = '\0';
+		} else if (!S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		p->n_sys++;
+	}
+
+	p->n_masks = 0;
+	for (i = 0; i < ARRAY_SIZE(masked); i++) {
+		if (strchr(masked[i], '*')) {
+			glob_t g;
+			size_t k;
+
+			if (glob(masked[i], GLOB_NOSORT, NULL, &g) == 0)
+				for (k = 0; k < g.gl_pathc; k++)
+					add_mask(p, g.gl_pathv[k]);
+			globfree(&g);
+		} else {
+			add_mask(p, masked[i]);
+		}
+	}
+
+	for (i = 0; i < p->cfg->n_mounts && i < ARRAY_SIZE(p->mount_is_file); i++) {
+		const struct ward_mount *m = &p->cfg->mounts[i];
+		struct stat st;
+
+		p->mount_is_file[i] = false;
+		if (m->kind == WARD_MOUNT_TMPFS)
+			continue;
+		if (stat(m->source, &st) < 0)
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "mount source '%s'", m->source);
+		p->mount_is_file[i] = !S_ISDIR(st.st_mode);
+	}
+	return 0;
+}
+
+/* ---- child side: system calls only ----------------------------------- */
+
+static int fail(struct ward_error **err, const char *what, const char *path)
+{
+	return ward_error_make(err, errno, "%s '%s'", what, path);
+}
+
+/* mkdir -p of root + path, creating components after root only. */
+static int mkdir_under(const char *root, const char *path, struct ward_error **err)
+{
+	char buf[PATH_MAX];
+	size_t rlen = strlen(root);
+	char *p;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s%s", root, path) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return fail(err, "mkdir", path);
+	}
+	for (p = buf + rlen + 1; ; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+			*p = c;
+			return fail(err, "mkdir", buf + rlen);
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	return 0;
+}
+
+/* An empty file at root + path (mount point of a file bind). */
+static int touch_under(const char *root, const char *path, struct ward_error **err)
+{
+	char buf[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf) {
+		*slash = '\0';
+		if (mkdir_under(root, buf, err) < 0)
+			return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s%s", root, path);
+	fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno != EEXIST && errno != EISDIR)
+		return fail(err, "create mount point", path);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static int setattr(const char *path, unsigned flags, uint64_t set, const char *shown,
+		   struct ward_error **err)
+{
+	struct mount_attr attr = { .attr_set = set };
+
+	if (mount_setattr(AT_FDCWD, path, flags, &attr, sizeof(attr)) < 0)
+		return fail(err, "mount_setattr", shown);
+	return 0;
+}
+
+static int bind(const char *src, const char *dst, const char *shown, struct ward_error **err)
+{
+	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return fail(err, "bind mount", shown);
+	return 0;
+}
+
+static int build_dev(const char *R, struct ward_error **err)
+{
+	char dst[PATH_MAX], src[64];
+	size_t i;
+
+	snprintf(dst, sizeof(dst), "%s/dev", R);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
+		return fail(err, "mount tmpfs on", "/dev");
+	for (i = 0; i < ARRAY_SIZE(devices); i++) {
+		int fd;
+
+		snprintf(dst, sizeof(dst), "%s/dev/%s", R, devices[i]);
+		snprintf(src, sizeof(src), "/dev/%s", devices[i]);
+		fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return fail(err, "create", src);
+		close(fd);
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return fail(err, "bind mount", src);
+	}
+	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
+	if (mkdir(dst, 0755) < 0)
+		return fail(err, "mkdir", "/dev/pts");
+	snprintf(dst, sizeof(dst), "%s/dev/shm", R);
+	if (mkdir(dst, 01777) < 0)
+		return fail(err, "mkdir", "/dev/shm");
+	{
+		static const char *const links[][2] = {
+			{ "pts/ptmx", "ptmx" },		 { "/proc/self/fd", "fd" },
+			{ "/proc/self/fd/0", "stdin" },	 { "/proc/self/fd/1", "stdout" },
+			{ "/proc/self/fd/2", "stderr" },
+		};
+
+		for (i = 0; i < ARRAY_SIZE(links); i++) {
+			snprintf(dst, sizeof(dst), "%s/dev/%s", R, links[i][1]);
+			if (symlink(links[i][0], dst) < 0)
+				return fail(err, "symlink", links[i][1]);
+		}
+	}
+	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
+	if (mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=620") < 0)
+		return fail(err, "mount devpts on", "/dev/pts");
+	snprintf(dst, sizeof(dst), "%s/dev/shm", R);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		return fail(err, "mount tmpfs on", "/dev/shm");
+	/* The /dev tmpfs itself read-only: no new nodes or files in /dev. */
+	snprintf(dst, sizeof(dst), "%s/dev", R);
+	return setattr(dst, 0, MOUNT_ATTR_RDONLY, "/dev", err);
+}
+
+int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
+{
+	const struct ward_config *cfg = p->cfg;
+	const char *R = p->staging;
+	char dst[PATH_MAX], src[64];
+	int wfd, mfd[64];
+	size_t i;
+	int k;
+
+	/* Nothing done here may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return fail(err, "make mounts private under", "/");
+
+	/* Sources the caller chose may lie under the staging directory, which
+	 * the new root is about to cover: hold them open and bind from the fds. */
+	wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (wfd < 0)
+		return fail(err, "open workdir", p->workdir);
+	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
+		mfd[i] = -1;
+		if (cfg->mounts[i].kind == WARD_MOUNT_TMPFS)
+			continue;
+		mfd[i] = open(cfg->mounts[i].source, O_PATH | O_CLOEXEC);
+		if (mfd[i] < 0)
+			return fail(err, "open mount source", cfg->mounts[i].source);
+	}
+
+	if (mount("tmpfs", R, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+		return fail(err, "mount tmpfs on", R);
+
+	/* Mount points first: once the tree is read-only nothing can be made. */
+	if (mkdir_under(R, "/proc", err) < 0 || mkdir_under(R, "/dev", err) < 0 ||
+	    mkdir_under(R, "/tmp", err) < 0 || mkdir_under(R, p->workdir, err) < 0)
+		return -1;
+	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
+		int r = i < ARRAY_SIZE(p->mount_is_file) && p->mount_is_file[i] ?
+				touch_under(R, cfg->mounts[i].target, err) :
+				mkdir_under(R, cfg->mounts[i].target, err);
+		if (r < 0)
+			return -1;
+	}
+
+	for (k = 0; k < p->n_sys; k++) {
+		const struct spawn_sysdir *d = &p->sys[k];
+
+		snprintf(dst, sizeof(dst), "%s%s", R, d->path);
+		if (d->is_link) {
+			if (symlink(d->link, dst) < 0 && errno != EEXIST)
+				return fail(err, "symlink", d->path);
+			continue;
+		}
+		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+			return fail(err, "mkdir", d->path);
+		if (bind(d->path, dst, d->path, err) < 0)
+			return -1;
+	}
+	for (k = 0; k < p->n_masks; k++) {
+		snprintf(dst, sizeof(dst), "%s%s", R, p->masks[k].path);
+		if (p->masks[k].dir ?
+			    mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0755") :
+			    mount("/dev/null", dst, NULL, MS_BIND, NULL))
+			return fail(err, "mask", p->masks[k].path);
+	}
+	/* One call makes the root and every system bind read-only, nosuid, nodev
+	 * (a file masked by /dev/null becomes unopenable: nodev). */
+	if (setattr(R, AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		    "/", err) < 0)
+		return -1;
+
+	if (build_dev(R, err) < 0)
+		return -1;
+
+	snprintf(dst, sizeof(dst), "%s/proc", R);
+	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return fail(err, "mount proc on", "/proc");
+
+	/* /tmp before the workdir: a workdir under /tmp goes on top of it. */
+	snprintf(dst, sizeof(dst), "%s/tmp", R);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		return fail(err, "mount tmpfs on", "/tmp");
+
+	if (mkdir_under(R, p->workdir, err) < 0)
+		return -1;
+	snprintf(dst, sizeof(dst), "%s%s", R, p->workdir);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", wfd);
+	if (bind(src, dst, p->workdir, err) < 0 ||
+	    setattr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p->workdir, err) < 0)
+		return -1;
+	close(wfd);
+
+	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
+		const struct ward_mount *m = &cfg->mounts[i];
+
+		snprintf(dst, sizeof(dst), "%s%s", R, m->target);
+		/* A target under a writable mount made just above may be missing. */
+		if (!(i < ARRAY_SIZE(p->mount_is_file) && p->mount_is_file[i]) &&
+		    mkdir_under(R, m->target, err) < 0)
+			return -1;
+		if (m->kind == WARD_MOUNT_TMPFS) {
+			if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+				return fail(err, "mount tmpfs on", m->target);
+			continue;
+		}
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", mfd[i]);
+		if (bind(src, dst, m->source, err) < 0)
+			return -1;
+		if (setattr(dst, AT_RECURSIVE,
+			    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				    (m->kind == WARD_MOUNT_RO_BIND ? MOUNT_ATTR_RDONLY : 0),
+			    m->target, err) < 0)
+			return -1;
+		close(mfd[i]);
+	}
+
+	/* pivot_root(".", ".") stacks the old root on the new one; detaching
+	 * "." then drops the old root without needing a directory for it. */
+	if (chdir(R) < 0)
+		return fail(err, "chdir", R);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return fail(err, "pivot_root", R);
+	if (umount2(".", MNT_DETACH) < 0)
+		return fail(err, "detach old root", "/");
+	if (chdir(p->workdir) < 0)
+		return fail(err, "chdir", p->workdir);
+	return 0;
+}
