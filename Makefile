@@ -52,10 +52,16 @@ INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
 HARNESS   := $(B)/tests/harness.o
 
-.PHONY: all deps deps-quiet check test test-unit test-integration install uninstall clean
+.PHONY: all demo deps deps-quiet check test test-unit test-integration install uninstall clean
 .DEFAULT_GOAL := all
 
 all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
+
+# The README's first command: what is missing installed, everything built,
+# one command run in the sandbox.
+demo: deps-quiet all
+	@echo '$$ build/ward run -c '"'"'echo "hello from $$(hostname) as pid $$$$"; ls /; cat /etc/shadow'"'"
+	@$(B)/ward run -c 'echo "hello from $$(hostname) as pid $$$$"; ls /; cat /etc/shadow' || true
 
 deps-quiet:
 	@./scripts/deps.sh

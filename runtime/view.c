@@ -158,6 +158,8 @@ static int touch_under(const char *root, const char *path, struct ward_error **e
 			return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s%s", root, path);
+	if (access(buf, F_OK) == 0)
+		return 0; /* an existing file is a mount point as it is */
 	fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 && errno != EEXIST && errno != EISDIR)
 		return fail(err, "create mount point", path);
@@ -176,10 +178,13 @@ static int setattr(const char *path, unsigned flags, uint64_t set, const char *s
 	return 0;
 }
 
-static int bind(const char *src, const char *dst, const char *shown, struct ward_error **err)
+/* shown_src/shown_dst are the paths as the user knows them (the real source
+ * may be /proc/self/fd/N, the real target under the staging directory). */
+static int bind(const char *src, const char *dst, const char *shown_src, const char *shown_dst,
+		struct ward_error **err)
 {
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return fail(err, "bind mount", shown);
+		return ward_error_make(err, errno, "bind mount '%s' on '%s'", shown_src, shown_dst);
 	return 0;
 }
 
@@ -287,7 +292,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		}
 		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 			return fail(err, "mkdir", d->path);
-		if (bind(d->path, dst, d->path, err) < 0)
+		if (bind(d->path, dst, d->path, d->path, err) < 0)
 			return -1;
 	}
 	for (k = 0; k < p->n_masks; k++) {
@@ -319,7 +324,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		return -1;
 	snprintf(dst, sizeof(dst), "%s%s", R, p->workdir);
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", wfd);
-	if (bind(src, dst, p->workdir, err) < 0 ||
+	if (bind(src, dst, p->workdir, p->workdir, err) < 0 ||
 	    setattr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p->workdir, err) < 0)
 		return -1;
 	close(wfd);
@@ -328,9 +333,11 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		const struct ward_mount *m = &cfg->mounts[i];
 
 		snprintf(dst, sizeof(dst), "%s%s", R, m->target);
-		/* A target under a writable mount made just above may be missing. */
-		if (!(i < ARRAY_SIZE(p->mount_is_file) && p->mount_is_file[i]) &&
-		    mkdir_under(R, m->target, err) < 0)
+		/* A target under a writable mount made just above may be missing;
+		 * one under a read-only part fails here, saying so. */
+		if ((i < ARRAY_SIZE(p->mount_is_file) && p->mount_is_file[i] ?
+			     touch_under(R, m->target, err) :
+			     mkdir_under(R, m->target, err)) < 0)
 			return -1;
 		if (m->kind == WARD_MOUNT_TMPFS) {
 			if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
@@ -338,7 +345,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			continue;
 		}
 		snprintf(src, sizeof(src), "/proc/self/fd/%d", mfd[i]);
-		if (bind(src, dst, m->source, err) < 0)
+		if (bind(src, dst, m->source, m->target, err) < 0)
 			return -1;
 		if (setattr(dst, AT_RECURSIVE,
 			    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |

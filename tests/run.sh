@@ -7,7 +7,7 @@
 # that must not be skipped; for the uid-65534 tier the root-only ones are
 # dropped from it. The last line is the total: "tests: N passed, N failed, N skipped".
 set -u
-B=${B:-build}
+B=$(realpath "${B:-build}")
 what=${1:-all}
 pass=0 fail=0 skip=0 bins_failed=()
 

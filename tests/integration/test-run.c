@@ -1,0 +1,651 @@
+/* test-run.c — the runtime core for real: namespaces, the view, PID 1,
+ * timeouts, output bounds, environment, leftovers. Run as root and as
+ * uid 65534 by tests/run.sh. */
+#include "harness.h"
+#include "ward/request.h"
+#include "ward/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *workdir;
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+}
+
+/* Run a shell string through the library with captured output. */
+static void lib_sh(const char *cmd, int timeout, struct ward_result *res)
+{
+	struct ward_config cfg;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.timeout = timeout;
+	ck_assert_msg(ward_run(&cfg, argv, res, &err) == 0, "ward_run: %s",
+		      err ? err->message : "?");
+	ward_config_release(&cfg);
+}
+
+/* The same, asserting success, returning the output (caller frees). */
+static char *ok_sh(const char *cmd)
+{
+	struct ward_result res;
+	char *out;
+
+	lib_sh(cmd, 30, &res);
+	ck_assert_msg(res.exit_code == 0 && !res.error, "'%s' failed: exit %d, %s\n%s", cmd,
+		      res.exit_code, res.error ? res.error->message : "", res.output);
+	out = strdup(res.output);
+	ward_result_release(&res);
+	return out;
+}
+
+/* Whether any process on the host has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		found = strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static bool wait_marker(const char *marker, bool alive, int ms)
+{
+	for (; ms > 0; ms -= 20) {
+		if (marker_alive(marker) == alive)
+			return true;
+		usleep(20000);
+	}
+	return marker_alive(marker) == alive;
+}
+
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int n = 0, c;
+
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static json_t *cli_json(const char *request, int *status)
+{
+	char *ward = harness_path("ward");
+	char *argv[] = { ward, (char *)"run", (char *)"--json", NULL };
+	char *out = NULL;
+	json_t *o;
+
+	*status = harness_capture_input(argv, request, &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %s", out);
+	free(out);
+	free(ward);
+	return o;
+}
+
+/* ---- the view ------------------------------------------------------------ */
+
+START_TEST(test_view_hides_host)
+{
+	char *out = ok_sh("test ! -e /root && test ! -e /home && test ! -e /run && test ! -e /var "
+			  "&& test ! -e /sys && echo hidden; ls /");
+	char *out2;
+
+	ck_assert_ptr_nonnull(strstr(out, "hidden\n"));
+	ck_assert_ptr_nonnull(strstr(out, "usr\n"));
+	ck_assert_ptr_nonnull(strstr(out, "proc\n"));
+	ck_assert_ptr_null(strstr(out, "home\n"));
+	free(out);
+	/* secrets in /etc stay unreadable even for uid 0 inside */
+	out2 = ok_sh("cat /etc/shadow 2>&1 || echo refused; cat /etc/os-release | head -1");
+	ck_assert_ptr_nonnull(strstr(out2, "refused"));
+	ck_assert_ptr_null(strstr(out2, "root:"));
+	ck_assert_ptr_nonnull(strstr(out2, "NAME"));
+	free(out2);
+}
+END_TEST
+
+START_TEST(test_view_writable_set)
+{
+	char *out, path[4200];
+	struct stat st;
+
+	out = ok_sh("for p in /usr/x /etc/x /x /dev/x /lib/x /bin/x; do "
+		    "touch $p 2>/dev/null && echo WROTE $p; done; "
+		    "touch ./in-workdir && touch /tmp/in-tmp && echo /dev/null-ok > /dev/null && "
+		    "echo good");
+	ck_assert_ptr_null(strstr(out, "WROTE"));
+	ck_assert_ptr_nonnull(strstr(out, "good"));
+	free(out);
+	snprintf(path, sizeof(path), "%s/in-workdir", workdir);
+	ck_assert_int_eq(stat(path, &st), 0); /* the workdir is the real one */
+	ck_assert_int_ne(access("/tmp/in-tmp", F_OK), 0); /* /tmp is the sandbox's own */
+}
+END_TEST
+
+START_TEST(test_proc_lo_hostname)
+{
+	char *out = ok_sh("ls /proc | grep -c '^[0-9]'; cat /proc/sys/kernel/hostname; "
+			  "grep -c : /proc/net/dev; grep -o 'lo:' /proc/net/dev; cat /proc/1/comm");
+	int procs = atoi(out);
+
+	/* sh, ls, grep and init: nothing of the host */
+	ck_assert_msg(procs >= 2 && procs <= 6, "%d processes visible:\n%s", procs, out);
+	ck_assert_ptr_nonnull(strstr(out, "\nward\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n1\nlo:\n")); /* one interface, and it is lo */
+	free(out);
+	out = ok_sh("python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+		    "s.listen(); socket.create_connection(s.getsockname()); print('lo-reachable')\"");
+	ck_assert_ptr_nonnull(strstr(out, "lo-reachable"));
+	free(out);
+}
+END_TEST
+
+START_TEST(test_identity)
+{
+	char *out = ok_sh("id -u");
+	char expect[32];
+	struct ward_config cfg;
+	struct ward_result res;
+	char *argv[] = { (char *)"id", (char *)"-u", NULL };
+
+	snprintf(expect, sizeof(expect), "%u\n", getuid());
+	ck_assert_str_eq(out, expect);
+	free(out);
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	cfg.uid0 = true;
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, NULL), 0);
+	ck_assert_str_eq(res.output, "0\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_extra_mounts)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c",
+			 (char *)"cat /data/f; touch /data/g 2>/dev/null || echo ro; "
+				 "touch /scratch/s && echo rw; touch /cache/c && echo tmpfs",
+			 NULL };
+	char *data = harness_tmpdir(), *scratch = harness_tmpdir(), path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/f", data);
+	f = fopen(path, "w");
+	fputs("payload\n", f);
+	fclose(f);
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	ck_assert_int_eq(ward_config_add_mount(&cfg, WARD_MOUNT_RO_BIND, data, "/data", &err), 0);
+	ck_assert_int_eq(ward_config_add_mount(&cfg, WARD_MOUNT_BIND, scratch, "/scratch", &err), 0);
+	ck_assert_int_eq(ward_config_add_mount(&cfg, WARD_MOUNT_TMPFS, NULL, "/cache", &err), 0);
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+	ck_assert_msg(res.exit_code == 0, "%s %s", res.output, res.error ? res.error->message : "");
+	ck_assert_str_eq(res.output, "payload\nro\nrw\ntmpfs\n");
+	snprintf(path, sizeof(path), "%s/s", scratch);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	harness_rmtree(data);
+	harness_rmtree(scratch);
+	free(data);
+	free(scratch);
+}
+END_TEST
+
+START_TEST(test_setup_failure_is_precise)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char *argv[] = { (char *)"true", NULL };
+
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	ck_assert_int_eq(ward_config_add_mount(&cfg, WARD_MOUNT_RO_BIND, "/etc/hostname",
+					       "/usr/no-such-dir/x", NULL), 0);
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, NULL), 0);
+	ck_assert_ptr_nonnull(res.error);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_msg(strstr(res.error->message, "/usr/no-such-dir") &&
+			      strstr(res.error->message, "Read-only file system"),
+		      "%s", res.error->message);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert(!res.started);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* ---- PID 1 --------------------------------------------------------------- */
+
+START_TEST(test_zombies_reaped)
+{
+	char *out = ok_sh("(sleep 0.1 &); sleep 0.5; "
+			  "cat /proc/[0-9]*/stat | cut -d' ' -f3 | grep -c Z || true");
+
+	ck_assert_str_eq(out, "0\n");
+	free(out);
+}
+END_TEST
+
+START_TEST(test_daemon_dies_with_command)
+{
+	char *out = ok_sh("setsid sh -c 'sleep 3127.25 & echo daemonised' < /dev/null");
+
+	ck_assert_ptr_nonnull(strstr(out, "daemonised"));
+	free(out);
+	ck_assert_msg(wait_marker("sleep 3127.25", false, 2000), "the daemon survived");
+}
+END_TEST
+
+/* ---- timeouts, signals, exit codes -------------------------------------- */
+
+START_TEST(test_timeout_kills_tree)
+{
+	struct ward_result res;
+
+	lib_sh("trap '' TERM; (trap '' TERM; sleep 3131.5) & echo partial; sleep 3131.5", 1, &res);
+	ck_assert(res.timed_out);
+	ck_assert_int_eq(res.exit_code, 124);
+	ck_assert_ptr_nonnull(res.error);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_TIMEOUT);
+	ck_assert_str_eq(res.output, "partial\n");
+	ck_assert_int_lt(res.duration_ms, 3000);
+	ward_result_release(&res);
+	ck_assert_msg(wait_marker("sleep 3131.5", false, 2000), "a process survived the timeout");
+}
+END_TEST
+
+START_TEST(test_exit_codes)
+{
+	static const struct {
+		const char *cmd;
+		int code, sig;
+	} cases[] = {
+		{ "exit 0", 0, 0 },	       { "exit 3", 3, 0 },	     { "exit 255", 255, 0 },
+		{ "kill -TERM $$", 143, 15 }, { "kill -SEGV $$", 139, 11 }, { "kill -KILL $$", 137, 9 },
+		{ "no-such-command-x", 127, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ward_result res;
+
+		lib_sh(cases[i].cmd, 10, &res);
+		ck_assert_msg(res.exit_code == cases[i].code && res.signal == cases[i].sig,
+			      "'%s': exit %d signal %d", cases[i].cmd, res.exit_code, res.signal);
+		ck_assert_ptr_null(res.error);
+		ward_result_release(&res);
+	}
+}
+END_TEST
+
+START_TEST(test_exec_failures)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char script[4200];
+	char *missing[] = { (char *)"definitely-not-a-command", NULL };
+	char *noexec[] = { script, NULL };
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/not-executable", workdir);
+	f = fopen(script, "w");
+	fputs("echo hi\n", f);
+	fclose(f);
+	chmod(script, 0644);
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	ck_assert_int_eq(ward_run(&cfg, missing, &res, NULL), 0);
+	ck_assert_int_eq(res.exit_code, 127);
+	ck_assert_ptr_nonnull(strstr(res.output, "definitely-not-a-command: No such file"));
+	ward_result_release(&res);
+	ck_assert_int_eq(ward_run(&cfg, noexec, &res, NULL), 0);
+	ck_assert_int_eq(res.exit_code, 126);
+	ck_assert_ptr_nonnull(strstr(res.output, "Permission denied"));
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_sigkill_supervisor_leaves_nothing)
+{
+	char *ward = harness_path("ward");
+	int mounts_before = count_lines("/proc/self/mountinfo"), status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "run", "--", "sh", "-c", "sleep 3141.5 & sleep 3141.5", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_msg(wait_marker("sleep 3141.5", true, 5000), "the command never started");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ck_assert_msg(wait_marker("sleep 3141.5", false, 3000), "the sandbox outlived ward");
+	ck_assert_int_eq(count_lines("/proc/self/mountinfo"), mounts_before);
+	free(ward);
+}
+END_TEST
+
+START_TEST(test_signal_forwarded)
+{
+	char *ward = harness_path("ward");
+	int p[2], status;
+	char buf[256] = "";
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "run", "-c",
+		      "trap 'echo got-term; exit 7' TERM; echo ready; sleep 3151.5 & wait", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1); /* "ready" */
+	ck_assert_int_gt(n, 0);
+	got = n;
+	kill(pid, SIGTERM);
+	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	waitpid(pid, &status, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "got-term"));
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 7);
+	close(p[0]);
+	free(ward);
+	ck_assert(wait_marker("sleep 3151.5", false, 2000));
+}
+END_TEST
+
+/* ---- output, environment, the CLI ---------------------------------------- */
+
+START_TEST(test_big_output_flat)
+{
+	char *ward = harness_path("ward");
+	int p[2], in[2], status;
+	struct rusage ru;
+	const char *req = "{\"command\": \"head -c 100000000 /dev/zero | tr '\\\\0' a; echo tail-end\"}";
+	char *out = malloc(1 << 20);
+	size_t got = 0;
+	ssize_t n;
+	json_t *o;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(pipe(in), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(p[1], 1);
+		close(p[0]);
+		close(in[1]);
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "run", "--json", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	close(in[0]);
+	ck_assert_int_eq(write(in[1], req, strlen(req)), (ssize_t)strlen(req));
+	close(in[1]);
+	while ((n = read(p[0], out + got, (1 << 20) - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %.200s", out);
+	ck_assert_int_le(json_string_length(json_object_get(o, "output")), 64 * 1024);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "stdout_bytes")), 100000009);
+	ck_assert_int_ge(json_integer_value(json_object_get(o, "truncated_bytes")),
+			 100000009 - 64 * 1024);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(o, "output")), "tail-end\n"));
+	/* ward's own peak memory stays small whatever the command prints */
+	ck_assert_msg(ru.ru_maxrss < 16 * 1024, "ward peaked at %ld KiB", ru.ru_maxrss);
+	json_decref(o);
+	free(out);
+	free(ward);
+}
+END_TEST
+
+START_TEST(test_secrets_not_inherited)
+{
+	char *out;
+
+	setenv("AWS_SECRET_ACCESS_KEY", "hunter2-aws", 1);
+	setenv("GITHUB_TOKEN", "hunter2-gh", 1);
+	setenv("LANG", "C.UTF-8", 1);
+	out = ok_sh("env");
+	ck_assert_ptr_null(strstr(out, "hunter2"));
+	ck_assert_ptr_null(strstr(out, "AWS_SECRET_ACCESS_KEY"));
+	ck_assert_ptr_nonnull(strstr(out, "LANG=C.UTF-8"));
+	ck_assert_ptr_nonnull(strstr(out, "PWD="));
+	free(out);
+}
+END_TEST
+
+START_TEST(test_cli_json)
+{
+	char req[8192];
+	json_t *o;
+	int status;
+
+	snprintf(req, sizeof(req), "{\"command\": \"pwd; echo e >&2; exit 4\", \"workdir\": \"%s\"}",
+		 workdir);
+	o = cli_json(req, &status);
+	ck_assert_int_eq(WEXITSTATUS(status), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "exit_code")), 4);
+	ck_assert(json_is_false(json_object_get(o, "success")));
+	ck_assert(json_is_true(json_object_get(o, "sandboxed")));
+	ck_assert(json_is_null(json_object_get(o, "error")));
+	{
+		char expect[8192];
+
+		snprintf(expect, sizeof(expect), "%s\n\n--- stderr ---\ne\n", workdir);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "output")), expect);
+	}
+	json_decref(o);
+
+	o = cli_json("{\"command\": \"true\", \"timeout\": 0}", &status);
+	ck_assert_int_eq(WEXITSTATUS(status), 125);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "kind")),
+			 "InvalidParameters");
+	json_decref(o);
+	o = cli_json("{\"command\": \"true\", \"workdir\": \"/no/such/dir\"}", &status);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "kind")),
+			 "InvalidParameters");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_object_get(o, "error"),
+								   "message")),
+				     "/no/such/dir"));
+	json_decref(o);
+	o = cli_json("{not json", &status);
+	ck_assert_int_eq(WEXITSTATUS(status), 125);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "kind")),
+			 "InvalidParameters");
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_cli_streaming)
+{
+	char *ward = harness_path("ward");
+	char *argv[] = { ward, (char *)"run", (char *)"-C", workdir, (char *)"--", (char *)"cat", NULL };
+	char *argv2[] = { ward, (char *)"run", (char *)"--frobnicate", NULL };
+	char *out = NULL, *err = NULL;
+	int status;
+
+	status = harness_capture_input(argv, "through stdin\n", &out, NULL);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_str_eq(out, "through stdin\n");
+	free(out);
+	status = harness_capture(argv2, &out, &err);
+	ck_assert_int_eq(WEXITSTATUS(status), 125);
+	ck_assert_ptr_nonnull(strstr(err, "unknown option '--frobnicate'"));
+	free(out);
+	free(err);
+	free(ward);
+}
+END_TEST
+
+START_TEST(test_sandbox_off)
+{
+	char *ward = harness_path("ward");
+	char req[4096];
+	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--sandbox", (char *)"off",
+			 NULL };
+	char *out = NULL;
+	json_t *o;
+
+	setenv("AWS_SECRET_ACCESS_KEY", "hunter2-off", 1);
+	snprintf(req, sizeof(req), "{\"command\": \"env; pwd; sleep 30\", \"workdir\": \"%s\", "
+				   "\"timeout\": 1}", workdir);
+	harness_capture_input(argv, req, &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_false(json_object_get(o, "sandboxed")));
+	ck_assert(json_is_true(json_object_get(o, "timed_out")));
+	ck_assert_ptr_null(strstr(json_string_value(json_object_get(o, "output")), "hunter2"));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(o, "output")), workdir));
+	json_decref(o);
+	free(out);
+	free(ward);
+}
+END_TEST
+
+START_TEST(test_many_runs_leave_nothing)
+{
+	int fds_before, mounts_before = count_lines("/proc/self/mountinfo"), i;
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	d = opendir("/proc/self/fd");
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	fds_before = n;
+	for (i = 0; i < 200; i++) {
+		struct ward_result res;
+		struct ward_config cfg;
+		char *argv[] = { (char *)"/bin/true", NULL };
+
+		ward_config_init(&cfg);
+		ward_config_set_workdir(&cfg, workdir, NULL);
+		ck_assert_int_eq(ward_run(&cfg, argv, &res, NULL), 0);
+		ck_assert_msg(res.exit_code == 0, "run %d: %s", i,
+			      res.error ? res.error->message : res.output);
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+	}
+	n = 0;
+	d = opendir("/proc/self/fd");
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	ck_assert_int_eq(n, fds_before);
+	ck_assert_int_eq(count_lines("/proc/self/mountinfo"), mounts_before);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* no child left, not even a zombie */
+	ck_assert_int_eq(errno, ECHILD);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("run");
+	TCase *view = harness_tcase(s, "view", "userns");
+	TCase *pid1 = harness_tcase(s, "pid1", "userns");
+	TCase *life = harness_tcase(s, "lifecycle", "userns");
+	TCase *io = harness_tcase(s, "io", "userns");
+	TCase *off = harness_tcase(s, "off", NULL);
+
+	tcase_add_checked_fixture(view, setup, teardown);
+	tcase_add_checked_fixture(pid1, setup, teardown);
+	tcase_add_checked_fixture(life, setup, teardown);
+	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_checked_fixture(off, setup, teardown);
+	tcase_add_test(view, test_view_hides_host);
+	tcase_add_test(view, test_view_writable_set);
+	tcase_add_test(view, test_proc_lo_hostname);
+	tcase_add_test(view, test_identity);
+	tcase_add_test(view, test_extra_mounts);
+	tcase_add_test(view, test_setup_failure_is_precise);
+	tcase_add_test(pid1, test_zombies_reaped);
+	tcase_add_test(pid1, test_daemon_dies_with_command);
+	tcase_add_test(life, test_timeout_kills_tree);
+	tcase_add_test(life, test_exit_codes);
+	tcase_add_test(life, test_exec_failures);
+	tcase_add_test(life, test_sigkill_supervisor_leaves_nothing);
+	tcase_add_test(life, test_signal_forwarded);
+	tcase_add_test(life, test_many_runs_leave_nothing);
+	tcase_add_test(io, test_big_output_flat);
+	tcase_add_test(io, test_secrets_not_inherited);
+	tcase_add_test(io, test_cli_json);
+	tcase_add_test(io, test_cli_streaming);
+	tcase_add_test(off, test_sandbox_off);
+	return harness_main(s);
+}

@@ -1,0 +1,134 @@
+/* test-options.c — `ward run` option parsing and config validation. */
+#include "harness.h"
+#include "runtime/cli-internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Parse a NULL-terminated list of words; returns the error message or NULL. */
+static char msg[1024];
+
+static const char *parse(struct run_options *o, ...)
+{
+	static char *argv[32]; /* the options point into it */
+	int argc = 0;
+	va_list ap;
+	struct ward_error *err = NULL;
+
+	va_start(ap, o);
+	argv[argc++] = (char *)"run";
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	if (ward_run_options_parse(argc, argv, o, &err) == 0)
+		return NULL;
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	snprintf(msg, sizeof(msg), "%s", err->message);
+	ward_error_free(err);
+	return msg;
+}
+
+#define EXPECT_ERROR(needle, ...)                                                                 \
+	do {                                                                                      \
+		struct run_options o_;                                                            \
+		const char *m_ = parse(&o_, __VA_ARGS__, NULL);                                   \
+		ck_assert_msg(m_ && strstr(m_, needle), "expected '%s', got '%s'", needle,        \
+			      m_ ? m_ : "(accepted)");                                            \
+	} while (0)
+
+START_TEST(test_basic)
+{
+	struct run_options o;
+
+	ck_assert_ptr_null(parse(&o, "-c", "echo hi", "-t", "5", "--setenv", "A=b", NULL));
+	ck_assert_str_eq(o.shell, "echo hi");
+	ck_assert_int_eq(o.cfg.timeout, 5);
+	ck_assert_uint_eq(o.cfg.n_setenv, 1);
+	ward_run_options_release(&o);
+
+	ck_assert_ptr_null(parse(&o, "--", "ls", "-l", NULL));
+	ck_assert_str_eq(o.argv[0], "ls");
+	ck_assert_str_eq(o.argv[1], "-l");
+	ward_run_options_release(&o);
+
+	ck_assert_ptr_null(parse(&o, "ls", "-l", NULL)); /* options stop at the command */
+	ck_assert_str_eq(o.argv[1], "-l");
+	ward_run_options_release(&o);
+
+	ck_assert_ptr_null(parse(&o, "--json", "--uid0", "--hostname", "box", "--sandbox", "off",
+				 "--namespaces", "user,mount", "-C", "/tmp", NULL));
+	ck_assert(o.json);
+	ck_assert(o.cfg.uid0);
+	ck_assert_str_eq(o.cfg.hostname, "box");
+	ck_assert_int_eq(o.cfg.mode, WARD_SANDBOX_OFF);
+	ck_assert_uint_eq(o.cfg.namespaces, WARD_NS_USER | WARD_NS_MOUNT);
+	ck_assert_str_eq(o.cfg.workdir, "/tmp");
+	ward_run_options_release(&o);
+
+	ck_assert_ptr_null(parse(&o, "--ro-bind", "/etc", "/opt/etc", "--tmpfs", "/cache", "--bind",
+				 "/tmp", "/scratch", "-c", "true", NULL));
+	ck_assert_uint_eq(o.cfg.n_mounts, 3);
+	ck_assert_int_eq(o.cfg.mounts[0].kind, WARD_MOUNT_RO_BIND);
+	ck_assert_str_eq(o.cfg.mounts[0].target, "/opt/etc");
+	ck_assert_int_eq(o.cfg.mounts[1].kind, WARD_MOUNT_TMPFS);
+	ck_assert_str_eq(o.cfg.mounts[2].source, "/tmp");
+	ward_run_options_release(&o);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+	EXPECT_ERROR("unknown option '--frobnicate'", "--frobnicate", "-c", "x");
+	EXPECT_ERROR("unknown option '-z'", "-z", "-c", "x");
+	EXPECT_ERROR("needs a value", "-c");
+	EXPECT_ERROR("no command", "-t", "5");
+	EXPECT_ERROR("not both", "-c", "ls", "--", "ls");
+	EXPECT_ERROR("--json takes the command", "--json", "-c", "ls");
+	EXPECT_ERROR("the command is empty", "-c", "   ");
+	EXPECT_ERROR("at least 1 second, got '0'", "-t", "0", "-c", "x");
+	EXPECT_ERROR("at least 1 second, got '-3'", "-t", "-3", "-c", "x");
+	EXPECT_ERROR("whole number of seconds, got '1.5'", "-t", "1.5", "-c", "x");
+	EXPECT_ERROR("not a number", "-t", "ten", "-c", "x");
+	EXPECT_ERROR("not a number", "-t", "5s", "-c", "x");
+	EXPECT_ERROR("at most", "-t", "99999999999999999999", "-c", "x");
+	EXPECT_ERROR("timeout is empty", "-t", "", "-c", "x");
+	EXPECT_ERROR("workdir '/nonexistent/dir'", "-C", "/nonexistent/dir", "-c", "x");
+	EXPECT_ERROR("Not a directory", "-C", "/etc/hostname", "-c", "x");
+	EXPECT_ERROR("whole filesystem", "-C", "/", "-c", "x");
+	EXPECT_ERROR("inside /proc", "-C", "/proc/self", "-c", "x");
+	EXPECT_ERROR("not NAME=VALUE", "--setenv", "NOVALUE", "-c", "x");
+	EXPECT_ERROR("not a valid variable name", "--setenv", "1BAD=x", "-c", "x");
+	EXPECT_ERROR("not a valid variable name", "--setenv", "A-B=x", "-c", "x");
+	EXPECT_ERROR("needs two arguments", "--bind", "/tmp");
+	EXPECT_ERROR("bind source '/no/such'", "--bind", "/no/such", "/x", "-c", "x");
+	EXPECT_ERROR("not an absolute path", "--tmpfs", "relative", "-c", "x");
+	EXPECT_ERROR("not allowed", "--tmpfs", "/", "-c", "x");
+	EXPECT_ERROR("not allowed", "--tmpfs", "/proc/x", "-c", "x");
+	EXPECT_ERROR("not allowed", "--ro-bind", "/etc", "/a/../b", "-c", "x");
+	EXPECT_ERROR("unknown sandbox mode 'maybe'", "--sandbox", "maybe", "-c", "x");
+	EXPECT_ERROR("unknown namespace 'time'", "--namespaces", "user,time", "-c", "x");
+	EXPECT_ERROR("hostname must be", "--hostname", "", "-c", "x");
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	struct run_options o;
+
+	ck_assert_ptr_null(parse(&o, "--help", NULL));
+	ck_assert(o.help);
+	ward_run_options_release(&o);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = harness_tcase(s, "options", NULL);
+
+	tcase_add_test(tc, test_basic);
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_help);
+	return harness_main(s);
+}
