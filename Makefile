@@ -82,8 +82,15 @@ $(B)/libward.so: $(LIB_OBJS)
 	ln -sf libward.so.$(VERSION) $(B)/libward.so.$(SOVERSION)
 	ln -sf libward.so.$(VERSION) $@
 
+# The CLI is linked static-pie: no dynamic loader at start-up, which is a
+# measurable part of a sandboxed /bin/true (see bench/). STATIC=0 links it
+# dynamically; sanitizer builds are always dynamic.
+STATIC ?= $(if $(SANITIZE),0,1)
+ifeq ($(STATIC),1)
+WARD_LINK = -static-pie
+endif
 $(B)/ward: $(B)/runtime/main.o $(B)/libward.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 
 $(B)/ward.pc: ward.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \

@@ -233,7 +233,10 @@ void ward_init_main(const struct spawn_plan *p)
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	cmd = fork();
+	/* vfork: the command's process shares init's memory until execve, so
+	 * no page tables are copied (a fork here cost ~0.5 ms in a VM). The
+	 * child only makes system calls on its own stack frame before exec. */
+	cmd = vfork();
 	if (cmd < 0) {
 		ward_error_make(&e, errno, "fork the command");
 		die(p, e);

@@ -22,11 +22,14 @@ struct ward_outbuf *ward_outbuf_new(size_t head_cap, size_t tail_cap, struct war
 		head_cap = 4;
 	if (tail_cap < 4)
 		tail_cap = 4;
-	b = calloc(1, sizeof(*b) + head_cap + tail_cap);
+	/* Not calloc: pages of the data area are touched only when output
+	 * arrives, and a quiet command costs no page faults for them. */
+	b = malloc(sizeof(*b) + head_cap + tail_cap);
 	if (!b) {
 		ward_error_make(err, ENOMEM, "allocate output buffer");
 		return NULL;
 	}
+	memset(b, 0, sizeof(*b));
 	b->head_cap = head_cap;
 	b->tail_cap = tail_cap;
 	b->head = (char *)(b + 1);

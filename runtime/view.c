@@ -45,7 +45,7 @@ static void add_mask(struct spawn_plan *p, const char *path)
 {
 	struct stat st;
 
-	if (p->n_masks >= SPAWN_MAX_MASKS || lstat(path, &st) < 0)
+	if (p->n_masks >= SPAWN_MAX_MASKS || strlen(path) >= SPAWN_PATH_MAX || lstat(path, &st) < 0)
 		return;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return;
@@ -72,6 +72,8 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 			n = readlink(sysdirs[i], d->link, sizeof(d->link) - 1);
 			if (n < 0)
 				return ward_error_make(err, errno, "readlink '%s'", sysdirs[i]);
+			if (n == (ssize_t)sizeof(d->link) - 1)
+				return ward_error_make(err, ENAMETOOLONG, "readlink '%s'", sysdirs[i]);
 			d->link[n] = '\0';
 		} else if (!S_ISDIR(st.st_mode)) {
 			continue;
