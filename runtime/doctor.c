@@ -61,34 +61,51 @@ static int try_userns(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : EINVAL;
 }
 
-static void check_userns(struct ward_doctor *d)
+void ward_doctor_userns_verdict(long apparmor_restrict, long unprivileged_clone, long max_ns,
+				int probe_errno, struct ward_check *c)
 {
-	long apparmor = sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-	long debian = sysctl_value("/proc/sys/kernel/unprivileged_userns_clone");
-	long maxns = sysctl_value("/proc/sys/user/max_user_namespaces");
-	int e = try_userns();
-
-	if (e == 0) {
-		add(d, "user namespaces", WARD_CHECK_OK, NULL,
-		    "can be created by this user (max_user_namespaces=%ld)", maxns);
+	memset(c, 0, sizeof(*c));
+	c->name = "user namespaces";
+	if (probe_errno == 0) {
+		c->status = WARD_CHECK_OK;
+		snprintf(c->detail, sizeof(c->detail),
+			 "can be created by this user (max_user_namespaces=%ld)", max_ns);
 		return;
 	}
-	if (apparmor == 1)
-		add(d, "user namespaces", WARD_CHECK_MISSING,
-		    "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give ward an "
-		    "AppArmor profile with the 'userns,' rule",
-		    "refused: AppArmor restricts unprivileged user namespaces (%s)", strerror(e));
-	else if (debian == 0)
-		add(d, "user namespaces", WARD_CHECK_MISSING,
-		    "sysctl -w kernel.unprivileged_userns_clone=1",
-		    "refused: kernel.unprivileged_userns_clone=0 (%s)", strerror(e));
-	else if (maxns == 0)
-		add(d, "user namespaces", WARD_CHECK_MISSING, "sysctl -w user.max_user_namespaces=15000",
-		    "refused: user.max_user_namespaces=0 (%s)", strerror(e));
-	else
-		add(d, "user namespaces", WARD_CHECK_MISSING,
-		    "check the kernel configuration (CONFIG_USER_NS) and any LSM policy",
-		    "refused: %s", strerror(e));
+	c->status = WARD_CHECK_MISSING;
+	if (apparmor_restrict == 1) {
+		snprintf(c->detail, sizeof(c->detail),
+			 "refused: AppArmor restricts unprivileged user namespaces "
+			 "(kernel.apparmor_restrict_unprivileged_userns=1): %s", strerror(probe_errno));
+		snprintf(c->fix, sizeof(c->fix),
+			 "give ward an AppArmor profile with the 'userns,' rule "
+			 "(/etc/apparmor.d/ward: abi <abi/4.0>, profile ward /usr/local/bin/ward "
+			 "flags=(unconfined) { userns, }), or sysctl -w "
+			 "kernel.apparmor_restrict_unprivileged_userns=0");
+	} else if (unprivileged_clone == 0) {
+		snprintf(c->detail, sizeof(c->detail), "refused: kernel.unprivileged_userns_clone=0: %s",
+			 strerror(probe_errno));
+		snprintf(c->fix, sizeof(c->fix), "sysctl -w kernel.unprivileged_userns_clone=1");
+	} else if (max_ns == 0) {
+		snprintf(c->detail, sizeof(c->detail), "refused: user.max_user_namespaces=0: %s",
+			 strerror(probe_errno));
+		snprintf(c->fix, sizeof(c->fix), "sysctl -w user.max_user_namespaces=15000");
+	} else {
+		snprintf(c->detail, sizeof(c->detail), "refused: %s", strerror(probe_errno));
+		snprintf(c->fix, sizeof(c->fix),
+			 "check the kernel configuration (CONFIG_USER_NS), seccomp or LSM policy "
+			 "of the calling container");
+	}
+}
+
+static void check_userns(struct ward_doctor *d)
+{
+	if (d->n_checks >= WARD_DOCTOR_MAX_CHECKS)
+		return;
+	ward_doctor_userns_verdict(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+				   sysctl_value("/proc/sys/kernel/unprivileged_userns_clone"),
+				   sysctl_value("/proc/sys/user/max_user_namespaces"), try_userns(),
+				   &d->checks[d->n_checks++]);
 }
 
 static void check_landlock(struct ward_doctor *d)

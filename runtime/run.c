@@ -142,7 +142,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		return ward_error_make(err, ENOMEM, "environment");
 	if (extra[0])
 		set[k++] = extra[0];
-	memcpy(set + k, cfg->setenv, n_set * sizeof(*set));
+	if (n_set)
+		memcpy(set + k, cfg->setenv, n_set * sizeof(*set));
 	st->env = ward_env_build(cfg->clearenv ? NULL : environ, cfg->clearenv, workdir, set,
 				 n_set + (size_t)k, err);
 	free(set);

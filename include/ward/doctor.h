@@ -44,6 +44,14 @@ struct ward_doctor {
 /* Probe the host. Never fails: what cannot be probed is reported as such. */
 WARD_API void ward_doctor_probe(struct ward_doctor *d);
 
+/* The user-namespace check from its inputs (pure): the sysctls
+ * kernel.apparmor_restrict_unprivileged_userns (Ubuntu),
+ * kernel.unprivileged_userns_clone (Debian's older kernels) and
+ * user.max_user_namespaces, each -1 when absent, and the errno of a trial
+ * unshare(CLONE_NEWUSER) (0 when it worked). */
+WARD_API void ward_doctor_userns_verdict(long apparmor_restrict, long unprivileged_clone,
+					 long max_ns, int probe_errno, struct ward_check *c);
+
 /* Text for people, JSON for programs (malloc'd). */
 WARD_API void ward_doctor_print(const struct ward_doctor *d, FILE *f);
 WARD_API char *ward_doctor_to_json(const struct ward_doctor *d);
