@@ -1,0 +1,77 @@
+/* test-install.c — `make install DESTDIR=...` gives headers, libward.so,
+ * libward.a and ward.pc that a program can build and run against. Runs in
+ * the tier that has the source tree (the caller's; the uid-65534 tier has only
+ * a copy of the build tree). */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char src_dir[4096];
+
+static const char *probe_source(void)
+{
+	char mk[4200];
+
+	snprintf(src_dir, sizeof(src_dir), "%s/..", harness_build_dir());
+	snprintf(mk, sizeof(mk), "%s/Makefile", src_dir);
+	return access(mk, R_OK) == 0 && access(src_dir, W_OK) == 0 ?
+		       NULL :
+		       "no writable source tree beside the build tree";
+}
+
+static const char program[] =
+	"#include <stdio.h>\n"
+	"#include <ward/sandbox.h>\n"
+	"int main(void) {\n"
+	"	struct ward_config cfg; struct ward_result res;\n"
+	"	char *argv[] = { \"/bin/echo\", \"from-the-library\", NULL };\n"
+	"	ward_config_init(&cfg);\n"
+	"	ward_config_set_workdir(&cfg, \"/tmp\", NULL);\n"
+	"	if (ward_run(&cfg, argv, &res, NULL) < 0) return 2;\n"
+	"	fputs(res.output, stdout);\n"
+	"	return res.exit_code;\n"
+	"}\n";
+
+START_TEST(test_install_and_link)
+{
+	char *dest = harness_tmpdir(), cmd[16384], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	FILE *f;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s/prog.c", dest);
+	f = fopen(cmd, "w");
+	fputs(program, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; make -s -C '%s' B='%s' install PREFIX=/usr DESTDIR='%s' >/dev/null; "
+		 "test -f '%s/usr/include/ward/sandbox.h'; test -f '%s/usr/lib/libward.a'; "
+		 "export PKG_CONFIG_PATH='%s/usr/lib/pkgconfig' PKG_CONFIG_SYSROOT_DIR='%s' "
+		 "PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1; "
+		 "pkg-config --exists ward; "
+		 "cc -o '%s/prog' '%s/prog.c' $(pkg-config --cflags --libs ward); "
+		 "LD_LIBRARY_PATH='%s/usr/lib' '%s/prog'",
+		 src_dir, harness_build_dir(), dest, dest, dest, dest, dest, dest, dest, dest, dest);
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install/link failed: %s", out);
+	ck_assert_str_eq(out, "from-the-library\n");
+	free(out);
+	harness_rmtree(dest);
+	free(dest);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("install");
+	TCase *tc;
+
+	harness_add_probe("source", probe_source);
+	tc = harness_tcase(s, "install", "source userns");
+	tcase_add_test(tc, test_install_and_link);
+	return harness_main(s);
+}
