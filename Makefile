@@ -92,10 +92,11 @@ endif
 $(B)/ward: $(B)/runtime/main.o $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	     -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|'
+
 $(B)/ward.pc: ward.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@PKGS@|$(PKGS)|' $< > $@
+	$(PC_SED) $< > $@
 
 # ---- tests ----------------------------------------------------------------
 
@@ -141,7 +142,7 @@ install: all
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION)
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
-	install -m 644 $(B)/ward.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	$(PC_SED) ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.* \
