@@ -9,6 +9,7 @@
 
 #include "runtime/cli-internal.h"
 #include "runtime/util-internal.h"
+#include "ward/policy.h"
 #include "ward/request.h"
 #include "ward/sandbox.h"
 
@@ -34,6 +35,9 @@ static const char usage[] =
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
 	"      --approve            approve a command that needs approval\n"
+	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
+	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
+	"      --no-policy          built-in defaults and flags only\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"Exit status: the command's; 128+N if killed by signal N; 124 on timeout;\n"
@@ -52,6 +56,8 @@ enum {
 	OPT_NAMESPACES,
 	OPT_NO_VIEW,
 	OPT_APPROVE,
+	OPT_POLICY,
+	OPT_NO_POLICY,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +76,8 @@ static const struct option long_options[] = {
 	{ "namespaces", required_argument, NULL, OPT_NAMESPACES },
 	{ "no-view", no_argument, NULL, OPT_NO_VIEW },
 	{ "approve", no_argument, NULL, OPT_APPROVE },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "no-policy", no_argument, NULL, OPT_NO_POLICY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -141,6 +149,40 @@ static int parse_namespaces(const char *list, unsigned *out, struct ward_error *
 	return 0;
 }
 
+/* Defaults, then the policy file, then the flags: a first pass over the
+ * arguments finds --policy/--no-policy so that the flags parsed after can
+ * override what the file says. */
+static int apply_policy(int argc, char **argv, struct run_options *o, struct ward_error **err)
+{
+	const char *named = NULL;
+	bool none = false;
+	char *path;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
+		if (c == OPT_POLICY)
+			named = optarg;
+		else if (c == OPT_NO_POLICY)
+			none = true;
+		else if ((c == OPT_RO_BIND || c == OPT_BIND) && optind < argc)
+			optind++; /* their second argument */
+	}
+	if (none && named)
+		return bad(err, "give either --policy or --no-policy, not both");
+	if (none)
+		return 0;
+	if (named)
+		return ward_policy_load(named, &o->cfg, err);
+	path = ward_policy_default_path();
+	if (!path)
+		return 0;
+	rc = ward_policy_load(path, &o->cfg, err);
+	free(path);
+	return rc;
+}
+
 void ward_run_options_release(struct run_options *o)
 {
 	ward_config_release(&o->cfg);
@@ -154,6 +196,8 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 
 	memset(o, 0, sizeof(*o));
 	ward_config_init(&o->cfg);
+	if (apply_policy(argc, argv, o, err) < 0)
+		goto fail;
 	optind = 0; /* GNU: full re-initialisation, so parsing can be repeated */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
@@ -233,6 +277,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case 'h':
 			o->help = true;
 			break;
+		case OPT_POLICY:
+		case OPT_NO_POLICY:
+			break; /* applied first, by apply_policy() */
 		case ':':
 			bad(err, "option '%s' needs a value", argv[optind - 1]);
 			goto fail;

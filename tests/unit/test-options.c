@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Parse a NULL-terminated list of words; returns the error message or NULL. */
@@ -112,6 +113,40 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_policy_then_flags)
+{
+	struct run_options o;
+	char *dir = harness_tmpdir(), path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"timeout\": 30, \"hostname\": \"from-policy\"}", f);
+	fclose(f);
+	/* the file applies, and a flag after it wins */
+	ck_assert_ptr_null(parse(&o, "--policy", path, "-t", "5", "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.timeout, 5);
+	ck_assert_str_eq(o.cfg.hostname, "from-policy");
+	ward_run_options_release(&o);
+	/* a flag before --policy still wins: the policy is applied first */
+	ck_assert_ptr_null(parse(&o, "-t", "7", "--policy", path, "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.timeout, 7);
+	ward_run_options_release(&o);
+	setenv("WARD_POLICY", path, 1);
+	ck_assert_ptr_null(parse(&o, "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.timeout, 30);
+	ward_run_options_release(&o);
+	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.timeout, 120);
+	ward_run_options_release(&o);
+	unsetenv("WARD_POLICY");
+	EXPECT_ERROR("policy '/no/such.json'", "--policy", "/no/such.json", "-c", "x");
+	EXPECT_ERROR("not both", "--policy", path, "--no-policy", "-c", "x");
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_help)
 {
 	struct run_options o;
@@ -130,5 +165,6 @@ int main(void)
 	tcase_add_test(tc, test_basic);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_policy_then_flags);
 	return harness_main(s);
 }

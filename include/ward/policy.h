@@ -1,0 +1,61 @@
+/* ward/policy.h — the policy file: built-in defaults, overridden by a policy
+ * file (JSON), overridden by flags. One place decides.
+ *
+ *     struct ward_config cfg;
+ *     ward_config_init(&cfg);                               // defaults
+ *     if (ward_policy_load(path, &cfg, &err) < 0) ...        // the file
+ *     // then the CLI's flags, applied on top
+ *
+ * A policy file is one JSON object. Every key is checked: a misspelt or
+ * unknown key, a wrong type, an impossible value is an InvalidParameters
+ * error naming the file and the key's path ("mounts[1].target"), never
+ * silently ignored. Example:
+ *
+ *     {
+ *       "sandbox": "required",           // or "off"
+ *       "timeout": 120,                  // seconds, >= 1
+ *       "namespaces": ["user", "mount", "pid", "net", "ipc", "uts", "cgroup"],
+ *       "hostname": "ward",
+ *       "uid0": false,
+ *       "env": {"clear": false, "set": {"CI": "1"}},
+ *       "mounts": [{"type": "ro-bind", "source": "/opt/sdk", "target": "/opt/sdk"},
+ *                  {"type": "bind", "source": "/srv/cache", "target": "/cache"},
+ *                  {"type": "tmpfs", "target": "/scratch"}]
+ *     }
+ *
+ * Where ward looks when no --policy is given: $WARD_POLICY, then
+ * $XDG_CONFIG_HOME/ward/policy.json (or ~/.config/ward/policy.json), then
+ * /etc/ward/policy.json; the first that exists is used, none is fine.
+ */
+#ifndef WARD_POLICY_H
+#define WARD_POLICY_H
+
+#include <stddef.h>
+
+#include "ward/error.h"
+#include "ward/sandbox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Policy files larger than this are refused. */
+#define WARD_POLICY_MAX (1024 * 1024)
+
+/* Apply a policy document (text[0..len)) on top of cfg. `origin` names it in
+ * messages (a path, or "policy"). On failure cfg may be partly changed:
+ * release it. Returns 0 or -1 with an InvalidParameters error. */
+WARD_API int ward_policy_apply(const char *text, size_t len, const char *origin,
+			       struct ward_config *cfg, struct ward_error **err);
+
+/* Read the file at path and apply it. A missing file is an error here. */
+WARD_API int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_error **err);
+
+/* The policy file used when none is named (see above), or NULL for none.
+ * Returns a malloc'd path. */
+WARD_API char *ward_policy_default_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

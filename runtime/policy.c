@@ -1,0 +1,300 @@
+/* policy.c — the JSON policy file onto struct ward_config. */
+#include "ward/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/util-internal.h"
+
+struct ctx {
+	const char *origin;
+	struct ward_error **err;
+};
+
+static int bad(struct ctx *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct ctx *c, const char *key, const char *fmt, ...)
+{
+	char what[WARD_ERROR_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ward_error_make_kind(c->err, WARD_ERR_INVALID_PARAMETERS, 0, "policy '%s': %s: %s",
+				    c->origin, key, what);
+}
+
+/* Fail on keys of obj not in the NULL-terminated list. */
+static int only_keys(struct ctx *c, json_t *obj, const char *where, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v) {
+		const char *const *p;
+		bool known = false;
+
+		(void)v;
+		for (p = keys; *p; p++)
+			known = known || strcmp(*p, k) == 0;
+		if (!known)
+			return bad(c, where[0] ? where : "top level", "unknown key \"%s\"", k);
+	}
+	return 0;
+}
+
+static int want_bool(struct ctx *c, json_t *v, const char *key, bool *out)
+{
+	if (!json_is_boolean(v))
+		return bad(c, key, "must be true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int want_string(struct ctx *c, json_t *v, const char *key, const char **out)
+{
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return bad(c, key, "must be a non-empty string");
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* An error from a config setter, with the policy's context in front. */
+static int setter_failed(struct ctx *c, const char *key)
+{
+	if (c->err && *c->err)
+		ward_error_prefix(*c->err, "policy '%s': %s", c->origin, key);
+	return -1;
+}
+
+static int apply_namespaces(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const names[] = { "user", "mount", "pid", "net", "ipc", "uts", "cgroup" };
+	unsigned ns = 0;
+	size_t i, k;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return bad(c, "namespaces", "must be an array of names");
+	json_array_foreach(v, i, e) {
+		bool found = false;
+
+		if (!json_is_string(e))
+			return bad(c, "namespaces", "element %zu must be a string", i);
+		for (k = 0; k < ARRAY_SIZE(names); k++)
+			if (strcmp(json_string_value(e), names[k]) == 0) {
+				ns |= 1u << k;
+				found = true;
+			}
+		if (!found)
+			return bad(c, "namespaces", "unknown namespace \"%s\"", json_string_value(e));
+	}
+	cfg->namespaces = ns;
+	if (!(ns & WARD_NS_MOUNT))
+		cfg->view = false;
+	return 0;
+}
+
+static int apply_env(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "clear", "set", NULL };
+	json_t *set, *val;
+	const char *k;
+
+	if (!json_is_object(v))
+		return bad(c, "env", "must be an object");
+	if (only_keys(c, v, "env", keys) < 0)
+		return -1;
+	if (json_object_get(v, "clear") &&
+	    want_bool(c, json_object_get(v, "clear"), "env.clear", &cfg->clearenv) < 0)
+		return -1;
+	set = json_object_get(v, "set");
+	if (!set)
+		return 0;
+	if (!json_is_object(set))
+		return bad(c, "env.set", "must be an object of NAME: \"value\"");
+	json_object_foreach(set, k, val) {
+		char *kv;
+		int rc;
+
+		if (!json_is_string(val))
+			return bad(c, "env.set", "value of \"%s\" must be a string", k);
+		if (asprintf(&kv, "%s=%s", k, json_string_value(val)) < 0)
+			return ward_error_make(c->err, ENOMEM, "policy");
+		rc = ward_config_add_setenv(cfg, kv, c->err);
+		free(kv);
+		if (rc < 0)
+			return setter_failed(c, "env.set");
+	}
+	return 0;
+}
+
+static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "type", "source", "target", NULL };
+	char where[64];
+	size_t i;
+	json_t *m;
+
+	if (!json_is_array(v))
+		return bad(c, "mounts", "must be an array");
+	json_array_foreach(v, i, m) {
+		const char *type = NULL, *source = NULL, *target = NULL;
+		enum ward_mount_kind kind;
+
+		snprintf(where, sizeof(where), "mounts[%zu]", i);
+		if (!json_is_object(m))
+			return bad(c, where, "must be an object");
+		if (only_keys(c, m, where, keys) < 0 ||
+		    want_string(c, json_object_get(m, "type"), where, &type) < 0 ||
+		    want_string(c, json_object_get(m, "target"), where, &target) < 0)
+			return -1;
+		if (strcmp(type, "ro-bind") == 0)
+			kind = WARD_MOUNT_RO_BIND;
+		else if (strcmp(type, "bind") == 0)
+			kind = WARD_MOUNT_BIND;
+		else if (strcmp(type, "tmpfs") == 0)
+			kind = WARD_MOUNT_TMPFS;
+		else
+			return bad(c, where, "unknown type \"%s\" (known: ro-bind, bind, tmpfs)", type);
+		if (kind != WARD_MOUNT_TMPFS &&
+		    want_string(c, json_object_get(m, "source"), where, &source) < 0)
+			return -1;
+		if (kind == WARD_MOUNT_TMPFS && json_object_get(m, "source"))
+			return bad(c, where, "a tmpfs has no source");
+		if (ward_config_add_mount(cfg, kind, source, target, c->err) < 0)
+			return setter_failed(c, where);
+	}
+	return 0;
+}
+
+int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
+		      struct ward_error **err)
+{
+	static const char *const keys[] = { "sandbox", "timeout",  "namespaces", "hostname",
+					    "uid0",    "env",      "mounts",     NULL };
+	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
+	json_error_t jerr;
+	json_t *root, *v;
+	int rc = -1;
+
+	if (len > WARD_POLICY_MAX)
+		return bad(&c, "file", "larger than %d bytes", WARD_POLICY_MAX);
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return bad(&c, "file", "not valid JSON: %s at line %d column %d", jerr.text, jerr.line,
+			   jerr.column);
+	if (!json_is_object(root)) {
+		bad(&c, "file", "must be a JSON object");
+		goto out;
+	}
+	if (only_keys(&c, root, "", keys) < 0)
+		goto out;
+
+	if ((v = json_object_get(root, "sandbox"))) {
+		const char *mode = NULL;
+
+		if (want_string(&c, v, "sandbox", &mode) < 0)
+			goto out;
+		if (strcmp(mode, "required") == 0)
+			cfg->mode = WARD_SANDBOX_REQUIRED;
+		else if (strcmp(mode, "off") == 0)
+			cfg->mode = WARD_SANDBOX_OFF;
+		else {
+			bad(&c, "sandbox", "unknown mode \"%s\" (known: required, off)", mode);
+			goto out;
+		}
+	}
+	if ((v = json_object_get(root, "timeout"))) {
+		if (!json_is_integer(v)) {
+			bad(&c, "timeout", "must be an integer number of seconds");
+			goto out;
+		}
+		if (ward_config_set_timeout(cfg, json_integer_value(v), err) < 0) {
+			setter_failed(&c, "timeout");
+			goto out;
+		}
+	}
+	if ((v = json_object_get(root, "namespaces")) && apply_namespaces(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "hostname"))) {
+		const char *h = NULL;
+
+		if (want_string(&c, v, "hostname", &h) < 0)
+			goto out;
+		if (strlen(h) > 64) {
+			bad(&c, "hostname", "longer than 64 characters");
+			goto out;
+		}
+		free(cfg->hostname);
+		cfg->hostname = strdup(h);
+	}
+	if ((v = json_object_get(root, "uid0")) && want_bool(&c, v, "uid0", &cfg->uid0) < 0)
+		goto out;
+	if ((v = json_object_get(root, "env")) && apply_env(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "mounts")) && apply_mounts(&c, v, cfg) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_error **err)
+{
+	_cleanup_free_ char *buf = malloc(WARD_POLICY_MAX + 2);
+	_cleanup_close_ int fd = -1;
+	size_t got = 0;
+
+	if (!buf)
+		return ward_error_make(err, ENOMEM, "policy");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno, "policy '%s'",
+					    path);
+	while (got <= WARD_POLICY_MAX) {
+		ssize_t n = read(fd, buf + got, WARD_POLICY_MAX + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "read policy '%s'", path);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return ward_policy_apply(buf, got, path, cfg, err);
+}
+
+char *ward_policy_default_path(void)
+{
+	const char *env = getenv("WARD_POLICY"), *xdg = getenv("XDG_CONFIG_HOME"),
+		   *home = getenv("HOME");
+	char *p = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (xdg && *xdg) {
+		if (asprintf(&p, "%s/ward/policy.json", xdg) >= 0 && access(p, F_OK) == 0)
+			return p;
+		free(p);
+		p = NULL;
+	} else if (home && *home) {
+		if (asprintf(&p, "%s/.config/ward/policy.json", home) >= 0 && access(p, F_OK) == 0)
+			return p;
+		free(p);
+		p = NULL;
+	}
+	if (access("/etc/ward/policy.json", F_OK) == 0)
+		return strdup("/etc/ward/policy.json");
+	return NULL;
+}

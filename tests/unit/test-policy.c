@@ -1,0 +1,118 @@
+/* test-policy.c — the policy file: every key applied, every mistake named. */
+#include "harness.h"
+#include "ward/policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int apply(struct ward_config *cfg, const char *text, char *msg, size_t size)
+{
+	struct ward_error *err = NULL;
+	int rc;
+
+	ward_config_init(cfg);
+	rc = ward_policy_apply(text, strlen(text), "p.json", cfg, &err);
+	if (rc < 0) {
+		ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+		snprintf(msg, size, "%s", err->message);
+		ward_error_free(err);
+	}
+	return rc;
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	struct ward_config cfg;
+	char msg[1024] = "";
+
+	ck_assert_msg(apply(&cfg, text, msg, sizeof(msg)) < 0, "accepted: %s", text);
+	ck_assert_msg(strstr(msg, needle) && strstr(msg, "policy 'p.json'"),
+		      "for %s: '%s' lacks '%s'", text, msg, needle);
+	ward_config_release(&cfg);
+}
+
+START_TEST(test_everything)
+{
+	struct ward_config cfg;
+	char msg[1024];
+	const char *text =
+		"{\"sandbox\": \"off\", \"timeout\": 30, \"namespaces\": [\"user\", \"pid\"],"
+		" \"hostname\": \"box\", \"uid0\": true,"
+		" \"env\": {\"clear\": true, \"set\": {\"CI\": \"1\", \"LANG\": \"C\"}},"
+		" \"mounts\": [{\"type\": \"ro-bind\", \"source\": \"/etc\", \"target\": \"/e\"},"
+		"            {\"type\": \"tmpfs\", \"target\": \"/scratch\"}]}";
+
+	ck_assert_int_eq(apply(&cfg, text, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(cfg.mode, WARD_SANDBOX_OFF);
+	ck_assert_int_eq(cfg.timeout, 30);
+	ck_assert_uint_eq(cfg.namespaces, WARD_NS_USER | WARD_NS_PID);
+	ck_assert(!cfg.view); /* no mount namespace */
+	ck_assert_str_eq(cfg.hostname, "box");
+	ck_assert(cfg.uid0);
+	ck_assert(cfg.clearenv);
+	ck_assert_uint_eq(cfg.n_setenv, 2);
+	ck_assert_uint_eq(cfg.n_mounts, 2);
+	ck_assert_str_eq(cfg.mounts[0].target, "/e");
+	ck_assert_int_eq(cfg.mounts[1].kind, WARD_MOUNT_TMPFS);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(apply(&cfg, "{}", msg, sizeof(msg)), 0);
+	ck_assert_int_eq(cfg.timeout, 120);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_mistakes)
+{
+	expect_error("{", "not valid JSON");
+	expect_error("[]", "must be a JSON object");
+	expect_error("{\"timout\": 5}", "unknown key \"timout\"");
+	expect_error("{\"sandbox\": \"maybe\"}", "unknown mode \"maybe\"");
+	expect_error("{\"sandbox\": 1}", "sandbox: must be a non-empty string");
+	expect_error("{\"timeout\": 0}", "timeout: timeout must be at least 1 second");
+	expect_error("{\"timeout\": 2.5}", "timeout: must be an integer");
+	expect_error("{\"namespaces\": [\"user\", \"time\"]}", "unknown namespace \"time\"");
+	expect_error("{\"namespaces\": \"user\"}", "must be an array");
+	expect_error("{\"uid0\": \"yes\"}", "uid0: must be true or false");
+	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\"");
+	expect_error("{\"env\": {\"set\": {\"A\": 1}}}", "value of \"A\" must be a string");
+	expect_error("{\"env\": {\"set\": {\"1A\": \"x\"}}}", "not a valid variable name");
+	expect_error("{\"mounts\": [{\"type\": \"bind\", \"target\": \"/x\"}]}",
+		     "mounts[0]: must be a non-empty string");
+	expect_error("{\"mounts\": [{\"type\": \"overlay\", \"target\": \"/x\"}]}",
+		     "unknown type \"overlay\"");
+	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"rel\"}]}",
+		     "not an absolute path");
+	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"/t\", \"source\": \"/s\"}]}",
+		     "a tmpfs has no source");
+	expect_error("{\"mounts\": [{\"type\": \"bind\", \"source\": \"/no/such\", \"target\": \"/x\"}]}",
+		     "/no/such");
+	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"/x\", \"mode\": 1}]}",
+		     "mounts[0]: unknown key \"mode\"");
+	expect_error("{\"hostname\": \"\"}", "hostname: must be a non-empty string");
+	expect_error("{\"sandbox\": \"off\", \"sandbox\": \"required\"}", "duplicate");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct ward_config cfg;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	ck_assert_int_lt(ward_policy_load("/no/such/policy.json", &cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err->message, "policy '/no/such/policy.json'"));
+	ward_error_free(err);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tc = harness_tcase(s, "policy", NULL);
+
+	tcase_add_test(tc, test_everything);
+	tcase_add_test(tc, test_mistakes);
+	tcase_add_test(tc, test_missing_file);
+	return harness_main(s);
+}
