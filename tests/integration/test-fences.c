@@ -173,11 +173,16 @@ static int run_fenced(struct fenced *o, char *const argv[], char **out)
 static int run_probe(struct fenced *o, const char *a1, const char *a2, const char *a3,
 		     char **out)
 {
-	char *probe = harness_path("tests/helpers/syscall-probe");
+	char *rel = harness_path("tests/helpers/syscall-probe");
+	/* absolute: the child changes to the workdir first */
+	char *probe = realpath(rel, NULL);
 	char *argv[] = { probe, (char *)a1, (char *)a2, (char *)a3, NULL };
-	int status = run_fenced(o, argv, out);
+	int status;
 
+	ck_assert_msg(probe, "no '%s'", rel);
+	status = run_fenced(o, argv, out);
 	free(probe);
+	free(rel);
 	return status;
 }
 
