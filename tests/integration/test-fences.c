@@ -4,6 +4,7 @@
  * Landlock, then seccomp just before execve), and runs a probe or a real
  * workload. Run as root and as uid 65534 by tests/run.sh. */
 #include "harness.h"
+#include "ward/caps.h"
 #include "ward/fences.h"
 
 #include <errno.h>
@@ -634,6 +635,103 @@ START_TEST(test_workload)
 }
 END_TEST
 
+/* ---- errors from inside: precise, and carried back over a pipe ------------------- */
+
+/* Run fn in a child with preallocated error storage, as the sandbox's init
+ * does, and bring its error back with ward_error_write/read. Returns 1 and
+ * fills *got when fn failed, 0 when it succeeded. */
+static int error_from_child(int (*fn)(const void *, struct ward_error **), const void *arg,
+			    struct ward_error *got)
+{
+	int p[2], r, status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct ward_error storage = { 0 }, *err = &storage;
+
+		close(p[0]);
+		if (fn(arg, &err) < 0)
+			ward_error_write(p[1], err);
+		_exit(0);
+	}
+	close(p[1]);
+	r = ward_error_read(p[0], got);
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_ge(r, 0);
+	return r;
+}
+
+static int apply_plan(const void *plan, struct ward_error **err)
+{
+	if (ward_caps_no_new_privs(err) < 0)
+		return -1;
+	return ward_landlock_apply(plan, err);
+}
+
+START_TEST(test_apply_missing_workdir)
+{
+	struct ward_landlock_config cfg;
+	struct ward_landlock_plan *plan;
+	struct ward_error *err = NULL, got;
+
+	ward_landlock_config_init(&cfg);
+	cfg.workdir = "/nonexistent-ward/project";
+	ck_assert_int_eq(ward_landlock_plan_new(&cfg, ward_landlock_abi(NULL), &plan, &err), 0);
+	ck_assert_int_eq(error_from_child(apply_plan, plan, &got), 1);
+	ck_assert_int_eq(got.code, ENOENT);
+	ck_assert_str_eq(got.message,
+			 "landlock: open '/nonexistent-ward/project': No such file or directory");
+	ward_landlock_plan_free(plan);
+}
+END_TEST
+
+static int restrict_only(const void *plan, struct ward_error **err)
+{
+	return ward_landlock_apply(plan, err);
+}
+
+static int seccomp_only(const void *prog, struct ward_error **err)
+{
+	return ward_seccomp_load(prog, err);
+}
+
+static int caps_only(const void *unused, struct ward_error **err)
+{
+	return ward_caps_drop_all(err);
+}
+
+/* Without privileges and without no_new_privs, each layer says what is missing. */
+START_TEST(test_unprivileged_errors)
+{
+	struct ward_landlock_config cfg;
+	struct ward_landlock_plan *plan;
+	struct ward_error *err = NULL, got;
+	const struct ward_seccomp_program *prog = ward_seccomp_program_get("default", NULL, &err);
+
+	ward_landlock_config_init(&cfg);
+	ck_assert_int_eq(ward_landlock_plan_new(&cfg, ward_landlock_abi(NULL), &plan, &err), 0);
+	ck_assert_int_eq(error_from_child(restrict_only, plan, &got), 1);
+	ck_assert_int_eq(got.code, EPERM);
+	ck_assert_str_eq(got.message, "landlock: restrict self (no_new_privs is not set): "
+				      "Operation not permitted");
+	ward_landlock_plan_free(plan);
+
+	ck_assert_ptr_nonnull(prog);
+	ck_assert_int_eq(error_from_child(seccomp_only, prog, &got), 1);
+	ck_assert_int_eq(got.code, EACCES);
+	ck_assert_str_eq(got.message, "seccomp: load profile 'default' (no_new_privs is not set): "
+				      "Permission denied");
+
+	ck_assert_int_eq(error_from_child(caps_only, NULL, &got), 1);
+	ck_assert_int_eq(got.code, EPERM);
+	ck_assert_str_eq(got.message, "capabilities: lock securebits: Operation not permitted");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fences");
@@ -663,6 +761,12 @@ int main(void)
 	tc = harness_tcase(s, "landlock-scope", "userns landlock6 seccomp");
 	tcase_add_test(tc, test_abstract_socket_scoped);
 	tcase_add_test(tc, test_signal_scoped);
+
+	tc = harness_tcase(s, "errors", "landlock seccomp");
+	tcase_add_test(tc, test_apply_missing_workdir);
+
+	tc = harness_tcase(s, "errors-unpriv", "unpriv landlock seccomp");
+	tcase_add_test(tc, test_unprivileged_errors);
 
 	tc = harness_tcase(s, "workloads", "userns landlock seccomp");
 	tcase_add_loop_test(tc, test_workload, 0, (int)(2 * N_WORKLOADS));
