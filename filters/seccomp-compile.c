@@ -184,6 +184,12 @@ int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 							    "expands to more than %d rules",
 							    rule->source, rule->line, rule->syscall,
 							    MAX_EXPANDED);
+			if (r == -EEXIST)
+				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+							    "seccomp profile '%s' line %u: '%s' has "
+							    "the same conditions as an earlier rule "
+							    "with another action",
+							    rule->source, rule->line, rule->syscall);
 			return ward_error_make(err, -r, "seccomp profile '%s' line %u: add rule for '%s'",
 					       rule->source, rule->line, rule->syscall);
 		}

@@ -571,6 +571,37 @@ static const char *action_name(uint32_t action, char *buf, size_t size)
 	return "?";
 }
 
+/* What libseccomp would refuse or resolve silently, said with the line:
+ * a rule whose action is the default, and a call with an unconditional rule
+ * and another rule of a different action (which one wins is not obvious). */
+static int check_rules(struct parser *ps)
+{
+	const struct ward_seccomp_profile *p = ps->p;
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct ward_seccomp_rule *r = &p->rules[i];
+		char buf[32], buf2[32];
+
+		ps->source = r->source;
+		ps->line = r->line;
+		if (r->action == p->default_action)
+			return fail(ps, "'%s %s' repeats the default action", r->syscall,
+				    action_name(r->action, buf, sizeof(buf)));
+		for (size_t j = 0; j < i; j++) {
+			const struct ward_seccomp_rule *q = &p->rules[j];
+
+			if (q->nr != r->nr || q->action == r->action ||
+			    (q->n_conds && r->n_conds))
+				continue;
+			return fail(ps, "'%s %s' conflicts with '%s %s' (profile '%s' line %u): "
+					"a rule without conditions takes every call",
+				    r->syscall, action_name(r->action, buf, sizeof(buf)), q->syscall,
+				    action_name(q->action, buf2, sizeof(buf2)), q->source, q->line);
+		}
+	}
+	return 0;
+}
+
 int ward_seccomp_profile_parse(const char *name, const char *text,
 			       struct ward_seccomp_profile **out, struct ward_error **err)
 {
@@ -586,16 +617,7 @@ int ward_seccomp_profile_parse(const char *name, const char *text,
 		ward_seccomp_profile_free(p);
 		return -1;
 	}
-	/* libseccomp refuses a rule whose action is the default; say which line. */
-	for (size_t i = 0; i < p->n_rules; i++) {
-		char buf[32];
-
-		if (p->rules[i].action != p->default_action)
-			continue;
-		ps.source = p->rules[i].source;
-		ps.line = p->rules[i].line;
-		fail(&ps, "'%s %s' repeats the default action",
-		     p->rules[i].syscall, action_name(p->rules[i].action, buf, sizeof(buf)));
+	if (check_rules(&ps) < 0) {
 		ward_seccomp_profile_free(p);
 		return -1;
 	}

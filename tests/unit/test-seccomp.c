@@ -322,6 +322,18 @@ static const struct {
 	{ "\n@include lenient\n", "line 2: unknown built-in profile 'lenient' (default, strict)" },
 	{ "@include\n", "line 1: '@include' needs a built-in profile name" },
 	{ "read EPERM\nwrite EPERM\x01\n", "line 2: unexpected byte 0x01" },
+	{ "read EPERM arg0==1 arg1==1 arg2==1 arg3==1 arg4==1 arg5==1 arg0==2\n",
+	  "line 1: more than 6 conditions" },
+	{ "readreadreadreadreadreadreadreadreadreadreadreadreadreadreadreadread EPERM\n",
+	  "line 1: system call name 'readreadreadread...' is too long" },
+	{ "read EPERM arg0==0x111111111111111111111111111111111111111111111111111111111111111\n",
+	  "line 1: value '0x11111111111111...' is too long" },
+	{ "read EPERM\n\nread EACCES arg0==1\n",
+	  "line 3: 'read EACCES' conflicts with 'read EPERM' (profile 'mine' line 1): a rule "
+	  "without conditions takes every call" },
+	{ "read EPERM arg0==1\nread EACCES\n",
+	  "line 2: 'read EACCES' conflicts with 'read EPERM' (profile 'mine' line 1): a rule "
+	  "without conditions takes every call" },
 };
 
 START_TEST(test_parse_errors)
@@ -582,6 +594,36 @@ START_TEST(test_ranges)
 }
 END_TEST
 
+/* What libseccomp refuses is reported with the profile's line. */
+START_TEST(test_compile_errors)
+{
+	static const struct {
+		const char *text, *message;
+	} cases[] = {
+		{ "read EPERM arg0==1\nread EACCES arg0==1\n",
+		  "seccomp profile 'test' line 2: 'read' has the same conditions as an earlier rule "
+		  "with another action" },
+		{ "# three lists of 31 blocks each\n"
+		  "read EPERM arg0 notin 0xffffffff arg1 notin 0xffffffff arg2 notin 0xffffffff\n",
+		  "seccomp profile 'test' line 2: 'read' expands to more than 1024 rules" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ward_seccomp_profile *p;
+		struct ward_seccomp_program *prog = (void *)1;
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_seccomp_profile_parse("test", cases[i].text, &p, &err), 0);
+		ck_assert_int_eq(ward_seccomp_compile(p, NULL, &prog, &err), -1);
+		ck_assert_ptr_null(prog);
+		ck_assert_str_eq(err->message, cases[i].message);
+		ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+		ward_error_free(err);
+		ward_seccomp_profile_free(p);
+	}
+}
+END_TEST
+
 START_TEST(test_cache)
 {
 	struct ward_seccomp_options opts = { 0 }, ptrace_opts = { .allow_ptrace = true };
@@ -647,6 +689,7 @@ int main(void)
 	tcase_add_test(tc, test_allow_ptrace_option);
 	tcase_add_test(tc, test_strict);
 	tcase_add_test(tc, test_ranges);
+	tcase_add_test(tc, test_compile_errors);
 	tcase_add_test(tc, test_cache);
 	return harness_main(s);
 }
