@@ -580,6 +580,10 @@ static const char *const workloads[] = {
 	/* tar and gzip */
 	"mkdir -p tmp d && seq 1 2000 > d/f && tar czf d.tgz d && rm -r d && tar xzf d.tgz && "
 	"gzip -c d/f | gunzip | wc -l && cksum < d/f",
+	/* node: files and a child process */
+	"mkdir -p tmp && node -e 'const fs = require(\"fs\"), cp = require(\"child_process\");"
+	" fs.writeFileSync(\"n.txt\", \"node\"); console.log(fs.readFileSync(\"n.txt\", \"utf8\"),"
+	" cp.execSync(\"echo child\").toString().trim())'",
 	/* a pipeline */
 	"seq 1 1000 | sort -rn | head -3 | tr '\\n' ' ' && echo && echo abc | rev && "
 	"echo to-stdout > /dev/stdout && echo to-stderr > /dev/stderr && echo gone 2> /dev/null",
@@ -629,6 +633,32 @@ START_TEST(test_workload)
 	assert_exit0(status, inside);
 	ck_assert_msg(strlen(outside) > 0, "no output outside");
 	ck_assert_msg(strcmp(inside, outside) == 0, "inside:\n%s\noutside:\n%s", inside, outside);
+	free(outside);
+	free(inside);
+	remove_dirs(&d);
+}
+END_TEST
+
+/* NETLINK_ROUTE stays open in the default profile: `ip` and getaddrinfo()
+ * with AI_ADDRCONFIG work, and give what they give outside. */
+START_TEST(test_netlink_route)
+{
+	static const char script[] =
+		"ip -o link show lo | cut -d' ' -f2 && python3 -c 'import socket; print(sorted({a[4][0] "
+		"for a in socket.getaddrinfo(\"localhost\", 80, type=socket.SOCK_STREAM, "
+		"flags=socket.AI_ADDRCONFIG)}))'";
+	struct dirs d;
+	struct fenced o = { 0 };
+	char *outside, *inside, *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	int status;
+
+	make_dirs(&d);
+	o.workdir = d.work;
+	outside = run_plain(d.outside, script);
+	status = run_fenced(&o, argv, &inside);
+	assert_exit0(status, inside);
+	ck_assert_ptr_nonnull(strstr(outside, "lo:"));
+	ck_assert_str_eq(inside, outside);
 	free(outside);
 	free(inside);
 	remove_dirs(&d);
@@ -770,5 +800,6 @@ int main(void)
 
 	tc = harness_tcase(s, "workloads", "userns landlock seccomp");
 	tcase_add_loop_test(tc, test_workload, 0, (int)(2 * N_WORKLOADS));
+	tcase_add_test(tc, test_netlink_route);
 	return harness_main(s);
 }
