@@ -495,6 +495,74 @@ int ward_landlock_plan_rule(const struct ward_landlock_plan *plan, size_t n, con
 	return 0;
 }
 
+/* ---- text forms ------------------------------------------------------------------ */
+
+static const char *const mode_names[] = {
+	[WARD_LANDLOCK_REQUIRED] = "required",
+	[WARD_LANDLOCK_BEST_EFFORT] = "best-effort",
+	[WARD_LANDLOCK_OFF] = "off",
+};
+
+static const struct {
+	const char *name;
+	unsigned need;
+} need_names[] = {
+	{ "fs", WARD_LANDLOCK_NEED_FS },
+	{ "refer", WARD_LANDLOCK_NEED_REFER },
+	{ "truncate", WARD_LANDLOCK_NEED_TRUNCATE },
+	{ "net", WARD_LANDLOCK_NEED_NET },
+	{ "ioctl_dev", WARD_LANDLOCK_NEED_IOCTL_DEV },
+	{ "scope", WARD_LANDLOCK_NEED_SCOPE },
+};
+
+const char *ward_landlock_mode_name(enum ward_landlock_mode mode)
+{
+	if ((unsigned)mode < ARRAY_SIZE(mode_names))
+		return mode_names[mode];
+	return "?";
+}
+
+int ward_landlock_parse_mode(const char *s, enum ward_landlock_mode *mode,
+			     struct ward_error **err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+		if (s && strcmp(s, mode_names[i]) == 0) {
+			*mode = (enum ward_landlock_mode)i;
+			return 0;
+		}
+	return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+				    "unknown landlock mode '%s' (required, best-effort, off)",
+				    s ? s : "");
+}
+
+int ward_landlock_parse_abi(const char *what, const char *s, int *abi, struct ward_error **err)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = s && *s ? strtol(s, &end, 10) : -1;
+	if (!s || !*s || errno || *end || v < 0 || v > WARD_LANDLOCK_ABI_KNOWN)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "%s '%s' is not a landlock abi between 0 and %d", what,
+					    s ? s : "", WARD_LANDLOCK_ABI_KNOWN);
+	*abi = (int)v;
+	return 0;
+}
+
+int ward_landlock_parse_need(const char *s, unsigned *need, struct ward_error **err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(need_names); i++)
+		if (s && strcmp(s, need_names[i].name) == 0) {
+			*need |= need_names[i].need;
+			return 0;
+		}
+	return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+				    "unknown landlock requirement '%s' (fs, refer, truncate, net, "
+				    "ioctl_dev, scope)",
+				    s ? s : "");
+}
+
 /* ---- apply (in the sandbox: system calls only) ------------------------------ */
 
 static int add_path_rule(int ruleset, const struct path_rule *r, struct ward_error **err)

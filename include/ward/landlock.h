@@ -156,6 +156,24 @@ WARD_API void ward_landlock_plan_masks(const struct ward_landlock_plan *plan, ui
 WARD_API int ward_landlock_plan_rule(const struct ward_landlock_plan *plan, size_t n,
 				     const char **path, uint64_t *access);
 
+/* Text forms for the policy file, flags and environment (pure). Each
+ * returns 0, or -1 with err of kind InvalidParameters naming the bad text.
+ *
+ * ward_landlock_parse_mode: "required", "best-effort", "off".
+ * ward_landlock_parse_abi: a number 0..WARD_LANDLOCK_ABI_KNOWN, for
+ *   --landlock-abi-max, WARD_LANDLOCK_ABI_MAX and the policy's min_abi
+ *   ("what" names the setting in the message).
+ * ward_landlock_parse_need: one name ("fs", "refer", "truncate", "net",
+ *   "ioctl_dev", "scope"), ORed into *need. */
+WARD_API int ward_landlock_parse_mode(const char *s, enum ward_landlock_mode *mode,
+				      struct ward_error **err);
+WARD_API int ward_landlock_parse_abi(const char *what, const char *s, int *abi,
+				     struct ward_error **err);
+WARD_API int ward_landlock_parse_need(const char *s, unsigned *need, struct ward_error **err);
+
+/* The name of a mode as ward_landlock_parse_mode() reads it. */
+WARD_API const char *ward_landlock_mode_name(enum ward_landlock_mode mode);
+
 /* Apply the plan to the calling thread (and what it later forks and execs):
  * open each path O_PATH, add the rules, restrict self. Only system calls:
  * meant for the sandbox's init after fork/clone, with err pointing to

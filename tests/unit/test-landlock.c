@@ -343,6 +343,46 @@ START_TEST(test_bad_config)
 }
 END_TEST
 
+START_TEST(test_text_forms)
+{
+	enum ward_landlock_mode mode;
+	struct ward_error storage, *err = &storage;
+	unsigned need = 0;
+	int abi = -1;
+
+	ck_assert_int_eq(ward_landlock_parse_mode("best-effort", &mode, &err), 0);
+	ck_assert_int_eq(mode, WARD_LANDLOCK_BEST_EFFORT);
+	ck_assert_str_eq(ward_landlock_mode_name(mode), "best-effort");
+	ck_assert_int_eq(ward_landlock_parse_mode("off", &mode, &err), 0);
+	ck_assert_int_eq(mode, WARD_LANDLOCK_OFF);
+	ck_assert_int_eq(ward_landlock_parse_mode("required", &mode, &err), 0);
+	ck_assert_int_eq(mode, WARD_LANDLOCK_REQUIRED);
+	ck_assert_int_eq(ward_landlock_parse_mode("strict", &mode, &err), -1);
+	ck_assert_str_eq(storage.message,
+			 "unknown landlock mode 'strict' (required, best-effort, off)");
+	ck_assert_int_eq(storage.kind, WARD_ERR_INVALID_PARAMETERS);
+
+	ck_assert_int_eq(ward_landlock_parse_abi("WARD_LANDLOCK_ABI_MAX", "3", &abi, &err), 0);
+	ck_assert_int_eq(abi, 3);
+	ck_assert_int_eq(ward_landlock_parse_abi("--landlock-abi-max", "0", &abi, &err), 0);
+	ck_assert_int_eq(abi, 0);
+	ck_assert_int_eq(ward_landlock_parse_abi("--landlock-abi-max", "8", &abi, &err), -1);
+	ck_assert_str_eq(storage.message,
+			 "--landlock-abi-max '8' is not a landlock abi between 0 and 7");
+	ck_assert_int_eq(ward_landlock_parse_abi("WARD_LANDLOCK_ABI_MAX", "2x", &abi, &err), -1);
+	ck_assert_int_eq(ward_landlock_parse_abi("WARD_LANDLOCK_ABI_MAX", "", &abi, &err), -1);
+	ck_assert_int_eq(ward_landlock_parse_abi("min_abi", "-1", &abi, &err), -1);
+	ck_assert_int_eq(abi, 0); /* untouched on failure */
+
+	ck_assert_int_eq(ward_landlock_parse_need("net", &need, &err), 0);
+	ck_assert_int_eq(ward_landlock_parse_need("scope", &need, &err), 0);
+	ck_assert_uint_eq(need, WARD_LANDLOCK_NEED_NET | WARD_LANDLOCK_NEED_SCOPE);
+	ck_assert_int_eq(ward_landlock_parse_need("signals", &need, &err), -1);
+	ck_assert_str_eq(storage.message, "unknown landlock requirement 'signals' (fs, refer, "
+					  "truncate, net, ioctl_dev, scope)");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("landlock");
@@ -356,5 +396,6 @@ int main(void)
 	tcase_add_test(tc, test_required_refusals);
 	tcase_add_test(tc, test_off);
 	tcase_add_test(tc, test_bad_config);
+	tcase_add_test(tc, test_text_forms);
 	return harness_main(s);
 }
