@@ -40,10 +40,13 @@
 	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM |  \
 	 LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE)
 
-/* `> /dev/null` opens with O_TRUNC, which needs the truncate right (ABI 3). */
-#define FS_DEV_WRITE (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
+/* `> /dev/null` opens with O_TRUNC, which needs the truncate right (ABI 3).
+ * Device ioctls (ABI 5) stay allowed on these harmless nodes so that
+ * isatty() on `< /dev/null` fails with ENOTTY as everywhere, not EACCES. */
+#define FS_DEV                                                                                     \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /* Terminals need their ioctls (tcgetattr, TIOCGWINSZ...), checked from ABI 5. */
-#define FS_TTY (FS_DEV_WRITE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define FS_TTY (FS_DEV | LANDLOCK_ACCESS_FS_READ_FILE)
 
 enum right_kind { RIGHT_FS, RIGHT_NET, RIGHT_SCOPE };
 
@@ -320,27 +323,38 @@ static const struct right *first_missing(const struct ward_landlock_config *cfg,
 static int plan_paths(struct ward_landlock_plan *p, const struct ward_landlock_config *cfg,
 		      size_t cap, struct ward_error **err)
 {
-	static const char *const dev_write[] = { "/dev/null", "/dev/zero", "/dev/full",
-						 "/dev/random", "/dev/urandom" };
-	static const char *const dev_tty[] = { "/dev/tty", "/dev/ptmx", "/dev/pts" };
-	int r = 0;
+	/* Optional: a sandbox's minimal /dev may lack some of them. */
+	static const struct {
+		const char *path;
+		uint64_t access;
+		bool tmp; /* with cfg->tmp, else with cfg->devices */
+	} fixed[] = {
+		{ "/tmp", FS_READ_WRITE, true },
+		{ "/dev/shm", FS_READ_WRITE, true },
+		{ "/dev/null", FS_DEV, false },
+		{ "/dev/zero", FS_DEV, false },
+		{ "/dev/full", FS_DEV, false },
+		{ "/dev/random", FS_DEV, false },
+		{ "/dev/urandom", FS_DEV, false },
+		{ "/dev/tty", FS_TTY, false },
+		{ "/dev/ptmx", FS_TTY, false },
+		{ "/dev/pts", FS_TTY, false },
+	};
 
-	r |= add_rule(p, cap, cfg->read_root ? cfg->read_root : "/", FS_READ, false, err);
-	if (cfg->workdir)
-		r |= add_rule(p, cap, cfg->workdir, FS_READ_WRITE, false, err);
+	if (add_rule(p, cap, cfg->read_root ? cfg->read_root : "/", FS_READ, false, err) < 0)
+		return -1;
+	if (cfg->workdir && add_rule(p, cap, cfg->workdir, FS_READ_WRITE, false, err) < 0)
+		return -1;
 	for (size_t i = 0; cfg->rw_paths && cfg->rw_paths[i]; i++)
-		r |= add_rule(p, cap, cfg->rw_paths[i], FS_READ_WRITE, false, err);
-	if (cfg->tmp) {
-		r |= add_rule(p, cap, "/tmp", FS_READ_WRITE, true, err);
-		r |= add_rule(p, cap, "/dev/shm", FS_READ_WRITE, true, err);
+		if (add_rule(p, cap, cfg->rw_paths[i], FS_READ_WRITE, false, err) < 0)
+			return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		if (!(fixed[i].tmp ? cfg->tmp : cfg->devices))
+			continue;
+		if (add_rule(p, cap, fixed[i].path, fixed[i].access, true, err) < 0)
+			return -1;
 	}
-	if (cfg->devices) {
-		for (size_t i = 0; i < ARRAY_SIZE(dev_write); i++)
-			r |= add_rule(p, cap, dev_write[i], FS_DEV_WRITE, true, err);
-		for (size_t i = 0; i < ARRAY_SIZE(dev_tty); i++)
-			r |= add_rule(p, cap, dev_tty[i], FS_TTY, true, err);
-	}
-	return r ? -1 : 0;
+	return 0;
 }
 
 static void plan_ports(struct ward_landlock_plan *p, const struct ward_landlock_config *cfg)

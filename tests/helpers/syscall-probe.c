@@ -11,6 +11,7 @@
  *   syscall-probe tcp PORT...     bind a listener on each port, then connect to each
  *   syscall-probe abstract NAME   connect to the abstract UNIX socket @NAME
  *   syscall-probe signal PID      kill(PID, 0)
+ *   syscall-probe ioctl PATH      open PATH read-only and ask it TCGETS (isatty)
  *   syscall-probe status          the capability and no_new_privs lines of /proc/self/status
  */
 #define _GNU_SOURCE
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -32,6 +34,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,11 +274,18 @@ int main(int argc, char **argv)
 		abstract(argv[2]);
 	} else if (strcmp(what, "signal") == 0 && argc == 3) {
 		PROBE("kill", kill((pid_t)atoi(argv[2]), 0));
+	} else if (strcmp(what, "ioctl") == 0 && argc == 3) {
+		struct termios t;
+		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+
+		PROBE("open", fd);
+		if (fd >= 0)
+			PROBE("ioctl(TCGETS)", ioctl(fd, TCGETS, &t));
 	} else if (strcmp(what, "status") == 0) {
 		status();
 	} else {
 		fprintf(stderr, "usage: syscall-probe denied|allowed|i386|x32|write PATH|"
-				"rename FROM TO|tcp PORT...|abstract NAME|signal PID|status\n");
+				"rename FROM TO|tcp PORT...|abstract NAME|signal PID|ioctl PATH|status\n");
 		return 2;
 	}
 	return 0;

@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A character device readable by everyone that no ward rule names. */
+#define OTHER_DEVICE "/dev/autofs"
+
 struct fenced {
 	const char *workdir;
 	const char *seccomp;    /* NULL: "default" */
@@ -81,6 +84,7 @@ static void child(const struct fenced *o, const struct ward_fences *f, char *con
 	write_or_die("/proc/self/gid_map", map);
 	if (o->netns)
 		loopback_up();
+
 	if (o->workdir && chdir(o->workdir) < 0) {
 		perror("chdir");
 		_exit(125);
@@ -422,6 +426,34 @@ START_TEST(test_writes_outside_denied)
 }
 END_TEST
 
+/* Device ioctls (ABI 5): allowed on the device nodes ward lists, denied on
+ * any other device (Landlock ties rules to inodes, so another node is
+ * needed, not another path to /dev/null). */
+START_TEST(test_device_ioctl)
+{
+	struct fenced o = { 0 };
+	char *out;
+
+	run_probe(&o, "ioctl", "/dev/null", NULL, &out);
+	assert_result(out, "ioctl(TCGETS)", "ENOTTY");
+	free(out);
+	run_probe(&o, "ioctl", OTHER_DEVICE, NULL, &out);
+	assert_result(out, "open", "ok");
+	assert_result(out, "ioctl(TCGETS)", "EACCES");
+	free(out);
+	/* the control: at ABI 4 device ioctls are not handled */
+	o.abi_max = 4;
+	run_probe(&o, "ioctl", OTHER_DEVICE, NULL, &out);
+	assert_result(out, "ioctl(TCGETS)", "ENOTTY");
+	free(out);
+}
+END_TEST
+
+static const char *probe_other_device(void)
+{
+	return access(OTHER_DEVICE, R_OK) == 0 ? NULL : "no readable " OTHER_DEVICE;
+}
+
 static const char *probe_abi(int want)
 {
 	static char reason[64];
@@ -436,6 +468,11 @@ static const char *probe_abi(int want)
 static const char *probe_landlock4(void)
 {
 	return probe_abi(4);
+}
+
+static const char *probe_landlock5(void)
+{
+	return probe_abi(5);
 }
 
 static const char *probe_landlock6(void)
@@ -768,6 +805,8 @@ int main(void)
 	TCase *tc;
 
 	harness_add_probe("landlock4", probe_landlock4);
+	harness_add_probe("landlock5", probe_landlock5);
+	harness_add_probe("devnode", probe_other_device);
 	harness_add_probe("landlock6", probe_landlock6);
 	harness_add_probe("ia32", probe_ia32);
 
@@ -787,6 +826,9 @@ int main(void)
 
 	tc = harness_tcase(s, "landlock-net", "userns landlock4 seccomp");
 	tcase_add_test(tc, test_tcp_connect_restricted);
+
+	tc = harness_tcase(s, "landlock-ioctl", "userns landlock5 seccomp devnode");
+	tcase_add_test(tc, test_device_ioctl);
 
 	tc = harness_tcase(s, "landlock-scope", "userns landlock6 seccomp");
 	tcase_add_test(tc, test_abstract_socket_scoped);
