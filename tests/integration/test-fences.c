@@ -771,6 +771,48 @@ static int caps_only(const void *unused, struct ward_error **err)
 	return ward_caps_drop_all(err);
 }
 
+/* Configuration errors surface in the supervisor, before anything is cloned,
+ * and name their layer. */
+START_TEST(test_prepare_errors)
+{
+	struct ward_fences_config cfg;
+	struct ward_fences *f = NULL;
+	struct ward_error *err = NULL;
+	const struct ward_fences_report *r;
+
+	ward_fences_config_init(&cfg);
+	cfg.seccomp = "bogus";
+	ck_assert_int_eq(ward_fences_prepare(&cfg, &f, &err), -1);
+	ck_assert_ptr_null(f);
+	ck_assert_str_eq(err->message,
+			 "unknown seccomp profile 'bogus' (default, strict, off, or a file)");
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+
+	ward_fences_config_init(&cfg);
+	cfg.landlock.abi_max = 3;
+	cfg.landlock.require |= WARD_LANDLOCK_NEED_SCOPE;
+	ck_assert_int_eq(ward_fences_prepare(&cfg, &f, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "landlock right 'scope.abstract_unix_socket' "
+						   "needs abi 6, capped at abi 3"));
+	ck_assert_int_eq(err->kind, WARD_ERR_EXECUTION_FAILED);
+
+	ward_fences_config_init(&cfg);
+	cfg.seccomp = "strict";
+	cfg.seccomp_options.allow_ptrace = true;
+	ck_assert_int_eq(ward_fences_prepare(&cfg, &f, &err), 0);
+	r = ward_fences_report(f);
+	ck_assert_str_eq(r->seccomp_profile, "strict");
+	ck_assert(r->allow_ptrace && r->caps_dropped && r->no_new_privs);
+	ck_assert_int_eq(r->landlock.abi, ward_landlock_abi(NULL));
+	ck_assert_str_eq(r->landlock.status, "enforced");
+	ck_assert_ptr_eq(ward_fences_seccomp(f), ward_seccomp_program_get("strict",
+									  &cfg.seccomp_options,
+									  NULL));
+	ward_fences_free(f);
+	ward_error_free(err);
+}
+END_TEST
+
 /* Without privileges and without no_new_privs, each layer says what is missing. */
 START_TEST(test_unprivileged_errors)
 {
@@ -836,6 +878,7 @@ int main(void)
 
 	tc = harness_tcase(s, "errors", "landlock seccomp");
 	tcase_add_test(tc, test_apply_missing_workdir);
+	tcase_add_test(tc, test_prepare_errors);
 
 	tc = harness_tcase(s, "errors-unpriv", "unpriv landlock seccomp");
 	tcase_add_test(tc, test_unprivileged_errors);
