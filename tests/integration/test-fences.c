@@ -614,6 +614,14 @@ static const char *const workloads[] = {
 	"print(subprocess.run([\"echo\", \"from a child\"], capture_output=True, "
 	"text=True).stdout.strip())\n"
 	"a, b = socket.socketpair(); a.sendall(b\"ping\"); print(b.recv(4).decode())\n'",
+	/* a pseudo-terminal: /dev/ptmx, /dev/pts and their ioctls */
+	"python3 -c '\n"
+	"import os, pty\n"
+	"pid, fd = pty.fork()\n"
+	"if pid == 0:\n"
+	"    print(\"in a tty:\", os.isatty(0), os.get_terminal_size(0).columns >= 0)\n"
+	"    input(); os._exit(0)\n"
+	"print(os.read(fd, 100).decode().strip()); os.write(fd, b\"\\n\"); os.waitpid(pid, 0)\n'",
 	/* tar and gzip */
 	"mkdir -p tmp d && seq 1 2000 > d/f && tar czf d.tgz d && rm -r d && tar xzf d.tgz && "
 	"gzip -c d/f | gunzip | wc -l && cksum < d/f",
