@@ -222,8 +222,9 @@ static void abstract(const char *name)
 	if (n > sizeof(a.sun_path) - 1)
 		n = sizeof(a.sun_path) - 1;
 	memcpy(a.sun_path + 1, name, n);
-	PROBE("connect(abstract)",
-	      connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+
+	PROBE("connect(abstract)", connect(fd, (struct sockaddr *)&a, len));
 	close(fd);
 }
 
