@@ -73,6 +73,9 @@ $(B)/%.o: %.c $(HEADERS) $(wildcard */*-internal.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# The built-in seccomp profiles are embedded with .incbin.
+$(B)/filters/seccomp-profile.o: $(wildcard filters/*.profile)
+
 $(B)/libward.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^

@@ -1,0 +1,126 @@
+# seccomp-default.profile — ward's default seccomp profile.
+#
+# Format, one rule a line:
+#
+#     SYSCALL  ACTION  [CONDITION...]  [@TAG]
+#
+# ACTION is an errno name (EPERM, ENOSYS, EACCES, ...) to fail the call with,
+# or one of allow, kill (the process), kill-thread, trap (SIGSYS), log.
+# CONDITIONs compare the call's arguments; a rule applies when all hold:
+#
+#     argN==V  argN!=V  argN<V  argN<=V  argN>V  argN>=V   64-bit comparison
+#     argN&MASK==V                                         masked equality
+#     argN in V,V,LO..HI       argN notin V,V,LO..HI       on the low 32 bits
+#
+# "in" and "notin" look at the low 32 bits only, as the kernel does for int
+# and unsigned int arguments, so garbage in a register's upper half cannot
+# slip a value past them. Values are numbers (decimal or 0x hex) or the
+# constant names ward knows (AF_*, CLONE_NEW*, TIOC*, NETLINK_*, SOCK_*,
+# PER_LINUX), joined with |. Several rules for one call are alternatives.
+# @TAG marks a rule an option lifts: @ptrace is lifted by ward's allow-ptrace
+# option (debuggers inside the sandbox).
+# Directives: "@default ACTION" sets the action for every call no rule
+# matches (allow when absent: this profile is a deny list); "@include NAME"
+# reads a built-in profile in place. "#" starts a comment.
+#
+# Calls made for another architecture's ABI (i386 via int 0x80 and x32 on
+# x86-64, 32-bit arm on aarch64) kill the process whatever the profile says.
+#
+# The rule for choosing: deny, with EPERM, what build, test, git and package
+# manager workloads never need and what reaches kernel attack surface or
+# state outside the sandbox; keep everything ordinary tools do. setsockopt,
+# sendto and bind stay allowed (denying them breaks test suites that start
+# servers on the sandbox's own loopback).
+
+# Kernel modules, replacing or rebooting the kernel.
+init_module        EPERM
+finit_module       EPERM
+delete_module      EPERM
+create_module      EPERM
+get_kernel_syms    EPERM
+query_module       EPERM
+kexec_load         EPERM
+kexec_file_load    EPERM
+reboot             EPERM
+
+# eBPF, perf events and kernel keyrings: large kernel attack surface, and
+# keyrings are not namespaced.
+bpf                EPERM
+perf_event_open    EPERM
+keyctl             EPERM
+add_key            EPERM
+request_key        EPERM
+
+# userfaultfd stalls kernel threads at will (an exploitation primitive);
+# io_uring runs operations this filter never sees.
+userfaultfd        EPERM
+io_uring_setup     EPERM
+io_uring_enter     EPERM
+io_uring_register  EPERM
+
+# The mount family: the sandbox's view is built before this filter is loaded.
+mount              EPERM
+umount2            EPERM
+pivot_root         EPERM
+move_mount         EPERM
+open_tree          EPERM
+fsopen             EPERM
+fsconfig           EPERM
+fsmount            EPERM
+fspick             EPERM
+mount_setattr      EPERM
+
+# New namespaces. clone3 passes its flags in memory a filter cannot read, so
+# it answers ENOSYS and libc falls back to clone, whose flags are checked.
+unshare            EPERM
+setns              EPERM
+clone3             ENOSYS
+clone              EPERM  arg0&CLONE_NEWNS==CLONE_NEWNS
+clone              EPERM  arg0&CLONE_NEWCGROUP==CLONE_NEWCGROUP
+clone              EPERM  arg0&CLONE_NEWUTS==CLONE_NEWUTS
+clone              EPERM  arg0&CLONE_NEWIPC==CLONE_NEWIPC
+clone              EPERM  arg0&CLONE_NEWUSER==CLONE_NEWUSER
+clone              EPERM  arg0&CLONE_NEWPID==CLONE_NEWPID
+clone              EPERM  arg0&CLONE_NEWNET==CLONE_NEWNET
+
+# Tracing and reading other processes' memory.
+ptrace             EPERM  @ptrace
+process_vm_readv   EPERM  @ptrace
+process_vm_writev  EPERM  @ptrace
+
+# File handles bypass path-based checks (the "shocker" escape).
+open_by_handle_at  EPERM
+
+# Machine-wide state.
+swapon             EPERM
+swapoff            EPERM
+acct               EPERM
+quotactl           EPERM
+quotactl_fd        EPERM
+syslog             EPERM
+lookup_dcookie     EPERM
+uselib             EPERM
+_sysctl            EPERM
+iopl               EPERM
+ioperm             EPERM
+settimeofday       EPERM
+clock_settime      EPERM
+clock_adjtime      EPERM
+adjtimex           EPERM
+
+# Pushing input into a terminal the sandbox shares with its caller.
+ioctl              EPERM  arg1 in TIOCSTI,TIOCLINUX
+
+# Execution domains other than Linux (0xffffffff only asks the current one).
+personality        EPERM  arg0 notin PER_LINUX,0xffffffff
+
+# Socket families: UNIX, IPv4, IPv6, and netlink route only. NETLINK_ROUTE
+# stays because ordinary tools need it: glibc's getaddrinfo() with
+# AI_ADDRCONFIG (the default of many programs) asks it for the interfaces'
+# addresses, and `ip addr` / `ip route` read it. It only sees the
+# sandbox's own network namespace, and with every capability dropped it can
+# read, not change. Every other netlink protocol (audit, uevents, sock_diag,
+# netfilter, ...) and every other family (packet, vsock, bluetooth, alg, ...)
+# is refused.
+socket             EPERM  arg0 notin AF_UNIX,AF_INET,AF_INET6,AF_NETLINK
+socket             EPERM  arg0 in AF_NETLINK  arg2 notin NETLINK_ROUTE

@@ -1,0 +1,695 @@
+/* test-seccomp.c — profile parsing (every malformed line and its number) and
+ * the compiled programs, checked by running the exported BPF in a small
+ * classic-BPF interpreter on made-up struct seccomp_data: no kernel needed. */
+#include "harness.h"
+#include "ward/seccomp.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/netlink.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#define FOREIGN_ARCH AUDIT_ARCH_I386
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#define FOREIGN_ARCH AUDIT_ARCH_ARM
+#endif
+
+#define ALLOW SECCOMP_RET_ALLOW
+#define KILL SECCOMP_RET_KILL_PROCESS
+#define ERR(e) (SECCOMP_RET_ERRNO | (e))
+
+/* ---- a classic BPF interpreter, as the kernel runs seccomp filters ---------- */
+
+static uint32_t run_bpf(const struct sock_fprog *prog, const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (unsigned pc = 0; pc < prog->len; pc++) {
+		const struct sock_filter *f = &prog->filter[pc];
+
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			ck_assert_msg(f->k % 4 == 0 && f->k + 4 <= sizeof(*d), "load at %u", f->k);
+			memcpy(&a, (const char *)d + f->k, 4);
+			break;
+		case BPF_LD | BPF_IMM:
+			a = f->k;
+			break;
+		case BPF_LDX | BPF_IMM:
+			x = f->k;
+			break;
+		case BPF_LD | BPF_MEM:
+			a = mem[f->k % BPF_MEMWORDS];
+			break;
+		case BPF_LDX | BPF_MEM:
+			x = mem[f->k % BPF_MEMWORDS];
+			break;
+		case BPF_ST:
+			mem[f->k % BPF_MEMWORDS] = a;
+			break;
+		case BPF_STX:
+			mem[f->k % BPF_MEMWORDS] = x;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= f->k;
+			break;
+		case BPF_ALU | BPF_OR | BPF_K:
+			a |= f->k;
+			break;
+		case BPF_ALU | BPF_ADD | BPF_K:
+			a += f->k;
+			break;
+		case BPF_ALU | BPF_SUB | BPF_K:
+			a -= f->k;
+			break;
+		case BPF_ALU | BPF_AND | BPF_X:
+			a &= x;
+			break;
+		case BPF_ALU | BPF_RSH | BPF_K:
+			a >>= f->k;
+			break;
+		case BPF_ALU | BPF_LSH | BPF_K:
+			a <<= f->k;
+			break;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			break;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += f->k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += a == f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += a > f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += a >= f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (a & f->k) ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_X:
+			pc += a == x ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_X:
+			pc += a > x ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_X:
+			pc += a >= x ? f->jt : f->jf;
+			break;
+		case BPF_RET | BPF_K:
+			return f->k;
+		case BPF_RET | BPF_A:
+			return a;
+		default:
+			ck_abort_msg("unknown BPF opcode 0x%x at %u", f->code, pc);
+		}
+	}
+	ck_abort_msg("program fell off its end");
+	return 0;
+}
+
+static uint32_t call(const struct ward_seccomp_program *p, uint32_t arch, int nr, uint64_t a0,
+		     uint64_t a1, uint64_t a2)
+{
+	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1, a2 } };
+
+	return run_bpf(&p->fprog, &d);
+}
+
+static uint32_t native(const struct ward_seccomp_program *p, int nr, uint64_t a0, uint64_t a1,
+		       uint64_t a2)
+{
+	return call(p, NATIVE_ARCH, nr, a0, a1, a2);
+}
+
+static struct ward_seccomp_program *compile_text(const char *text, bool allow_ptrace)
+{
+	struct ward_seccomp_profile *profile;
+	struct ward_seccomp_program *prog;
+	struct ward_seccomp_options opts = { .allow_ptrace = allow_ptrace };
+	struct ward_error *err = NULL;
+
+	if (ward_seccomp_profile_parse("test", text, &profile, &err) < 0)
+		ck_abort_msg("parse: %s", err->message);
+	if (ward_seccomp_compile(profile, &opts, &prog, &err) < 0)
+		ck_abort_msg("compile: %s", err->message);
+	ward_seccomp_profile_free(profile);
+	return prog;
+}
+
+static struct ward_seccomp_program *compile_builtin(const char *name, bool allow_ptrace)
+{
+	return compile_text(ward_seccomp_profile_text(name), allow_ptrace);
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+START_TEST(test_parse_builtin)
+{
+	struct ward_seccomp_profile *p;
+	struct ward_error *err = NULL;
+	bool clone3 = false, ptrace_tagged = false;
+
+	ck_assert_int_eq(ward_seccomp_profile_builtin("default", &p, &err), 0);
+	ck_assert_str_eq(p->name, "default");
+	ck_assert_uint_eq(p->default_action, SECCOMP_RET_ALLOW);
+	ck_assert_uint_gt(p->n_rules, 50);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		ck_assert_str_eq(p->rules[i].source, "default");
+		ck_assert_uint_gt(p->rules[i].line, 0);
+		if (strcmp(p->rules[i].syscall, "clone3") == 0)
+			clone3 = p->rules[i].action == ERR(ENOSYS) && p->rules[i].nr == SYS_clone3;
+		if (strcmp(p->rules[i].syscall, "ptrace") == 0)
+			ptrace_tagged = strcmp(p->rules[i].tag, "ptrace") == 0;
+	}
+	ck_assert(clone3);
+	ck_assert(ptrace_tagged);
+	ward_seccomp_profile_free(p);
+
+	ck_assert_int_eq(ward_seccomp_profile_builtin("strict", &p, &err), 0);
+	ck_assert_str_eq(p->rules[0].source, "default"); /* the include comes first */
+	ck_assert_str_eq(p->rules[p->n_rules - 1].source, "strict");
+	ward_seccomp_profile_free(p);
+
+	ck_assert_int_lt(ward_seccomp_profile_builtin("lenient", &p, &err), 0);
+	ck_assert_str_eq(err->message,
+			 "unknown seccomp profile 'lenient' (default, strict, off, or a file)");
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ward_error_free(err);
+}
+END_TEST
+
+START_TEST(test_parse_forms)
+{
+	struct ward_seccomp_profile *p;
+	struct ward_error *err = NULL;
+	const struct ward_seccomp_cond *c;
+
+	ck_assert_int_eq(ward_seccomp_profile_parse("t",
+						    "# comment\n"
+						    "\n"
+						    "   @default EPERM  # allow-list\r\n"
+						    "read allow\n"
+						    "write\tallow arg0 <= 2\n"
+						    "socket kill arg0 notin AF_UNIX,AF_INET6 arg1 == 0x10\n"
+						    "ioctl log arg1 & 0xff == 0x12 @tty\n"
+						    "fcntl trap arg1 in 1..3,7,2 arg0>=CLONE_NEWNS|1\n"
+						    "kill EACCES arg1!=SIGKILL_IS_NOT_A_CONSTANT_BUT",
+						    &p, &err),
+			 -1);
+	ck_assert_str_eq(err->message, "seccomp profile 't' line 9: unknown constant "
+				       "'SIGKILL_IS_NOT_A_CONSTANT_BUT'");
+	ward_error_free(err);
+	err = NULL;
+
+	ck_assert_int_eq(ward_seccomp_profile_parse("t",
+						    "# comment\n"
+						    "\n"
+						    "   @default EPERM  # allow-list\r\n"
+						    "read allow\n"
+						    "write\tallow arg0 <= 2\n"
+						    "socket kill arg0 notin AF_UNIX,AF_INET6 arg1 == 0x10\n"
+						    "ioctl log arg1 & 0xff == 0x12 @tty\n"
+						    "fcntl trap arg1 in 1..3,7,2 arg0>=CLONE_NEWNS|1\n"
+						    "kill-thread: kill\n",
+						    &p, &err),
+			 -1);
+	ck_assert_str_eq(err->message, "seccomp profile 't' line 9: bad system call name "
+				       "'kill-thread:'");
+	ward_error_free(err);
+	err = NULL;
+
+	ck_assert_int_eq(ward_seccomp_profile_parse("t",
+						    "# comment\n"
+						    "\n"
+						    "   @default EPERM  # allow-list\r\n"
+						    "read allow\n"
+						    "write\tallow arg0 <= 2\n"
+						    "socket kill arg0 notin AF_UNIX,AF_INET6 arg1 == 0x10\n"
+						    "ioctl log arg1 & 0xff == 0x12 @tty\n"
+						    "fcntl trap arg1 in 1..3,7,2 arg0>=CLONE_NEWNS|1\n",
+						    &p, &err),
+			 0);
+	ck_assert_uint_eq(p->default_action, ERR(EPERM));
+	ck_assert_uint_eq(p->n_rules, 5);
+	ck_assert_uint_eq(p->rules[0].action, SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(p->rules[0].line, 4);
+	c = &p->rules[1].conds[0];
+	ck_assert(c->arg == 0 && c->op == WARD_SECCOMP_LE && c->value == 2);
+	ck_assert_uint_eq(p->rules[2].action, SECCOMP_RET_KILL_PROCESS);
+	c = &p->rules[2].conds[0];
+	ck_assert_int_eq(c->op, WARD_SECCOMP_IN);
+	ck_assert_uint_eq(c->n_ranges, 3); /* 0, 2..9, 11..max */
+	ck_assert(c->lo[0] == 0 && c->hi[0] == 0);
+	ck_assert(c->lo[1] == 2 && c->hi[1] == 9);
+	ck_assert(c->lo[2] == 11 && c->hi[2] == 0xffffffffu);
+	ck_assert(p->rules[2].conds[1].arg == 1 && p->rules[2].conds[1].value == 0x10);
+	ck_assert_uint_eq(p->rules[3].action, SECCOMP_RET_LOG);
+	ck_assert_str_eq(p->rules[3].tag, "tty");
+	c = &p->rules[3].conds[0];
+	ck_assert(c->op == WARD_SECCOMP_MASKED_EQ && c->mask == 0xff && c->value == 0x12);
+	c = &p->rules[4].conds[0];
+	ck_assert_uint_eq(c->n_ranges, 2); /* 1..3 (2 merged in), 7 */
+	ck_assert(c->lo[0] == 1 && c->hi[0] == 3 && c->lo[1] == 7 && c->hi[1] == 7);
+	ck_assert_uint_eq(p->rules[4].conds[1].value, CLONE_NEWNS | 1);
+	ward_seccomp_profile_free(p);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	const char *message;
+} bad[] = {
+	{ "read EPERM\nfrobnicate EPERM\n", "line 2: unknown system call 'frobnicate'" },
+	{ "\n\nread\n", "line 3: 'read' has no action" },
+	{ "read deny\n", "line 1: unknown action 'deny' (an errno name such as EPERM, or allow, "
+			 "kill, kill-thread, trap, log)" },
+	{ "read EWHATEVER\n", "line 1: unknown action 'EWHATEVER' (an errno name such as EPERM, "
+			      "or allow, kill, kill-thread, trap, log)" },
+	{ "read allow\n", "line 1: 'read allow' repeats the default action" },
+	{ "# c\nRead EPERM\n", "line 2: bad system call name 'Read'" },
+	{ "read EPERM fd==1\n", "line 1: expected a condition such as 'arg0==1' at 'fd==1'" },
+	{ "read EPERM arg6==1\n", "line 1: argument 'arg6' out of range (arg0 to arg5)" },
+	{ "read EPERM arg12==1\n", "line 1: argument 'arg12' out of range (arg0 to arg5)" },
+	{ "read EPERM arg0=1\n", "line 1: unknown operator at '=1' (==, !=, <, <=, >, >=, "
+				 "&MASK==, in, notin)" },
+	{ "read EPERM arg0==\n", "line 1: missing value" },
+	{ "read EPERM arg0==12abc\n", "line 1: bad number '12abc'" },
+	{ "read EPERM arg0==99999999999999999999\n", "line 1: bad number '99999999999999999999'" },
+	{ "read EPERM arg0==AF_MARS\n", "line 1: unknown constant 'AF_MARS'" },
+	{ "read EPERM arg0==1 arg0==2\n", "line 1: arg0 is compared twice in one rule (write two "
+					  "rules, or use 'in'/'notin')" },
+	{ "read EPERM arg0&0xf=1\n", "line 1: a mask must be followed by '==' at '=1'" },
+	{ "read EPERM arg0&0xf==0x10\n", "line 1: value 0x10 has bits outside the mask 0xf: "
+					 "never matches" },
+	{ "read EPERM arg0 in\n", "line 1: 'in' needs a list of values" },
+	{ "read EPERM arg0 in 1,\n", "line 1: missing value after ','" },
+	{ "read EPERM arg0 in 5..3\n", "line 1: empty range '5..3'" },
+	{ "read EPERM arg0 in 0x100000000\n", "line 1: '0x100000000' does not fit in 32 bits (in "
+					      "and notin compare the low 32 bits)" },
+	{ "read EPERM arg0 notin 0..0xffffffff\n", "line 1: 'notin' leaves no value to match" },
+	{ "read EPERM arg0 in 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+	  "line 1: more than 16 values in one list" },
+	{ "read EPERM @a b\n", "line 1: the tag '@a' must end the line" },
+	{ "read EPERM @\n", "line 1: empty tag '@'" },
+	{ "read EPERM @Big\n", "line 1: bad tag '@Big' (lowercase letters, digits, '-')" },
+	{ "@defualt EPERM\n", "line 1: unknown directive '@defualt' (@default, @include)" },
+	{ "@default\n", "line 1: '@default' needs an action" },
+	{ "@default EPERM\n@default kill\n", "line 2: the default action is already set (line 1)" },
+	{ "@default EPERM extra\n", "line 1: unexpected 'extra' after '@default EPERM'" },
+	{ "\n@include lenient\n", "line 2: unknown built-in profile 'lenient' (default, strict)" },
+	{ "@include\n", "line 1: '@include' needs a built-in profile name" },
+	{ "read EPERM\nwrite EPERM\x01\n", "line 2: unexpected byte 0x01" },
+	{ "read EPERM arg0==1 arg1==1 arg2==1 arg3==1 arg4==1 arg5==1 arg0==2\n",
+	  "line 1: more than 6 conditions" },
+	{ "readreadreadreadreadreadreadreadreadreadreadreadreadreadreadreadread EPERM\n",
+	  "line 1: system call name 'readreadreadread...' is too long" },
+	{ "read EPERM arg0==0x111111111111111111111111111111111111111111111111111111111111111\n",
+	  "line 1: value '0x11111111111111...' is too long" },
+	{ "read EPERM\n\nread EACCES arg0==1\n",
+	  "line 3: 'read EACCES' conflicts with 'read EPERM' (profile 'mine' line 1): a rule "
+	  "without conditions takes every call" },
+	{ "read EPERM arg0==1\nread EACCES\n",
+	  "line 2: 'read EACCES' conflicts with 'read EPERM' (profile 'mine' line 1): a rule "
+	  "without conditions takes every call" },
+};
+
+START_TEST(test_parse_errors)
+{
+	struct ward_seccomp_profile *p = (void *)1;
+	struct ward_error storage = { 0 }, *err = &storage;
+	char want[WARD_ERROR_MESSAGE_MAX];
+
+	ck_assert_int_eq(ward_seccomp_profile_parse("mine", bad[_i].text, &p, &err), -1);
+	ck_assert_ptr_null(p);
+	ck_assert_ptr_eq(err, &storage);
+	snprintf(want, sizeof(want), "seccomp profile 'mine' %s", bad[_i].message);
+	ck_assert_str_eq(storage.message, want);
+	ck_assert_int_eq(storage.kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_str_eq(storage.rule, "seccomp");
+}
+END_TEST
+
+/* An error in an included profile names that profile and its line; the
+ * default action of the includer applies to the included rules. */
+START_TEST(test_parse_include_errors)
+{
+	struct ward_seccomp_profile *p;
+	struct ward_error *err = NULL;
+
+	ck_assert_int_eq(ward_seccomp_profile_parse("mine", "# x\n@default EPERM\n@include default\n",
+						    &p, &err),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "seccomp profile 'default' line "));
+	ck_assert_ptr_nonnull(strstr(err->message, "repeats the default action"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_seccomp_profile_parse("mine", "@include strict\nbogus_call EPERM\n",
+						    &p, &err),
+			 -1);
+	ck_assert_str_eq(err->message, "seccomp profile 'mine' line 2: unknown system call "
+				       "'bogus_call'");
+	ward_error_free(err);
+}
+END_TEST
+
+START_TEST(test_load_file)
+{
+	char *dir = harness_tmpdir(), path[4096];
+	struct ward_seccomp_profile *p;
+	struct ward_error *err = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/p.profile", dir);
+	f = fopen(path, "w");
+	fputs("@include default\n\nchroot EPERM\nmknod EPERMX\n", f);
+	fclose(f);
+	ck_assert_int_eq(ward_seccomp_profile_load_file(path, &p, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "line 4: unknown action 'EPERMX'"));
+	ck_assert_ptr_nonnull(strstr(err->message, path));
+	ward_error_free(err);
+	err = NULL;
+	snprintf(path, sizeof(path), "%s/missing.profile", dir);
+	ck_assert_int_eq(ward_seccomp_profile_load_file(path, &p, &err), -1);
+	ck_assert_int_eq(err->code, ENOENT);
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_seccomp_profile_load_file(dir, &p, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "is not a regular file"));
+	ward_error_free(err);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- the compiled programs -------------------------------------------------- */
+
+/* Every unconditional rule of the default profile is in the program. */
+START_TEST(test_default_every_rule)
+{
+	struct ward_seccomp_profile *p;
+	struct ward_seccomp_program *prog = compile_builtin("default", false);
+	struct ward_error *err = NULL;
+	size_t checked = 0;
+
+	ck_assert_int_eq(ward_seccomp_profile_builtin("default", &p, &err), 0);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct ward_seccomp_rule *r = &p->rules[i];
+
+		if (r->n_conds || r->nr < 0)
+			continue;
+		ck_assert_msg(native(prog, r->nr, 0, 0, 0) == r->action, "%s: 0x%x", r->syscall,
+			      native(prog, r->nr, 0, 0, 0));
+		checked++;
+	}
+	ck_assert_uint_gt(checked, 40);
+	ck_assert_uint_eq(native(prog, SYS_clone3, 0, 0, 0), ERR(ENOSYS));
+	ck_assert_uint_eq(native(prog, SYS_bpf, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_mount, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_ptrace, 0, 0, 0), ERR(EPERM));
+	ward_seccomp_profile_free(p);
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+START_TEST(test_default_allows_ordinary_calls)
+{
+	struct ward_seccomp_program *prog = compile_builtin("default", false);
+	static const int calls[] = { SYS_read,     SYS_write,      SYS_openat,  SYS_execve,
+				     SYS_mmap,     SYS_futex,      SYS_wait4,   SYS_setsockopt,
+				     SYS_sendto,   SYS_bind,       SYS_connect, SYS_socketpair,
+				     SYS_getdents64, SYS_pipe2,    SYS_prctl,   SYS_seccomp,
+				     SYS_kill,     SYS_rt_sigaction, SYS_statx, SYS_exit_group };
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		ck_assert_msg(native(prog, calls[i], 0, 0, 0) == ALLOW, "call %d", calls[i]);
+	/* fork, vfork and threads through clone */
+	ck_assert_uint_eq(native(prog, SYS_clone, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD,
+				 0, 0),
+			  ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_clone,
+				 CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+					 CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+					 CLONE_CHILD_CLEARTID,
+				 0, 0),
+			  ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_ioctl, 1, TCGETS, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_ioctl, 1, TIOCGWINSZ, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_personality, PER_LINUX, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_personality, 0xffffffff, 0, 0), ALLOW);
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+START_TEST(test_default_conditions)
+{
+	struct ward_seccomp_program *prog = compile_builtin("default", false);
+	static const uint64_t ns_flags[] = { CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+					     CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET };
+
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
+		ck_assert_uint_eq(native(prog, SYS_clone, ns_flags[i] | SIGCHLD, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_unshare, CLONE_NEWUSER, 0, 0), ERR(EPERM));
+
+	/* terminal injection; the kernel takes the command as 32 bits, so
+	 * garbage above them must not get past */
+	ck_assert_uint_eq(native(prog, SYS_ioctl, 0, TIOCSTI, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_ioctl, 0, TIOCLINUX, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_ioctl, 0, TIOCSTI | 0xdead00000000ull, 0), ERR(EPERM));
+
+	ck_assert_uint_eq(native(prog, SYS_personality, ADDR_NO_RANDOMIZE, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_personality, PER_BSD, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_personality, 0xfffffffe, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_personality, 1, 0, 0), ERR(EPERM));
+
+	/* socket families: only UNIX, INET, INET6 and NETLINK, whatever the
+	 * upper half of the register holds */
+	for (uint64_t fam = 0; fam < 64; fam++) {
+		bool ok = fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK;
+		uint32_t want = ok ? ALLOW : ERR(EPERM);
+
+		ck_assert_msg(native(prog, SYS_socket, fam, SOCK_STREAM, 0) == want, "family %d",
+			      (int)fam);
+		ck_assert_msg(native(prog, SYS_socket, fam | 0x100000000ull, SOCK_STREAM, 0) == want,
+			      "family %d with upper bits", (int)fam);
+	}
+	ck_assert_uint_eq(native(prog, SYS_socket, 0xffffffffull, 0, 0), ERR(EPERM));
+	/* netlink: route only */
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG),
+			  ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_KOBJECT_UEVENT),
+			  ERR(EPERM));
+	/* the protocol check is for netlink only */
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_INET, SOCK_STREAM, 6), ALLOW);
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+START_TEST(test_other_abis_killed)
+{
+	struct ward_seccomp_program *prog = compile_builtin("default", false);
+
+	ck_assert_uint_eq(call(prog, FOREIGN_ARCH, 0, 0, 0, 0), KILL);
+	ck_assert_uint_eq(call(prog, FOREIGN_ARCH, 4 /* i386 write */, 1, 0, 0), KILL);
+	ck_assert_uint_eq(call(prog, 0, SYS_read, 0, 0, 0), KILL);
+#if defined(__x86_64__)
+	/* x32: the native arch value with bit 30 of the number set */
+	ck_assert_uint_eq(call(prog, NATIVE_ARCH, 0x40000000 | SYS_read, 0, 0, 0), KILL);
+	ck_assert_uint_eq(call(prog, NATIVE_ARCH, 0x40000000 | 512 /* x32 rt_sigaction */, 0, 0, 0),
+			  KILL);
+#endif
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+START_TEST(test_allow_ptrace_option)
+{
+	struct ward_seccomp_program *deny = compile_builtin("default", false);
+	struct ward_seccomp_program *allow = compile_builtin("default", true);
+
+	ck_assert_uint_eq(native(deny, SYS_ptrace, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(deny, SYS_process_vm_readv, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(allow, SYS_ptrace, 0, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(allow, SYS_process_vm_readv, 0, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(allow, SYS_process_vm_writev, 0, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(allow, SYS_bpf, 0, 0, 0), ERR(EPERM)); /* the rest stays */
+	ward_seccomp_program_free(deny);
+	ward_seccomp_program_free(allow);
+}
+END_TEST
+
+START_TEST(test_strict)
+{
+	struct ward_seccomp_program *prog = compile_builtin("strict", false);
+
+	ck_assert_uint_eq(native(prog, SYS_bpf, 0, 0, 0), ERR(EPERM)); /* from default */
+	ck_assert_uint_eq(native(prog, SYS_clone3, 0, 0, 0), ERR(ENOSYS));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_INET, SOCK_RAW, 1), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 1), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_socket, AF_UNIX, SOCK_DGRAM, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_chroot, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_kcmp, 0, 0, 0), ERR(EPERM));
+	ck_assert_uint_eq(native(prog, SYS_read, 0, 0, 0), ALLOW);
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+/* Ranges become aligned blocks: check every value around their edges. */
+START_TEST(test_ranges)
+{
+	struct ward_seccomp_program *prog =
+		compile_text("fcntl EPERM arg1 in 3..9,17,100..0x1ff\n"
+			     "dup3 EACCES arg2 notin 0,0xffffffff\n",
+			     false);
+
+	for (uint64_t v = 0; v < 600; v++) {
+		bool in = (v >= 3 && v <= 9) || v == 17 || (v >= 100 && v <= 0x1ff);
+
+		ck_assert_msg(native(prog, SYS_fcntl, 0, v, 0) == (in ? ERR(EPERM) : ALLOW), "%d",
+			      (int)v);
+	}
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 0xffffffff), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 0x7fffffff), ERR(EACCES));
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 0x80000000), ERR(EACCES));
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 1), ERR(EACCES));
+	ck_assert_uint_eq(native(prog, SYS_dup3, 0, 0, 0xfffffffe), ERR(EACCES));
+	ward_seccomp_program_free(prog);
+
+	/* an allow-list profile */
+	prog = compile_text("@default kill\nread allow\nexit_group allow\nwrite allow arg0<=2\n",
+			    false);
+	ck_assert_uint_eq(native(prog, SYS_read, 5, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_write, 2, 0, 0), ALLOW);
+	ck_assert_uint_eq(native(prog, SYS_write, 3, 0, 0), KILL);
+	ck_assert_uint_eq(native(prog, SYS_openat, 0, 0, 0), KILL);
+	ward_seccomp_program_free(prog);
+}
+END_TEST
+
+/* What libseccomp refuses is reported with the profile's line. */
+START_TEST(test_compile_errors)
+{
+	static const struct {
+		const char *text, *message;
+	} cases[] = {
+		{ "read EPERM arg0==1\nread EACCES arg0==1\n",
+		  "seccomp profile 'test' line 2: 'read' has the same conditions as an earlier rule "
+		  "with another action" },
+		{ "# three lists of 31 blocks each\n"
+		  "read EPERM arg0 notin 0xffffffff arg1 notin 0xffffffff arg2 notin 0xffffffff\n",
+		  "seccomp profile 'test' line 2: 'read' expands to more than 1024 rules" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ward_seccomp_profile *p;
+		struct ward_seccomp_program *prog = (void *)1;
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_seccomp_profile_parse("test", cases[i].text, &p, &err), 0);
+		ck_assert_int_eq(ward_seccomp_compile(p, NULL, &prog, &err), -1);
+		ck_assert_ptr_null(prog);
+		ck_assert_str_eq(err->message, cases[i].message);
+		ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+		ward_error_free(err);
+		ward_seccomp_profile_free(p);
+	}
+}
+END_TEST
+
+START_TEST(test_cache)
+{
+	struct ward_seccomp_options opts = { 0 }, ptrace_opts = { .allow_ptrace = true };
+	const struct ward_seccomp_program *a, *b, *c, *off, *f1, *f2;
+	struct ward_error *err = NULL;
+	char *dir = harness_tmpdir(), path[4096];
+	FILE *f;
+
+	a = ward_seccomp_program_get("default", &opts, &err);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(a->name, "default");
+	b = ward_seccomp_program_get("default", NULL, &err);
+	ck_assert_ptr_eq(a, b); /* compiled once */
+	c = ward_seccomp_program_get("default", &ptrace_opts, &err);
+	ck_assert_ptr_ne(a, c);
+	off = ward_seccomp_program_get("off", &opts, &err);
+	ck_assert_uint_eq(off->fprog.len, 0);
+	ck_assert_str_eq(off->name, "off");
+	ck_assert_int_eq(ward_seccomp_load(off, NULL), 0); /* loads nothing */
+
+	ck_assert_ptr_null(ward_seccomp_program_get("lenient", &opts, &err));
+	ck_assert_str_eq(err->message,
+			 "unknown seccomp profile 'lenient' (default, strict, off, or a file)");
+
+	snprintf(path, sizeof(path), "%s/p.profile", dir);
+	f = fopen(path, "w");
+	fputs("read EPERM\n", f);
+	fclose(f);
+	f1 = ward_seccomp_program_get(path, &opts, &err);
+	ck_assert_ptr_nonnull(f1);
+	ck_assert_str_eq(f1->name, path);
+	ck_assert_uint_eq(native(f1, SYS_read, 0, 0, 0), ERR(EPERM));
+	ck_assert_ptr_eq(ward_seccomp_program_get(path, &opts, &err), f1);
+	f = fopen(path, "w");
+	fputs("read EACCES # changed\n", f);
+	fclose(f);
+	f2 = ward_seccomp_program_get(path, &opts, &err);
+	ck_assert_ptr_ne(f1, f2);
+	ck_assert_uint_eq(native(f2, SYS_read, 0, 0, 0), ERR(EACCES));
+	ck_assert_uint_eq(native(f1, SYS_read, 0, 0, 0), ERR(EPERM)); /* still valid */
+	harness_rmtree(dir);
+	free(dir);
+	ward_error_free(err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("seccomp");
+	TCase *tc = harness_tcase(s, "parse", NULL);
+
+	tcase_add_test(tc, test_parse_builtin);
+	tcase_add_test(tc, test_parse_forms);
+	tcase_add_loop_test(tc, test_parse_errors, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_parse_include_errors);
+	tcase_add_test(tc, test_load_file);
+
+	tc = harness_tcase(s, "compile", NULL);
+	tcase_add_test(tc, test_default_every_rule);
+	tcase_add_test(tc, test_default_allows_ordinary_calls);
+	tcase_add_test(tc, test_default_conditions);
+	tcase_add_test(tc, test_other_abis_killed);
+	tcase_add_test(tc, test_allow_ptrace_option);
+	tcase_add_test(tc, test_strict);
+	tcase_add_test(tc, test_ranges);
+	tcase_add_test(tc, test_compile_errors);
+	tcase_add_test(tc, test_cache);
+	return harness_main(s);
+}
