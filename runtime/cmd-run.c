@@ -31,6 +31,11 @@ static const char usage[] =
 	"      --uid0               appear as uid 0 inside (default: as yourself)\n"
 	"      --hostname NAME      the sandbox's hostname (default: ward)\n"
 	"      --sandbox MODE       required (default) or off (no isolation, said in the result)\n"
+	"      --landlock MODE      required (default), best-effort or off\n"
+	"      --landlock-abi-max N use at most Landlock ABI N (also $WARD_LANDLOCK_ABI_MAX)\n"
+	"      --landlock-min-abi N refuse to run on a kernel below ABI N (default 1)\n"
+	"      --seccomp PROFILE    default, strict, off, or a profile file\n"
+	"      --allow-ptrace       let debuggers inside trace their own children\n"
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
@@ -58,6 +63,11 @@ enum {
 	OPT_APPROVE,
 	OPT_POLICY,
 	OPT_NO_POLICY,
+	OPT_LANDLOCK,
+	OPT_LANDLOCK_ABI_MAX,
+	OPT_LANDLOCK_MIN_ABI,
+	OPT_SECCOMP,
+	OPT_ALLOW_PTRACE,
 };
 
 static const struct option long_options[] = {
@@ -78,6 +88,11 @@ static const struct option long_options[] = {
 	{ "approve", no_argument, NULL, OPT_APPROVE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "no-policy", no_argument, NULL, OPT_NO_POLICY },
+	{ "landlock", required_argument, NULL, OPT_LANDLOCK },
+	{ "landlock-abi-max", required_argument, NULL, OPT_LANDLOCK_ABI_MAX },
+	{ "landlock-min-abi", required_argument, NULL, OPT_LANDLOCK_MIN_ABI },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -198,6 +213,16 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 	ward_config_init(&o->cfg);
 	if (apply_policy(argc, argv, o, err) < 0)
 		goto fail;
+	{
+		/* The environment caps the ABI above the policy, below the flags:
+		 * tests of older-kernel paths set it for every ward they start. */
+		const char *cap = getenv("WARD_LANDLOCK_ABI_MAX");
+
+		if (cap && *cap &&
+		    ward_landlock_parse_abi("WARD_LANDLOCK_ABI_MAX", cap, &o->cfg.landlock_abi_max,
+					    err) < 0)
+			goto fail;
+	}
 	optind = 0; /* GNU: full re-initialisation, so parsing can be repeated */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
@@ -276,6 +301,31 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case 'h':
 			o->help = true;
+			break;
+		case OPT_LANDLOCK:
+			if (ward_landlock_parse_mode(optarg, &o->cfg.landlock, err) < 0)
+				goto fail;
+			break;
+		case OPT_LANDLOCK_ABI_MAX:
+			if (ward_landlock_parse_abi("--landlock-abi-max", optarg,
+						    &o->cfg.landlock_abi_max, err) < 0)
+				goto fail;
+			break;
+		case OPT_LANDLOCK_MIN_ABI:
+			if (ward_landlock_parse_abi("--landlock-min-abi", optarg,
+						    &o->cfg.landlock_min_abi, err) < 0)
+				goto fail;
+			break;
+		case OPT_SECCOMP:
+			if (!*optarg) {
+				bad(err, "--seccomp needs a profile: default, strict, off or a file");
+				goto fail;
+			}
+			free(o->cfg.seccomp);
+			o->cfg.seccomp = strdup(optarg);
+			break;
+		case OPT_ALLOW_PTRACE:
+			o->cfg.allow_ptrace = true;
 			break;
 		case OPT_POLICY:
 		case OPT_NO_POLICY:

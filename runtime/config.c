@@ -17,6 +17,8 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->namespaces = WARD_NS_ALL;
 	cfg->view = true;
 	cfg->timeout = 120;
+	cfg->landlock = WARD_LANDLOCK_REQUIRED;
+	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
 }
 
@@ -26,6 +28,7 @@ void ward_config_release(struct ward_config *cfg)
 
 	free(cfg->hostname);
 	free(cfg->workdir);
+	free(cfg->seccomp);
 	for (i = 0; i < cfg->n_setenv; i++)
 		free(cfg->setenv[i]);
 	free(cfg->setenv);

@@ -13,8 +13,6 @@
  * precise reason, and init exits 125. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
-#include <linux/securebits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,7 +21,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,41 +83,6 @@ static int loopback_up(struct ward_error **err)
 		return -1;
 	}
 	close(s);
-	return 0;
-}
-
-/* Every capability gone for good: bounding set emptied, ambient cleared,
- * securebits locked so that uid 0 regains nothing on execve, then
- * no_new_privs. */
-static int drop_privileges(struct ward_error **err)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-	int cap;
-
-	for (cap = 0;; cap++) {
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
-			continue;
-		if (errno == EINVAL)
-			break; /* past the last capability this kernel knows */
-		if (errno == EPERM)
-			break; /* no CAP_SETPCAP: nothing to drop (no user namespace) */
-		return ward_error_make(err, errno, "drop capability %d from the bounding set", cap);
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return ward_error_make(err, errno, "clear ambient capabilities");
-	if (prctl(PR_SET_SECUREBITS,
-		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-			  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
-		  0, 0, 0) < 0 &&
-	    errno != EPERM)
-		return ward_error_make(err, errno, "set securebits");
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return ward_error_make(err, errno, "capset");
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return ward_error_make(err, errno, "set no_new_privs");
 	return 0;
 }
 
@@ -228,7 +190,9 @@ void ward_init_main(const struct spawn_plan *p)
 		die(p, e);
 	}
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
-	if (drop_privileges(&e) < 0)
+	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
+	 * under the same filter: it only waits, kills and exits from here on. */
+	if (ward_fences_enter(p->fences, &e) < 0 || ward_fences_seal(p->fences, &e) < 0)
 		die(p, e);
 
 	sigfillset(&all);

@@ -175,11 +175,67 @@ static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+static int apply_landlock(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "mode", "min_abi", "abi_max", NULL };
+	const char *mode = NULL;
+	json_t *n;
+	char num[32];
+
+	if (!json_is_object(v))
+		return bad(c, "landlock", "must be an object");
+	if (only_keys(c, v, "landlock", keys) < 0)
+		return -1;
+	if (json_object_get(v, "mode")) {
+		if (want_string(c, json_object_get(v, "mode"), "landlock.mode", &mode) < 0)
+			return -1;
+		if (ward_landlock_parse_mode(mode, &cfg->landlock, c->err) < 0)
+			return setter_failed(c, "landlock.mode");
+	}
+	if ((n = json_object_get(v, "min_abi"))) {
+		if (!json_is_integer(n))
+			return bad(c, "landlock.min_abi", "must be an integer");
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(n));
+		if (ward_landlock_parse_abi("min_abi", num, &cfg->landlock_min_abi, c->err) < 0)
+			return setter_failed(c, "landlock.min_abi");
+	}
+	if ((n = json_object_get(v, "abi_max"))) {
+		if (!json_is_integer(n))
+			return bad(c, "landlock.abi_max", "must be an integer");
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(n));
+		if (ward_landlock_parse_abi("abi_max", num, &cfg->landlock_abi_max, c->err) < 0)
+			return setter_failed(c, "landlock.abi_max");
+	}
+	return 0;
+}
+
+static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "profile", "allow_ptrace", NULL };
+	const char *profile = NULL;
+
+	if (!json_is_object(v))
+		return bad(c, "seccomp", "must be an object");
+	if (only_keys(c, v, "seccomp", keys) < 0)
+		return -1;
+	if (json_object_get(v, "profile")) {
+		if (want_string(c, json_object_get(v, "profile"), "seccomp.profile", &profile) < 0)
+			return -1;
+		free(cfg->seccomp);
+		cfg->seccomp = strdup(profile);
+	}
+	if (json_object_get(v, "allow_ptrace") &&
+	    want_bool(c, json_object_get(v, "allow_ptrace"), "seccomp.allow_ptrace",
+		      &cfg->allow_ptrace) < 0)
+		return -1;
+	return 0;
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
-	static const char *const keys[] = { "sandbox", "timeout",  "namespaces", "hostname",
-					    "uid0",    "env",      "mounts",     NULL };
+	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
+					    "env",     "mounts",  "landlock",   "seccomp",  NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -241,6 +297,10 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "env")) && apply_env(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "mounts")) && apply_mounts(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "landlock")) && apply_landlock(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
 		goto out;
 	rc = 0;
 out:

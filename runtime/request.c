@@ -249,6 +249,36 @@ static json_t *namespaces_array(unsigned ns)
 	return a;
 }
 
+/* "a,b,c" as ["a", "b", "c"]; items may carry " (abi N)". */
+static json_t *name_list(const char *csv)
+{
+	json_t *a = json_array();
+
+	while (csv && *csv) {
+		size_t n = strcspn(csv, ",");
+
+		if (n)
+			json_array_append_new(a, json_stringn(csv, n));
+		csv += n;
+		if (*csv == ',')
+			csv++;
+	}
+	return a;
+}
+
+static json_t *landlock_object(const struct ward_landlock_report *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "status", json_string(r->status));
+	json_object_set_new(o, "abi", json_integer(r->abi));
+	json_object_set_new(o, "kernel_abi", json_integer(r->kernel_abi));
+	json_object_set_new(o, "abi_max", r->abi_max ? json_integer(r->abi_max) : json_null());
+	json_object_set_new(o, "enforced", name_list(r->enforced));
+	json_object_set_new(o, "unavailable", name_list(r->unavailable));
+	return o;
+}
+
 char *ward_result_to_json(const struct ward_result *res)
 {
 	json_t *o = json_object(), *layers = json_object();
@@ -267,6 +297,13 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
 	json_object_set_new(layers, "namespaces", namespaces_array(res->namespaces));
 	json_object_set_new(layers, "view", json_boolean(res->view));
+	json_object_set_new(layers, "landlock", res->fenced ? landlock_object(&res->fences.landlock) :
+							      json_null());
+	json_object_set_new(layers, "seccomp",
+			    res->fenced ? json_string(res->fences.seccomp_profile) : json_null());
+	json_object_set_new(layers, "capabilities_dropped",
+			    json_boolean(res->fenced && res->fences.caps_dropped));
+	json_object_set_new(layers, "no_new_privs", json_boolean(res->fenced && res->fences.no_new_privs));
 	json_object_set_new(o, "layers", layers);
 	json_object_set_new(o, "error", res->error ? error_object(res->error) : json_null());
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -95,6 +95,8 @@ struct run_state {
 	int out[2], err[2], report[2], life[2];
 	int pidfd;
 	struct ward_outbuf *obuf, *ebuf;
+	struct ward_fences *fences;
+	const char **rw_paths;
 };
 
 static void state_release(struct run_state *st)
@@ -111,8 +113,39 @@ static void state_release(struct run_state *st)
 	if (st->pidfd >= 0)
 		close(st->pidfd);
 	ward_env_free(st->env);
+	ward_fences_free(st->fences);
+	free(st->rw_paths);
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
+}
+
+/* Landlock and seccomp, planned and compiled here; entered by init. */
+static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
+			  const char *workdir, struct ward_error **err)
+{
+	struct ward_fences_config fc;
+	size_t i, n = 0;
+
+	ward_fences_config_init(&fc);
+	fc.landlock.mode = cfg->landlock;
+	fc.landlock.min_abi = cfg->landlock_min_abi;
+	fc.landlock.abi_max = cfg->landlock_abi_max;
+	fc.landlock.workdir = workdir;
+	/* Without the view the sandbox sees the host's /tmp; it stays writable
+	 * there as it is in the view (its own tmpfs). */
+	st->rw_paths = calloc(cfg->n_mounts + 1, sizeof(*st->rw_paths));
+	if (!st->rw_paths)
+		return ward_error_make(err, ENOMEM, "fences");
+	for (i = 0; i < cfg->n_mounts; i++)
+		if (cfg->mounts[i].kind != WARD_MOUNT_RO_BIND)
+			st->rw_paths[n++] = cfg->mounts[i].target;
+	fc.landlock.rw_paths = st->rw_paths;
+	fc.seccomp = cfg->seccomp ? cfg->seccomp : "default";
+	fc.seccomp_options.allow_ptrace = cfg->allow_ptrace;
+	if (ward_fences_prepare(&fc, &st->fences, err) < 0)
+		return -1;
+	st->plan.fences = st->fences;
+	return 0;
 }
 
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
@@ -170,6 +203,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", cfg->uid0 ? 0 : gid, gid);
 	}
 	if (p->view && ward_spawn_plan_view(p, err) < 0)
+		return -1;
+	if (cfg->mode != WARD_SANDBOX_OFF && prepare_fences(st, cfg, workdir, err) < 0)
 		return -1;
 
 	if (pipe2(st->report, O_CLOEXEC) < 0 || pipe2(st->life, O_CLOEXEC) < 0)
@@ -360,6 +395,10 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 	fill_result(res, &sv, cfg, &st);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;
+	if (st.fences && res->started) {
+		res->fenced = true;
+		res->fences = *ward_fences_report(st.fences);
+	}
 	goto done;
 
 setup_failed:

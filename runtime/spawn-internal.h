@@ -40,6 +40,7 @@ struct spawn_plan {
 	const char *path_env; /* PATH used to find argv[0] inside */
 	const char *workdir;
 	const char *hostname;
+	const struct ward_fences *fences; /* NULL when the sandbox is off */
 	char uid_map[64], gid_map[64];
 	int report_fd;        /* child -> supervisor records (write end) */
 	int life_fd;          /* read end; EOF means the supervisor is gone */

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "ward/error.h"
+#include "ward/fences.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,6 +86,14 @@ struct ward_config {
 	 * from /dev/null, stdout and stderr captured into the result. A valid fd is
 	 * given to the command as it is (the CLI streams to its terminal so). */
 	int stdin_fd, stdout_fd, stderr_fd;
+	/* The kernel fences (ward/fences.h): Landlock (mode, lowest ABI accepted,
+	 * highest ABI used — 0 for no cap) and the seccomp profile ("default",
+	 * "strict", "off" or a profile file; NULL means "default"). */
+	enum ward_landlock_mode landlock;
+	int landlock_min_abi;
+	int landlock_abi_max;
+	char *seccomp;
+	bool allow_ptrace;     /* let debuggers inside ptrace their own children */
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
@@ -132,6 +141,8 @@ struct ward_result {
 	uint64_t stdout_bytes, stderr_bytes, truncated_bytes;
 	unsigned namespaces;     /* WARD_NS_* actually created */
 	bool view;               /* the pivot_root view was built */
+	bool fenced;             /* fences below applied */
+	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
 	struct ward_error *error; /* why the command failed to run or finish, or NULL */
 };
 

@@ -1,0 +1,285 @@
+/* test-sandbox-fences.c — Landlock, seccomp and the capability drop as ward
+ * applies them, through ward_run() and the CLI: the probe of denied calls in
+ * the full sandbox, other ABIs killed, writes refused where the mount would
+ * allow them, abstract sockets scoped, a capped ABI reported, and ordinary
+ * workloads giving the same output inside as outside. */
+#include "harness.h"
+#include "ward/sandbox.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *workdir, *probe;
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+	probe = harness_path("tests/helpers/syscall-probe");
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+	free(probe);
+}
+
+static void config(struct ward_config *cfg)
+{
+	ward_config_init(cfg);
+	ck_assert_int_eq(ward_config_set_workdir(cfg, workdir, NULL), 0);
+	cfg->timeout = 60;
+	/* the probe lives in the build tree, which the view does not show */
+	ck_assert_int_eq(ward_config_add_mount(cfg, WARD_MOUNT_RO_BIND, probe, "/probe", NULL), 0);
+}
+
+static void run(struct ward_config *cfg, const char *cmd, struct ward_result *res)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+	struct ward_error *err = NULL;
+
+	ck_assert_msg(ward_run(cfg, argv, res, &err) == 0, "%s", err ? err->message : "");
+	ck_assert_msg(!res->error || res->error->kind == WARD_ERR_TIMEOUT, "%s: %s", cmd,
+		      res->error ? res->error->message : "");
+}
+
+START_TEST(test_denied_calls)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char *line, *save = NULL;
+	int n = 0;
+
+	config(&cfg);
+	run(&cfg, "/probe denied", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert(res.fenced);
+	ck_assert_str_eq(res.fences.seccomp_profile, "default");
+	for (line = strtok_r(res.output, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *r = strchr(line, ' ');
+
+		ck_assert_ptr_nonnull(r);
+		if (strncmp(line, "clone3 ", 7) == 0)
+			ck_assert_msg(strcmp(r + 1, "ENOSYS") == 0, "%s", line);
+		else
+			ck_assert_msg(strcmp(r + 1, "EPERM") == 0, "not denied: %s", line);
+		n++;
+	}
+	ck_assert_int_ge(n, 20);
+	ward_result_release(&res);
+	run(&cfg, "/probe status", &res);
+	ck_assert_ptr_nonnull(strstr(res.output, "CapEff:\t0000000000000000"));
+	ck_assert_ptr_nonnull(strstr(res.output, "NoNewPrivs:\t1"));
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_other_abis_killed)
+{
+	static const char *const abis[] = { "i386", "x32" };
+	struct ward_config cfg;
+	size_t i;
+
+	config(&cfg);
+	for (i = 0; i < 2; i++) {
+		struct ward_result res;
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "exec /probe %s", abis[i]);
+		run(&cfg, cmd, &res);
+		ck_assert_msg(res.signal == SIGSYS, "%s: exit %d signal %d: %s", abis[i],
+			      res.exit_code, res.signal, res.output);
+		ward_result_release(&res);
+	}
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_landlock_where_mount_is_writable)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char cmd[512], inside[4200];
+
+	/* Without the view the host's filesystem is there, writable as far as
+	 * the mounts go (/var/tmp is 1777): only Landlock stands in the way. */
+	config(&cfg);
+	cfg.view = false;
+	ward_config_release(&cfg);
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	cfg.view = false;
+	snprintf(cmd, sizeof(cmd), "%s write /var/tmp/ward-landlock-%d; %s write ./inside",
+		 probe, getpid(), probe);
+	run(&cfg, cmd, &res);
+	ck_assert_msg(strstr(res.output, "EACCES") != NULL, "%s", res.output);
+	ck_assert_str_eq(res.fences.landlock.status, "enforced");
+	snprintf(inside, sizeof(inside), "%s/inside", workdir);
+	ck_assert_int_eq(access(inside, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "/var/tmp/ward-landlock-%d", getpid());
+	ck_assert_int_ne(access(cmd, F_OK), 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_abstract_socket_scoped)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char name[64], cmd[128];
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(name, sizeof(name), "ward-test-%d", getpid());
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa,
+			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))), 0);
+	ck_assert_int_eq(listen(s, 4), 0);
+	/* Same network namespace as the server, so only Landlock's scope can
+	 * keep the sandbox from it. */
+	config(&cfg);
+	cfg.namespaces &= ~WARD_NS_NET;
+	snprintf(cmd, sizeof(cmd), "/probe abstract %s", name);
+	run(&cfg, cmd, &res);
+	ck_assert_msg(strstr(res.output, "EPERM") != NULL, "reached the socket: %s", res.output);
+	ward_result_release(&res);
+	/* and without the scope it is reachable: the test can fail */
+	cfg.landlock_abi_max = 5;
+	run(&cfg, cmd, &res);
+	ck_assert_msg(strstr(res.output, " ok") != NULL, "%s", res.output);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	close(s);
+}
+END_TEST
+
+START_TEST(test_capped_abi_reported)
+{
+	char *ward = harness_path("ward");
+	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"-C", workdir, NULL };
+	static const struct {
+		const char *cap;
+		const char *missing;
+	} cases[] = { { "2", "fs.truncate (abi 3)" }, { "3", "fs.ioctl_dev (abi 5)" } };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char *out = NULL, *dump;
+		json_t *o, *ll;
+
+		setenv("WARD_LANDLOCK_ABI_MAX", cases[i].cap, 1);
+		harness_capture_input(argv, "{\"command\": \"echo still-runs\"}", &out, NULL);
+		o = json_loads(out, 0, NULL);
+		ck_assert_msg(o != NULL, "%s", out);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "still-runs\n");
+		ll = json_object_get(json_object_get(o, "layers"), "landlock");
+		ck_assert_int_eq(json_integer_value(json_object_get(ll, "abi")), atoi(cases[i].cap));
+		dump = json_dumps(json_object_get(ll, "unavailable"), 0);
+		ck_assert_msg(strstr(dump, cases[i].missing), "%s lacks %s", dump, cases[i].missing);
+		free(dump);
+		json_decref(o);
+		free(out);
+	}
+	unsetenv("WARD_LANDLOCK_ABI_MAX");
+	free(ward);
+}
+END_TEST
+
+/* The same script inside the sandbox and outside it: the same output. */
+static void same_inside_and_out(const char *script)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char cmd[8192], *out = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	char *outside = harness_tmpdir();
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && %s", outside, script);
+	status = harness_capture(argv, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "outside: %s", out);
+	ward_config_init(&cfg);
+	ward_config_set_workdir(&cfg, workdir, NULL);
+	cfg.timeout = 120;
+	ward_config_add_setenv(&cfg, "HOME=/tmp", NULL);
+	run(&cfg, script, &res);
+	ck_assert_msg(res.exit_code == 0, "inside, exit %d: %s", res.exit_code, res.output);
+	ck_assert_str_eq(res.stderr_text, "");
+	ck_assert_str_eq(res.output, out);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	free(out);
+	harness_rmtree(outside);
+	free(outside);
+}
+
+START_TEST(test_workload_gcc_make)
+{
+	same_inside_and_out(
+		"printf '#include <stdio.h>\\nint main(void){printf(\"%%d\\\\n\", 6*7);return 0;}\\n' > m.c &&"
+		" printf 'm: m.c\\n\\tcc -O2 -o m m.c\\n' > Makefile && make -s && ./m");
+}
+END_TEST
+
+START_TEST(test_workload_git)
+{
+	same_inside_and_out(
+		"export HOME=/tmp GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' "
+		"GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'; git init -q -b main r && cd r && "
+		"git config user.email t@e && git config user.name t && echo a > f && git add f && "
+		"git commit -qm one && git log --format='%H %s'");
+}
+END_TEST
+
+START_TEST(test_workload_python)
+{
+	same_inside_and_out(
+		"python3 -c \"import threading, subprocess, socket\n"
+		"r = []\n"
+		"t = [threading.Thread(target=lambda i=i: r.append(i * i)) for i in range(8)]\n"
+		"[x.start() for x in t]; [x.join() for x in t]\n"
+		"print(sorted(r))\n"
+		"print(subprocess.run(['echo', 'sub'], capture_output=True, text=True).stdout.strip())\n"
+		"a, b = socket.socketpair(); a.sendall(b'pair'); print(b.recv(4).decode())\"");
+}
+END_TEST
+
+START_TEST(test_workload_tar_pipeline)
+{
+	same_inside_and_out("mkdir -p d/e && seq 1 500 > d/e/n && tar czf a.tgz d && rm -r d && "
+			    "tar xzf a.tgz && gzip -c d/e/n | gunzip | sort -rn | head -3 | "
+			    "tr '\\n' ' ' && wc -l < d/e/n");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sandbox-fences");
+	TCase *sc = harness_tcase(s, "seccomp-in-sandbox", "userns seccomp");
+	TCase *ll = harness_tcase(s, "landlock-in-sandbox", "userns landlock");
+	TCase *wl = harness_tcase(s, "workloads", "userns seccomp landlock");
+
+	tcase_add_checked_fixture(sc, setup, teardown);
+	tcase_add_checked_fixture(ll, setup, teardown);
+	tcase_add_checked_fixture(wl, setup, teardown);
+	tcase_add_test(sc, test_denied_calls);
+	tcase_add_test(sc, test_other_abis_killed);
+	tcase_add_test(ll, test_landlock_where_mount_is_writable);
+	tcase_add_test(ll, test_abstract_socket_scoped);
+	tcase_add_test(ll, test_capped_abi_reported);
+	tcase_add_test(wl, test_workload_gcc_make);
+	tcase_add_test(wl, test_workload_git);
+	tcase_add_test(wl, test_workload_python);
+	tcase_add_test(wl, test_workload_tar_pipeline);
+	return harness_main(s);
+}
