@@ -1,5 +1,7 @@
 /* harness.c — probes, tags, WARD_TEST_REQUIRE, and small process helpers. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "harness.h"
 
 #include <errno.h>

@@ -117,8 +117,10 @@ WARD_API void ward_seccomp_profile_free(struct ward_seccomp_profile *profile);
 
 /* Compile with libseccomp and export the BPF. opts may be NULL (defaults).
  * On success *out owns a new program (ward_seccomp_program_free). Fails with
- * -1 and err naming the profile line libseccomp refused, or the libseccomp
- * call that failed with its errno. */
+ * -1 and err: kind InvalidParameters naming the profile line for a rule with
+ * the same conditions as an earlier one but another action, or one whose
+ * in/notin lists expand to more than 1024 rules; kind ExecutionFailed naming
+ * the line or the libseccomp call that failed, with its errno, otherwise. */
 WARD_API int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 				  const struct ward_seccomp_options *opts,
 				  struct ward_seccomp_program **out, struct ward_error **err);
@@ -126,7 +128,9 @@ WARD_API int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 WARD_API void ward_seccomp_program_free(struct ward_seccomp_program *prog);
 
 /* The compiled program for `spec`: "default", "strict", "off" (a program of
- * length 0 that loads nothing), or a profile file's path. Compiled on first
+ * length 0 that loads nothing), or a profile file's path (any other name; one
+ * without a '/' that does not exist is reported as an unknown profile, kind
+ * InvalidParameters). Compiled on first
  * use and kept for the life of the process, one per spec and options (a file
  * is compiled again when its size, mtime or inode changed); the pointer stays
  * valid until exit. Thread-safe. Fails as ward_seccomp_profile_load_file()

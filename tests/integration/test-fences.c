@@ -27,6 +27,7 @@
 
 struct fenced {
 	const char *workdir;
+	const char *const *rw_paths; /* more writable paths, NULL-terminated */
 	const char *seccomp;    /* NULL: "default" */
 	int abi_max;            /* 0: none */
 	bool landlock_off;
@@ -144,6 +145,7 @@ static int run_fenced(struct fenced *o, char *const argv[], char **out)
 
 	ward_fences_config_init(&cfg);
 	cfg.landlock.workdir = o->workdir;
+	cfg.landlock.rw_paths = o->rw_paths;
 	cfg.landlock.tmp = false; /* the host's /tmp is not the sandbox's: keep it outside */
 	cfg.landlock.abi_max = o->abi_max;
 	if (o->landlock_off)
@@ -263,6 +265,27 @@ START_TEST(test_allowed_syscalls)
 	assert_result(out, "bind(loopback)", "ok");
 	assert_result(out, "fork", "ok");
 	assert_result(out, "vfork", "ok");
+	free(out);
+}
+END_TEST
+
+START_TEST(test_strict_profile)
+{
+	struct fenced o = { .seccomp = "strict" };
+	char *out;
+	int status = run_probe(&o, "allowed", NULL, NULL, &out);
+
+	assert_exit0(status, out);
+	ck_assert_str_eq(o.report.seccomp_profile, "strict");
+	assert_result(out, "socket(NETLINK_ROUTE)", "EPERM");
+	assert_result(out, "socket(AF_INET)", "ok");
+	assert_result(out, "socketpair", "ok");
+	assert_result(out, "fork", "ok");
+	free(out);
+	status = run_probe(&o, "denied", NULL, NULL, &out);
+	assert_exit0(status, out);
+	assert_result(out, "bpf", "EPERM");
+	assert_result(out, "clone3", "ENOSYS");
 	free(out);
 }
 END_TEST
@@ -421,6 +444,19 @@ START_TEST(test_writes_outside_denied)
 
 	run_probe(&o, "write", "/dev/null", NULL, &out);
 	assert_result(out, "write", "ok");
+	free(out);
+
+	/* an extra writable path (a --bind target) opens just that directory */
+	snprintf(path, sizeof(path), "%s/extra", d.root);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	o.rw_paths = (const char *const[]){ path, NULL };
+	snprintf(path2, sizeof(path2), "%s/extra/f", d.root);
+	run_probe(&o, "write", path2, NULL, &out);
+	assert_result(out, "write", "ok");
+	free(out);
+	snprintf(path2, sizeof(path2), "%s/c", d.outside);
+	run_probe(&o, "write", path2, NULL, &out);
+	assert_result(out, "write", "EACCES");
 	free(out);
 	remove_dirs(&d);
 }
@@ -586,6 +622,25 @@ START_TEST(test_capped_abi)
 		snprintf(path, sizeof(path), "%s/capped", d.outside);
 		run_probe(&o, "write", path, NULL, &out);
 		assert_result(out, "write", "EACCES");
+		free(out);
+	}
+	/* ABI 1 has no refer right: the kernel refuses every rename or link
+	 * across directories (mv copes by copying), and the report says so */
+	{
+		struct fenced o = { .workdir = d.work, .abi_max = 1 };
+		char from[4200], to[4200], *out;
+		int fd;
+
+		snprintf(from, sizeof(from), "%s/r", d.work);
+		snprintf(to, sizeof(to), "%s/sub", d.work);
+		ck_assert_int_eq(mkdir(to, 0755), 0);
+		snprintf(to, sizeof(to), "%s/sub/r", d.work);
+		fd = open(from, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		run_probe(&o, "rename", from, to, &out);
+		assert_result(out, "rename", "EXDEV");
+		ck_assert_ptr_nonnull(strstr(o.report.landlock.unavailable, "fs.refer (abi 2)"));
 		free(out);
 	}
 	remove_dirs(&d);
@@ -864,6 +919,7 @@ int main(void)
 	tcase_add_test(tc, test_denied_syscalls);
 	tcase_add_test(tc, test_allowed_syscalls);
 	tcase_add_test(tc, test_seccomp_off);
+	tcase_add_test(tc, test_strict_profile);
 	tcase_add_test(tc, test_x32_killed);
 	tcase_add_test(tc, test_caps_dropped);
 
