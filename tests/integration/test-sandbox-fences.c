@@ -83,9 +83,19 @@ START_TEST(test_denied_calls)
 }
 END_TEST
 
+/* Whether an i386 system call reaches the kernel at all here: with IA-32
+ * emulation off (ia32_emulation=0) int 0x80 faults before any filter. */
+static bool i386_reaches_kernel(void)
+{
+	char *argv[] = { probe, (char *)"i386", NULL };
+	int status = harness_capture(argv, NULL, NULL);
+
+	return !(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+}
+
 START_TEST(test_other_abis_killed)
 {
-	static const char *const abis[] = { "i386", "x32" };
+	static const char *const abis[] = { "x32", "i386" };
 	struct ward_config cfg;
 	size_t i;
 
@@ -94,6 +104,12 @@ START_TEST(test_other_abis_killed)
 		struct ward_result res;
 		char cmd[64];
 
+		if (i == 1 && !i386_reaches_kernel()) {
+			printf("# note: i386 system calls fault before any filter on this kernel "
+			       "(no IA-32 emulation); the compiled filter's i386 rule is checked "
+			       "in test-seccomp\n");
+			continue;
+		}
 		snprintf(cmd, sizeof(cmd), "exec /probe %s", abis[i]);
 		run(&cfg, cmd, &res);
 		ck_assert_msg(res.signal == SIGSYS, "%s: exit %d signal %d: %s", abis[i],
