@@ -42,7 +42,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 LIB_SRCS  := $(filter-out runtime/main.c,$(sort $(wildcard runtime/*.c filters/*.c landlock/*.c)))
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o
 HEADERS   := $(wildcard include/ward/*.h)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 INTG_SRCS := $(sort $(wildcard tests/integration/test-*.c))
@@ -69,12 +69,26 @@ deps-quiet:
 deps:
 	./scripts/deps.sh
 
-$(B)/%.o: %.c $(HEADERS) $(wildcard */*-internal.h)
+$(B)/%.o: %.c $(HEADERS) $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The built-in seccomp profiles are embedded with .incbin.
 $(B)/filters/seccomp-profile.o: $(wildcard filters/*.profile)
+
+# The built-in seccomp profiles compiled once, at build time, into libward
+# (filters/seccomp-builtin.h says why).
+EMBED_SRCS := filters/gen/seccomp-embed.c filters/seccomp-compile.c filters/seccomp-profile.c \
+	      runtime/error.c runtime/util.c
+$(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp-builtin.h $(wildcard filters/*.profile)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DWARD_SECCOMP_NO_BUILTIN -o $@ $(EMBED_SRCS) $(LDLIBS)
+
+$(B)/gen/seccomp-builtin.c: $(B)/gen/seccomp-embed
+	$< > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/seccomp-builtin.o: $(B)/gen/seccomp-builtin.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libward.a: $(LIB_OBJS)
 	@rm -f $@

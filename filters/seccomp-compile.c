@@ -4,6 +4,7 @@
  * Compiling is separate from loading, as minijail's compile_filter() does:
  * the supervisor compiles once per profile, the sandbox's init only hands the
  * ready sock_fprog to seccomp(2). */
+#include "filters/seccomp-builtin.h"
 #include "ward/seccomp.h"
 
 #include <errno.h>
@@ -268,6 +269,14 @@ static const struct ward_seccomp_program *get_locked(const char *spec,
 		ward_error_make(err, errno, "seccomp profile '%s'", spec);
 		return NULL;
 	}
+#ifndef WARD_SECCOMP_NO_BUILTIN
+	if (!is_file) {
+		const struct ward_seccomp_program *built = ward_seccomp_builtin(spec, allow_ptrace);
+
+		if (built)
+			return built;
+	}
+#endif
 	for (e = cache; e; e = e->next)
 		if (strcmp(e->spec, spec) == 0 && e->allow_ptrace == allow_ptrace &&
 		    (!is_file || same_file(e, &st)))
