@@ -30,11 +30,17 @@ WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
 OPT      ?= -O2 -g
 CFLAGS   ?=
+# pkg-config is asked lazily, once, when a recipe first needs the answer: on a
+# fresh machine the packages are installed by the deps-quiet prerequisite of
+# the same make run, after this file has been read.
+lazy = $(eval $(1) := $$(shell $$(PKG_CONFIG) $(2) 2>/dev/null))$($(1))
+PKG_CFLAGS    = $(call lazy,PKG_CFLAGS,--cflags $(PKGS))
+PKG_LIBS      = $(call lazy,PKG_LIBS,--libs $(PKGS))
+CHECK_CFLAGS  = $(call lazy,CHECK_CFLAGS,--cflags check)
+CHECK_LIBS    = $(call lazy,CHECK_LIBS,--libs check)
 CFLAGS   += -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARNINGS) $(HARDEN) -fvisibility=hidden \
-            -Iinclude -I. $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+            -Iinclude -I. $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS)
 
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
