@@ -175,6 +175,9 @@ static const char *const corpus[] = {
 	"ls > out.txt 2> err.txt < /dev/null",
 	"ls 2>&1 >/dev/null | grep warn",
 	"exec 3>log3.txt; git status >&3",
+	/* a here-document pending across a $(…) that spans lines: its body is
+	 * read after the line the substitution ends on, as dash does */
+	"cat <<EOF; echo $(\nEOF\n) \ngit status\nEOF\nmake",
 };
 
 #define N_CORPUS (sizeof(corpus) / sizeof(corpus[0]))
