@@ -186,6 +186,9 @@ struct ward_sh_redir {
 
 /* ---- nodes ---------------------------------------------------------------- */
 
+/* The tree is as flat as the source: a tree's root (and each compound
+ * body) is a LIST; a list item with no && or || is not wrapped in an AND_OR,
+ * and a pipeline of one command without ! is the command itself. */
 enum ward_sh_kind {
 	WARD_SH_SIMPLE,    /* assignments, words, redirections */
 	WARD_SH_PIPELINE,  /* kids joined by | (or |&, ops[i]); bang for `!` */

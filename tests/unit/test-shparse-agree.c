@@ -883,8 +883,10 @@ START_TEST(test_agree)
 	run_node(&e, t->root);
 	ck_assert_msg(!e.why[0], "'%s': %s", cmd, e.why);
 
-	qsort(actual.v, actual.n, sizeof(*actual.v), cmpstr);
-	qsort(e.rec.v, e.rec.n, sizeof(*e.rec.v), cmpstr);
+	if (actual.n)
+		qsort(actual.v, actual.n, sizeof(*actual.v), cmpstr);
+	if (e.rec.n)
+		qsort(e.rec.v, e.rec.n, sizeof(*e.rec.v), cmpstr);
 	{
 		char got[8192] = "", want[8192] = "";
 
