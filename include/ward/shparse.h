@@ -33,6 +33,11 @@
  * run the string: WARD_SH_POSIX for `/bin/sh -c` on Debian, the default for
  * `bash -c`.
  *
+ * Strings that become code only when a command runs them — the arguments of
+ * eval, trap, sh -c, bash -c, su -c, find -exec sh -c, … — are plain words
+ * here; a caller that looks through such commands parses those words in
+ * turn (in the dialect of the shell named).
+ *
  * Values are not code to the parser, and mostly not to the shells either;
  * one exception in bash: arithmetic ($((x)), [[ x -eq 1 ]], declare -i) on
  * a variable whose value is an array subscript holding $(…) runs it. The
