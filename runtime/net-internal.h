@@ -1,0 +1,56 @@
+/* net-internal.h — how the sandbox's network namespace is tied to the proxy.
+ *
+ * veth transport (CAP_NET_ADMIN and CAP_SYS_ADMIN): after clone3, a short
+ * thread of the supervisor unshares a network namespace of its own (the
+ * "hub": fresh, so it forwards nothing and holds no other listener), makes a
+ * veth pair there with libnl-route-3 whose peer is created directly in the
+ * sandbox's namespace, gives the hub end the subnet's first address and
+ * opens the proxy's listening socket on it, then enters the sandbox's
+ * namespace (setns on the pidfd) to give the peer the second address, bring
+ * it up and route everything to the hub end. The thread ends; the hub lives
+ * as long as the proxy's sockets, the pair as long as the sandbox's
+ * namespace: nothing is deleted on the command's path, nothing outlives
+ * ward. init waits for one byte on the go pipe before it runs the command.
+ *
+ * loopback transport (no privilege): init opens a listening socket on
+ * 127.0.0.1:PORT of its own namespace and sends it over a UNIX socket
+ * (SCM_RIGHTS); the supervisor accepts on it directly. */
+#ifndef WARD_NET_INTERNAL_H
+#define WARD_NET_INTERNAL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "ward/sandbox.h"
+
+struct net_setup {
+	enum ward_net_mode mode;
+	bool veth;             /* else the loopback hand-over */
+	uint16_t port;
+	struct in_addr hub, inner;
+	int prefix;
+	char proxy_url[64];    /* "http://10.0.2.1:3128" */
+	int handover[2];       /* loopback: [0] the supervisor's, [1] init's */
+	int go[2];             /* veth: init reads [0], the supervisor writes [1] */
+	int listener;          /* veth: the proxy's socket in the hub */
+	char env[20][96];      /* ward_net_env()'s strings */
+};
+
+/* Decide the transport and make the fds init needs. Mode none or host:
+ * nothing. ExecutionFailed when veth is asked without the privilege. */
+int ward_net_prepare(struct net_setup *n, const struct ward_config *cfg,
+		     struct ward_error **err);
+
+/* After clone3 (veth only): build the pair and the hub, then release init.
+ * The proxy's listener is left in n->listener. */
+int ward_net_attach(struct net_setup *n, pid_t pid, int pidfd, struct ward_error **err);
+
+/* The proxy variables for the sandbox's environment: up to max "K=V"
+ * strings kept in n; returns how many. */
+size_t ward_net_env(struct net_setup *n, const char **out, size_t max);
+
+void ward_net_init(struct net_setup *n);
+void ward_net_release(struct net_setup *n);
+
+#endif
