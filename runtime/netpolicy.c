@@ -485,15 +485,25 @@ static bool same_addr(const struct sockaddr *a, const struct sockaddr_storage *b
 	return false;
 }
 
+static enum ward_addr_class classify(const struct sockaddr *sa);
+
 enum ward_addr_class ward_addr_classify(const struct sockaddr *sa,
 					const struct sockaddr_storage *own, size_t n_own)
 {
-	uint32_t a;
+	enum ward_addr_class c = classify(sa);
 	size_t i;
 
-	for (i = 0; i < n_own; i++)
+	/* The specific class first ("loopback" says more than "own"). */
+	for (i = 0; c == WARD_ADDR_PUBLIC && i < n_own; i++)
 		if (same_addr(sa, &own[i]))
 			return WARD_ADDR_OWN;
+	return c;
+}
+
+static enum ward_addr_class classify(const struct sockaddr *sa)
+{
+	uint32_t a;
+
 	if (v4_of(sa, &a)) {
 		if (a == 0xa9fea9feu) /* 169.254.169.254 */
 			return WARD_ADDR_METADATA;
