@@ -874,6 +874,36 @@ START_TEST(test_veth_inside)
 	has_line(res.output, "upstream-ok");
 	ward_result_release(&res);
 	ward_config_release(&cfg);
+
+	/* concurrent sandboxes with the same subnet do not collide: each pair
+	 * lives in namespaces of its own */
+	{
+		char *ward = harness_path("ward");
+		pid_t pids[4];
+		int i, status;
+
+		for (i = 0; i < 4; i++) {
+			pids[i] = fork();
+			ck_assert_int_ge(pids[i], 0);
+			if (pids[i] == 0) {
+				int null = open("/dev/null", O_WRONLY);
+
+				dup2(null, 1);
+				dup2(null, 2);
+				execl(ward, ward, "run", "--no-policy", "--net=proxy", "--allow-host",
+				      "www.example.com", "-C", W.dir, "-c",
+				      "sleep 0.2; curl -sf -m 5 http://www.example.com/ | grep -q upstream-ok",
+				      (char *)NULL);
+				_exit(127);
+			}
+		}
+		for (i = 0; i < 4; i++) {
+			ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+			ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+				      "concurrent ward %d: status %d", i, status);
+		}
+		free(ward);
+	}
 	world_down();
 }
 END_TEST
@@ -934,6 +964,12 @@ START_TEST(test_modes_cli)
 	ck_assert_str_eq(json_string_value(json_object_get(net, "transport")), "loopback");
 	ck_assert_str_eq(json_string_value(json_object_get(net, "proxy")), "http://127.0.0.1:3128");
 	ck_assert_int_eq(json_array_size(json_object_get(o, "network")), 2);
+	/* the CLI (static) resolves through /etc/hosts too */
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")),
+			 "upstream-ok\nward proxy: other.example.net not on the allowlist\n");
+	rec = json_array_get(json_object_get(o, "network"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "decision")), "allow");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "address")), UPSTREAM);
 	rec = json_array_get(json_object_get(o, "network"), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "decision")), "deny");
 	ck_assert_int_eq(json_integer_value(json_object_get(rec, "status")), 403);
