@@ -510,6 +510,8 @@ START_TEST(test_bypass)
 		allow(&cfg, false, "www.example.com");
 		if (pass == 0)
 			cfg.landlock = WARD_LANDLOCK_OFF;
+		if (pass == 1)
+			ck_assert_int_eq(ward_config_add_local_port(&cfg, "80", NULL), 0);
 		if (host)
 			cfg.net = WARD_NET_HOST;
 		snprintf(cmd, sizeof(cmd),
@@ -547,6 +549,12 @@ START_TEST(test_bypass)
 					      !strstr(res.output, "10.0.2.1:80 connected") &&
 					      !strstr(res.output, "127.0.0.1:80 connected"),
 				      "a bypass worked (pass %d):\n%s", pass, res.output);
+			if (pass == 1) {
+				/* Landlock: connect only to the proxy's port and the
+				 * listed local port */
+				has_line(res.output, "tcp 10.0.2.1:22 Permission denied");
+				has_line(res.output, "tcp 127.0.0.1:80 Connection refused");
+			}
 			/* the probe itself works: the proxy's port answers */
 			{
 				char line[64];
