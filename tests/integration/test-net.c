@@ -578,13 +578,25 @@ START_TEST(test_private_destinations)
 	const char *cmd = "for h in internal private metadata; do "
 			  "echo $h $(curl -s -m 5 http://$h.example.com/ | head -2 | tail -1); done\n"
 			  "echo meta-ip $(curl -s -o /dev/null -w '%{http_code}' http://169.254.169.254/)\n"
-			  "echo own $(curl -s -o /dev/null -w '%{http_code}' http://" HOST_ADDR "/)\n";
+			  "echo own $(curl -s -o /dev/null -w '%{http_code}' http://" HOST_ADDR "/)\n"
+			  "echo closed $(curl -s -m 5 -w ' %{http_code}' http://www.example.com:8081/)\n"
+			  "echo nxname $(curl -s -m 10 -w ' %{http_code}' http://nothere.example.com/)\n";
 
 	world_up(false);
 	net_config(&cfg, WARD_NET_TRANSPORT_AUTO);
 	allow(&cfg, false, "*.example.com");
 	allow(&cfg, false, HOST_ADDR);
+	allow(&cfg, false, "www.example.com:8081");
 	run(&cfg, cmd, &res);
+	/* upstream failures are 502 with the reason */
+	has_line(res.output, "closed ward proxy: connect to " UPSTREAM " port 8081: Connection "
+			     "refused 502");
+	ck_assert_msg(strstr(res.output, "nxname ward proxy: cannot resolve 'nothere.example.com': ") &&
+			      strstr(res.output, " 502\n"),
+		      "%s", res.output);
+	r = find(&res, "GET", "nothere.example.com");
+	ck_assert_str_eq(r->decision, "error");
+	ck_assert_int_eq(r->status, 502);
 	has_line(res.output, "internal ward proxy: loopback address 127.0.0.1 (list it with "
 			     "--allow-cidr)");
 	has_line(res.output, "private ward proxy: private address 10.200.0.1 (list it with "
