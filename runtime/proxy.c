@@ -179,6 +179,18 @@ struct buffer {
 	size_t start, end;
 };
 
+/* Relayed data moves socket -> pipe -> socket with splice(), without a
+ * copy through the proxy; a direction without a pipe (the request of a
+ * forwarded HTTP request, whose body is delimited byte by byte, or when no
+ * pipe could be made) uses its buffer. The buffer is always sent first: it
+ * holds what the proxy itself says ("200 Connection established") and what
+ * came with the request head. */
+struct pipe_flow {
+	int fd[2];
+	size_t n;    /* bytes in the pipe */
+	bool full;   /* the last splice in found no room: wait for a drain */
+};
+
 struct conn {
 	struct conn *next, *prev;
 	uint64_t id;
@@ -186,6 +198,7 @@ struct conn {
 	struct endpoint cl, up;
 	struct buffer head;        /* the client's bytes until the head is complete */
 	struct buffer to_up, to_cl;
+	struct pipe_flow up_pipe, cl_pipe; /* towards the upstream, towards the client */
 	bool cl_eof, up_eof, cl_shut, up_shut;
 	bool cl_done;              /* the request is forwarded: read no more from the client */
 	bool http;                 /* a forwarded request, not a tunnel */
@@ -217,6 +230,7 @@ struct ward_proxy {
 	struct endpoint *handover;
 	struct conn *conns, *dead;
 	size_t n_conns;
+	bool paused;                      /* out of fds: listeners not watched */
 	uint64_t next_id;
 	struct ward_net_record *records;
 	size_t n_records, cap_records;
@@ -314,6 +328,16 @@ static void record(struct ward_proxy *p, struct conn *c)
 	p->records[p->n_records++] = *r;
 }
 
+static void pipe_close(struct pipe_flow *f)
+{
+	if (f->fd[0] >= 0) {
+		close(f->fd[0]);
+		close(f->fd[1]);
+	}
+	f->fd[0] = f->fd[1] = -1;
+	f->n = 0;
+}
+
 static void conn_kill(struct ward_proxy *p, struct conn *c)
 {
 	if (c->dead)
@@ -322,6 +346,14 @@ static void conn_kill(struct ward_proxy *p, struct conn *c)
 	record(p, c);
 	close_endpoint(p, &c->cl);
 	close_endpoint(p, &c->up);
+	pipe_close(&c->up_pipe);
+	pipe_close(&c->cl_pipe);
+	if (p->paused) {
+		/* a connection's fds are free again: accept again */
+		for (size_t i = 0; i < p->n_listeners; i++)
+			set_events(p, p->listeners[i], EPOLLIN);
+		p->paused = false;
+	}
 	/* off the live list, onto the dead one: events of this round may still
 	 * point at it */
 	if (c->prev)
@@ -421,6 +453,11 @@ static void upstream_ready(struct ward_proxy *p, struct conn *c)
 
 		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
+	/* without a pipe (out of fds), the buffers do the same job */
+	if (pipe2(c->cl_pipe.fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		c->cl_pipe.fd[0] = c->cl_pipe.fd[1] = -1;
+	if (!c->http && pipe2(c->up_pipe.fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		c->up_pipe.fd[0] = c->up_pipe.fd[1] = -1;
 	if (!c->http) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
@@ -712,6 +749,73 @@ static bool drain(int fd, struct buffer *b, uint64_t *count)
 	return true;
 }
 
+#define PIPE_BYTES (64 * 1024)
+
+/* src -> the direction's pipe, or its buffer. false on a read error
+ * (*eof is then set too). */
+static bool flow_in(int src, struct buffer *b, struct pipe_flow *f, bool *eof)
+{
+	ssize_t n;
+
+	if (f->fd[0] < 0)
+		return fill(src, b, eof);
+	if (f->full)
+		return true;
+	n = splice(src, NULL, f->fd[1], NULL, PIPE_BYTES, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	if (n > 0) {
+		f->n += (size_t)n;
+		return true;
+	}
+	if (n == 0) {
+		*eof = true;
+		return true;
+	}
+	if (errno == EINTR)
+		return true;
+	if (errno == EAGAIN) {
+		/* either nothing to read or no room in the pipe; with bytes in
+		 * it, assume no room (a drain clears this) so that a readable
+		 * socket does not spin the loop */
+		f->full = f->n > 0;
+		return true;
+	}
+	*eof = true;
+	return false;
+}
+
+/* The buffer, then the pipe, -> dst. false on a write error. */
+static bool flow_out(int dst, struct buffer *b, struct pipe_flow *f, uint64_t *count)
+{
+	if (!drain(dst, b, count))
+		return false;
+	if (b->start < b->end || f->fd[0] < 0)
+		return true;
+	while (f->n) {
+		ssize_t n = splice(f->fd[0], NULL, dst, NULL, f->n, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+		if (n > 0) {
+			f->n -= (size_t)n;
+			*count += (uint64_t)n;
+			f->full = false;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN;
+	}
+	return true;
+}
+
+static bool flow_pending(const struct buffer *b, const struct pipe_flow *f)
+{
+	return b->start < b->end || f->n > 0;
+}
+
+static bool flow_room(const struct buffer *b, const struct pipe_flow *f)
+{
+	return f->fd[0] >= 0 ? !f->full : b->end < BUF_SIZE;
+}
+
 /* Bytes just read from the client for a forwarded request: cut at the
  * body's end (anything after it is not forwarded). */
 static bool clip_body(struct conn *c, size_t before)
@@ -760,13 +864,13 @@ static void update_interest(struct ward_proxy *p, struct conn *c)
 		cl = EPOLLOUT;
 		break;
 	case S_RELAY:
-		if (!c->cl_eof && !c->cl_done && c->to_up.end < BUF_SIZE)
+		if (!c->cl_eof && !c->cl_done && flow_room(&c->to_up, &c->up_pipe))
 			cl |= EPOLLIN;
-		if (c->to_cl.start < c->to_cl.end)
+		if (flow_pending(&c->to_cl, &c->cl_pipe))
 			cl |= EPOLLOUT;
-		if (!c->up_eof && c->to_cl.end < BUF_SIZE)
+		if (!c->up_eof && flow_room(&c->to_cl, &c->cl_pipe))
 			up |= EPOLLIN;
-		if (c->to_up.start < c->to_up.end)
+		if (flow_pending(&c->to_up, &c->up_pipe))
 			up |= EPOLLOUT;
 		break;
 	}
@@ -777,9 +881,13 @@ static void update_interest(struct ward_proxy *p, struct conn *c)
 /* After I/O in relay: half-close and finish as the ends say. */
 static void relay_progress(struct ward_proxy *p, struct conn *c)
 {
-	if (c->up.fd < 0)
-		c->to_up.start = c->to_up.end = 0; /* the upstream is gone: nothing reaches it */
-	bool up_sent = c->to_up.start == c->to_up.end, cl_sent = c->to_cl.start == c->to_cl.end;
+	if (c->up.fd < 0) {
+		/* the upstream is gone: nothing reaches it */
+		c->to_up.start = c->to_up.end = 0;
+		c->up_pipe.n = 0;
+	}
+	bool up_sent = !flow_pending(&c->to_up, &c->up_pipe),
+	     cl_sent = !flow_pending(&c->to_cl, &c->cl_pipe);
 
 	if (c->cl_eof && up_sent && !c->up_shut && !c->http) {
 		shutdown(c->up.fd, SHUT_WR);
@@ -831,7 +939,7 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 		break;
 	}
 	if (ev & EPOLLOUT) {
-		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down)) {
+		if (!flow_out(c->cl.fd, &c->to_cl, &c->cl_pipe, &c->rec.bytes_down)) {
 			conn_kill(p, c);
 			return;
 		}
@@ -839,7 +947,7 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->cl_eof && !c->cl_done) {
 		size_t before = c->to_up.end;
 
-		if (!fill(c->cl.fd, &c->to_up, &c->cl_eof)) {
+		if (!flow_in(c->cl.fd, &c->to_up, &c->up_pipe, &c->cl_eof)) {
 			conn_kill(p, c);
 			return;
 		}
@@ -847,7 +955,8 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 			conn_kill(p, c);
 			return;
 		}
-		if (c->to_up.end > before && !drain(c->up.fd, &c->to_up, &c->rec.bytes_up)) {
+		if (flow_pending(&c->to_up, &c->up_pipe) &&
+		    !flow_out(c->up.fd, &c->to_up, &c->up_pipe, &c->rec.bytes_up)) {
 			conn_kill(p, c);
 			return;
 		}
@@ -881,19 +990,18 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 	if (c->st != S_RELAY)
 		return;
 	if (ev & EPOLLOUT) {
-		if (!drain(c->up.fd, &c->to_up, &c->rec.bytes_up)) {
+		if (!flow_out(c->up.fd, &c->to_up, &c->up_pipe, &c->rec.bytes_up)) {
 			conn_kill(p, c);
 			return;
 		}
 	}
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->up_eof) {
-		size_t before = c->to_cl.end;
-
-		if (!fill(c->up.fd, &c->to_cl, &c->up_eof) && c->to_cl.end == before) {
-			/* a reset upstream: whatever was relayed stays relayed */
+		/* a reset upstream ends like a closed one: what was relayed
+		 * stays relayed */
+		if (!flow_in(c->up.fd, &c->to_cl, &c->cl_pipe, &c->up_eof))
 			c->up_eof = true;
-		}
-		if (c->to_cl.end > before && !drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down)) {
+		if (flow_pending(&c->to_cl, &c->cl_pipe) &&
+		    !flow_out(c->cl.fd, &c->to_cl, &c->cl_pipe, &c->rec.bytes_down)) {
 			conn_kill(p, c);
 			return;
 		}
@@ -909,8 +1017,17 @@ static void accept_all(struct ward_proxy *p, struct endpoint *l)
 		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *c;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* a level-triggered listener would fire again at
+				 * once: rest until a connection ends */
+				for (size_t i = 0; i < p->n_listeners; i++)
+					set_events(p, p->listeners[i], 0);
+				p->paused = true;
+			}
 			return;
+		}
 		if (p->n_conns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
 			close(fd);
 			continue;
@@ -918,6 +1035,7 @@ static void accept_all(struct ward_proxy *p, struct endpoint *l)
 		c->id = ++p->next_id;
 		c->cl = (struct endpoint){ K_CLIENT, c, fd, 0 };
 		c->up = (struct endpoint){ K_UPSTREAM, c, -1, 0 };
+		c->up_pipe.fd[0] = c->up_pipe.fd[1] = c->cl_pipe.fd[0] = c->cl_pipe.fd[1] = -1;
 		c->started_ns = ward_now_ns();
 		c->deadline = c->started_ns + HEAD_TIMEOUT_NS;
 		c->rec.time_ms = unix_ms();

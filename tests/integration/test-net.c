@@ -126,6 +126,20 @@ static void http_answer(int c, const char *tag)
 		end = strstr(buf, "\r\n\r\n");
 	}
 	*end = '\0';
+	if (strncmp(buf, "GET /big ", 9) == 0) {
+		/* 5 MiB: more than any buffer or pipe of the proxy */
+		static char chunk[65536];
+
+		memset(chunk, 'x', sizeof(chunk));
+		len = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+				"Connection: close\r\n\r\n", 80 * 65536);
+		if (write(c, out, (size_t)len) < 0)
+			_exit(1);
+		for (int i = 0; i < 80; i++)
+			if (write(c, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+				_exit(1);
+		_exit(0);
+	}
 	len = snprintf(out, sizeof(out),
 		       "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n"
 		       "Content-Length: %zu\r\n\r\n%s\n%s\n",
@@ -194,13 +208,16 @@ static void upstream_main(int ready, int go, const char *cert, const char *key)
 		pid_t pid = fork();
 
 		if (pid == 0) {
+			/* -WWW: files of the current directory (the workdir) */
 			char *argv[] = { (char *)"openssl", (char *)"s_server", (char *)"-quiet",
-					 (char *)"-www", (char *)"-accept", (char *)"8443",
+					 (char *)"-WWW", (char *)"-accept", (char *)"8443",
 					 (char *)"-cert", (char *)cert, (char *)"-key", (char *)key,
 					 NULL };
 			int null = open("/dev/null", O_RDWR);
 
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (chdir(W.dir) < 0)
+				_exit(126);
 			dup2(null, 0);
 			dup2(null, 1);
 			dup2(null, 2);
@@ -247,6 +264,16 @@ static void world_up(bool with_tls)
 		int st;
 
 		ck_assert(asprintf(&cert, "%s/cert.pem", W.dir) > 0);
+		snprintf(path, sizeof(path), "%s/hello.txt", W.dir);
+		put_file(path, "hello over tls\n");
+		snprintf(path, sizeof(path), "%s/big.bin", W.dir);
+		{
+			int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(ftruncate(fd, 3 << 20), 0); /* 3 MiB of zeros */
+			close(fd);
+		}
 		ck_assert(asprintf(&key, "%s/key.pem", W.dir) > 0);
 		{
 			char *argv[] = { (char *)"openssl", (char *)"req", (char *)"-x509",
@@ -410,10 +437,13 @@ static void check_allowlist(enum ward_net_transport t)
 		"echo apex $($c \"$w\" http://example.com/)\n"
 		"echo other $($c \"$w\" http://other.example.net/)\n"
 		"echo blocked $($c \"$w\" http://blocked.example.com/)\n"
-		"echo tls $($c \"$w\" -k https://tls.example.com:8443/)\n"
+		"echo tls $($c \"$w\" -k https://tls.example.com:8443/hello.txt)\n"
 		"echo tlsother $($c \"$w\" -k https://other.example.net:8443/)\n"
 		"echo port $($c \"$w\" http://www.example.com:8443/)\n"
 		"curl -s -m 10 http://www.example.com/ | head -1\n"
+		"curl -sk -m 10 https://tls.example.com:8443/hello.txt\n"
+		"echo bigtls $(curl -sk -m 20 https://tls.example.com:8443/big.bin | wc -c)\n"
+		"echo bighttp $(curl -s -m 20 http://www.example.com/big | wc -c)\n"
 		"curl -s -m 10 http://other.example.net/\n";
 
 	net_config(&cfg, t);
@@ -435,6 +465,9 @@ static void check_allowlist(enum ward_net_transport t)
 	has_line(res.output, "tlsother 000 403");
 	has_line(res.output, "port 403 000");
 	has_line(res.output, "upstream-ok");
+	has_line(res.output, "hello over tls");
+	has_line(res.output, "bigtls 3145728");
+	has_line(res.output, "bighttp 5242880");
 	has_line(res.output, "ward proxy: other.example.net not on the allowlist");
 
 	r = find(&res, "GET", "www.example.com");
@@ -459,7 +492,16 @@ static void check_allowlist(enum ward_net_transport t)
 	ck_assert(r->bytes_up > 100 && r->bytes_down > 100); /* a TLS handshake went through */
 	r = find(&res, "CONNECT", "other.example.net");
 	ck_assert_str_eq(r->decision, "deny");
-	ck_assert_int_eq(res.n_net_records, 10);
+	ck_assert_int_eq(res.n_net_records, 13);
+	{
+		uint64_t most = 0;
+
+		for (size_t i = 0; i < res.n_net_records; i++)
+			if (res.net_records[i].bytes_down > most)
+				most = res.net_records[i].bytes_down;
+		ck_assert_uint_ge(most, 5242880);
+		ck_assert_uint_lt(most, 5242880 + 1024); /* the body and a head */
+	}
 
 	/* the audit log has the same records, one JSON line each */
 	{
