@@ -304,7 +304,7 @@ static bool header_name_ok(const char *s)
 	return true;
 }
 
-int ward_netpolicy_add_credential3(struct ward_netpolicy *p, const char *host,
+int ward_netpolicy_add_credential_parts(struct ward_netpolicy *p, const char *host,
 				   const char *header, const char *value,
 				   struct ward_error **err)
 {
@@ -358,7 +358,7 @@ int ward_netpolicy_add_credential(struct ward_netpolicy *p, const char *spec,
 	colon++;
 	while (*colon == ' ')
 		colon++;
-	return ward_netpolicy_add_credential3(p, host, name, colon, err);
+	return ward_netpolicy_add_credential_parts(p, host, name, colon, err);
 }
 
 static bool name_matches(const struct ward_net_rule *r, const char *host)

@@ -299,7 +299,7 @@ static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
 		    want_string(c, json_object_get(e, "header"), where, &header) < 0 ||
 		    want_string(c, json_object_get(e, "value"), where, &value) < 0)
 			return -1;
-		if (ward_netpolicy_add_credential3(&cfg->netpolicy, host, header, value, c->err) < 0)
+		if (ward_netpolicy_add_credential_parts(&cfg->netpolicy, host, header, value, c->err) < 0)
 			return setter_failed(c, where);
 	}
 	return 0;

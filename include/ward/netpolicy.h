@@ -115,10 +115,12 @@ WARD_API int ward_netpolicy_add_cidr(struct ward_netpolicy *p, const char *spec,
 WARD_API int ward_netpolicy_add_port(struct ward_netpolicy *p, const char *spec,
 				     struct ward_error **err);
 
-/* Add a credential: spec is "HOST=Header-Name: value". InvalidParameters. */
+/* Add a credential: spec is "HOST=Header-Name: value" (the CLI's form), or
+ * its three parts (the policy file's). InvalidParameters for a host that is
+ * not a name, a header name that is not a token, a value with a line break. */
 WARD_API int ward_netpolicy_add_credential(struct ward_netpolicy *p, const char *spec,
 					   struct ward_error **err);
-WARD_API int ward_netpolicy_add_credential3(struct ward_netpolicy *p, const char *host,
+WARD_API int ward_netpolicy_add_credential_parts(struct ward_netpolicy *p, const char *host,
 					    const char *header, const char *value,
 					    struct ward_error **err);
 
