@@ -470,9 +470,18 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 	}
 	if (st.proxy && attach_net(&st, pid, &setup_err) < 0) {
 		siginfo_t si;
+		struct report r;
 
 		syscall(SYS_pidfd_send_signal, st.pidfd, SIGKILL, NULL, 0);
 		waitid((idtype_t)P_PIDFD, (id_t)st.pidfd, &si, WEXITED);
+		/* If init failed first (and so the network could not be built),
+		 * its reason is the one to give. */
+		if (read(st.report[0], &r, sizeof(r)) == (ssize_t)sizeof(r) &&
+		    r.type == REPORT_ERROR) {
+			r.err.message[sizeof(r.err.message) - 1] = '\0';
+			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
+			*setup_err = r.err;
+		}
 		goto setup_failed;
 	}
 

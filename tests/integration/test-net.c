@@ -126,6 +126,34 @@ static void http_answer(int c, const char *tag)
 		end = strstr(buf, "\r\n\r\n");
 	}
 	*end = '\0';
+	if (strncmp(buf, "POST /up ", 9) == 0) {
+		/* a chunked upload: read to its last chunk, say how much came */
+		size_t got = n - (size_t)(end + 4 - buf);
+		char tail[8] = "";
+
+		memcpy(tail, end + 4 + (got > 7 ? got - 7 : 0), got > 7 ? 7 : got);
+		while (strcmp(tail, "\r\n0\r\n\r\n") != 0) {
+			char b[4096];
+			ssize_t r = read(c, b, sizeof(b));
+
+			if (r <= 0)
+				_exit(0);
+			got += (size_t)r;
+			if (r >= 7) {
+				memcpy(tail, b + r - 7, 7);
+			} else {
+				memmove(tail, tail + r, (size_t)(7 - r));
+				memcpy(tail + 7 - r, b, (size_t)r);
+			}
+			tail[7] = '\0';
+		}
+		len = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+				"Connection: close\r\n\r\n", snprintf(NULL, 0, "body %zu\n", got));
+		len += snprintf(out + len, sizeof(out) - (size_t)len, "body %zu\n", got);
+		if (write(c, out, (size_t)len) < 0)
+			_exit(1);
+		_exit(0);
+	}
 	if (strncmp(buf, "GET /big ", 9) == 0) {
 		/* 5 MiB: more than any buffer or pipe of the proxy */
 		static char chunk[65536];
@@ -687,6 +715,37 @@ START_TEST(test_credential_injection)
 				 &cfg.netpolicy,
 				 "www.example.com=Authorization: Bearer ${WARD_TEST_TOKEN}", &err),
 			 0);
+	run(&cfg,
+	    "curl -s -m 5 -H 'Authorization: mine' -H 'X-Keep: 1' http://www.example.com/a\n"
+	    "echo ---\n"
+	    "curl -s -m 5 http://other.example.net/b\n"
+	    "echo ---\n"
+	    "(env; cat /proc/*/environ 2>/dev/null) | grep -c tok-5e3c7\n",
+	    &res);
+	ward_result_release(&res);
+	res = (struct ward_result){ 0 };
+	{
+		struct ward_result res2;
+
+		/* request bodies: chunked passes, an ambiguous length does not */
+		run(&cfg,
+		    "seq 1 20000 > /tmp/body\n"
+		    "curl -s -m 5 -H 'Expect:' -H 'Transfer-Encoding: chunked' --data-binary @/tmp/body"
+		    " http://www.example.com/up\n"
+		    "echo smuggle $(curl -s -m 5 -H 'Transfer-Encoding: chunked' -H 'Content-Length: 5'"
+		    " --data-binary hello -w ' %{http_code}' http://www.example.com/up)\n",
+		    &res2);
+		{
+			/* 108894 bytes of body and the chunks' framing, all of it */
+			const char *b = strstr(res2.output, "body ");
+
+			ck_assert_msg(b && strtoul(b + 5, NULL, 10) > 108894, "%s", res2.output);
+		}
+		has_line(res2.output, "smuggle ward proxy: both Content-Length and Transfer-Encoding 400");
+		r = find(&res2, "POST", "www.example.com");
+		ck_assert_uint_gt(r->bytes_up, 108894); /* the body, 108894 bytes, and its framing */
+		ward_result_release(&res2);
+	}
 	run(&cfg,
 	    "curl -s -m 5 -H 'Authorization: mine' -H 'X-Keep: 1' http://www.example.com/a\n"
 	    "echo ---\n"
