@@ -171,8 +171,13 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 static int prepare_net(struct run_state *st, const struct ward_config *cfg,
 		       struct ward_error **err)
 {
-	if (cfg->net != WARD_NET_PROXY || cfg->mode == WARD_SANDBOX_OFF)
+	if (cfg->net != WARD_NET_PROXY)
 		return 0;
+	/* Asked for a fence that cannot be had: say so rather than run with
+	 * the host's network. */
+	if (cfg->mode == WARD_SANDBOX_OFF)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "network mode proxy needs the sandbox (not --sandbox off)");
 	if (!(cfg->namespaces & WARD_NS_NET))
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "network mode proxy needs the network namespace");

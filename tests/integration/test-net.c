@@ -1107,6 +1107,20 @@ START_TEST(test_modes_cli)
 		free(err);
 		free(ward);
 	}
+	/* proxy mode cannot be had without the sandbox or its network namespace */
+	{
+		const char *off[] = { "--net=proxy", "--sandbox", "off", NULL };
+		const char *nonet[] = { "--net=proxy", "--namespaces", "user,mount,pid", NULL };
+
+		o = cli_json(off, "{\"command\": \"true\"}");
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+				 "network mode proxy needs the sandbox (not --sandbox off)");
+		json_decref(o);
+		o = cli_json(nonet, "{\"command\": \"true\"}");
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+				 "network mode proxy needs the network namespace");
+		json_decref(o);
+	}
 	world_down();
 }
 END_TEST
