@@ -1,11 +1,12 @@
 /* net-internal.h — how the sandbox's network namespace is tied to the proxy.
  *
- * veth transport (CAP_NET_ADMIN and CAP_SYS_ADMIN): after clone3, a short
- * thread of the supervisor unshares a network namespace of its own (the
- * "hub": fresh, so it forwards nothing and holds no other listener), makes a
- * veth pair there with libnl-route-3 whose peer is created directly in the
- * sandbox's namespace, gives the hub end the subnet's first address and
- * opens the proxy's listening socket on it, then enters the sandbox's
+ * veth transport (CAP_NET_ADMIN and CAP_SYS_ADMIN): a short thread of the
+ * supervisor, started just before clone3, unshares a network namespace of
+ * its own (the "hub": fresh, so it forwards nothing and holds no other
+ * listener) and opens the proxy's listening socket there; once the child
+ * exists it makes a veth pair with libnl-route-3 whose peer is created
+ * directly in the sandbox's namespace, gives the hub end the subnet's first
+ * address, then enters the sandbox's
  * namespace (setns on the pidfd) to give the peer the second address, bring
  * it up and route everything to the hub end. The thread ends; the hub lives
  * as long as the proxy's sockets, the pair as long as the sandbox's
@@ -24,6 +25,8 @@
 
 #include "ward/sandbox.h"
 
+struct veth_job;
+
 struct net_setup {
 	enum ward_net_mode mode;
 	bool veth;             /* else the loopback hand-over */
@@ -34,6 +37,7 @@ struct net_setup {
 	int handover[2];       /* loopback: [0] the supervisor's, [1] init's */
 	int go[2];             /* veth: init reads [0], the supervisor writes [1] */
 	int listener;          /* veth: the proxy's socket in the hub */
+	struct veth_job *job;  /* veth: the network thread, between start and attach */
 	char env[20][96];      /* ward_net_env()'s strings */
 };
 
@@ -42,8 +46,13 @@ struct net_setup {
 int ward_net_prepare(struct net_setup *n, const struct ward_config *cfg,
 		     struct ward_error **err);
 
-/* After clone3 (veth only): build the pair and the hub, then release init.
- * The proxy's listener is left in n->listener. */
+/* Before clone3 (veth only): start the network thread, which builds the
+ * hub and the proxy's socket meanwhile. */
+int ward_net_start(struct net_setup *n, struct ward_error **err);
+
+/* After clone3 (veth only): the thread builds the pair for the child, then
+ * init is released. The proxy's listener is left in n->listener. A thread
+ * never attached is called off by ward_net_release(). */
 int ward_net_attach(struct net_setup *n, pid_t pid, int pidfd, struct ward_error **err);
 
 /* The proxy variables for the sandbox's environment: up to max "K=V"

@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #define HUB_IF "ward-hub"
 #define INNER_IF "eth0"
 
+static int finish(struct net_setup *n, struct ward_error **err);
+
 void ward_net_init(struct net_setup *n)
 {
 	memset(n, 0, sizeof(*n));
@@ -34,6 +37,8 @@ void ward_net_init(struct net_setup *n)
 
 void ward_net_release(struct net_setup *n)
 {
+	if (n->job)
+		finish(n, NULL); /* never attached: called off */
 	int *fds[] = { &n->handover[0], &n->handover[1], &n->go[0], &n->go[1], &n->listener };
 	size_t i;
 
@@ -137,8 +142,12 @@ size_t ward_net_env(struct net_setup *n, const char **out, size_t max)
 
 /* ---- the veth thread ----------------------------------------------------- */
 
+/* Shared by the supervisor's thread and the network thread; the pipe hands
+ * the child's pid and pidfd over (or, closed empty, calls it off). */
 struct veth_job {
 	struct net_setup *n;
+	pthread_t thread;
+	int handoff[2];
 	pid_t pid;
 	int pidfd;
 	int listener;
@@ -279,13 +288,14 @@ static void sysctl(const char *path, const char *value)
 	ward_write_file(path, value);
 }
 
-static int build(struct veth_job *j)
+/* Before the sandbox exists: the hub and the proxy's socket in it. The
+ * socket listens on every address of the hub, which will only ever have
+ * the hub end of the pair. */
+static int build_hub(struct veth_job *j, struct nl_sock **sk)
 {
-	struct net_setup *n = j->n;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(n->port),
-				  .sin_addr = n->hub };
-	struct nl_sock *sk;
-	int rc, one = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(j->n->port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int one = 1;
 
 	if (unshare(CLONE_NEWNET) < 0)
 		return fail(j, errno, "unshare the proxy's network namespace");
@@ -295,9 +305,22 @@ static int build(struct veth_job *j)
 	sysctl("/proc/sys/net/ipv4/ip_forward", "0");
 	sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "0");
 	sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	sk = nl_open(j);
-	if (!sk)
-		return -1;
+	j->listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (j->listener < 0 ||
+	    setsockopt(j->listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(j->listener, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(j->listener, 1024) < 0)
+		return fail(j, errno, "the proxy's listening socket");
+	*sk = nl_open(j);
+	return *sk ? 0 : -1;
+}
+
+/* After clone3: the pair, the hub's end, then the sandbox's end. */
+static int build(struct veth_job *j, struct nl_sock *sk)
+{
+	struct net_setup *n = j->n;
+	int rc;
+
 	rc = rtnl_link_veth_add(sk, HUB_IF, INNER_IF, j->pid);
 	if (rc < 0) {
 		nl_fail(j, rc, "create the veth pair");
@@ -306,14 +329,6 @@ static int build(struct veth_job *j)
 	rc = -1;
 	if (set_up(j, HUB_IF) < 0 || add_addr(j, sk, HUB_IF, n->hub, n->prefix) < 0)
 		goto out;
-	j->listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (j->listener < 0 ||
-	    setsockopt(j->listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(j->listener, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(j->listener, 1024) < 0) {
-		fail(j, errno, "the proxy's listening socket");
-		goto out;
-	}
 	nl_socket_free(sk);
 	sk = NULL;
 
@@ -336,35 +351,97 @@ out:
 
 static void *veth_main(void *arg)
 {
-	build(arg);
+	struct veth_job *j = arg;
+	struct nl_sock *sk = NULL;
+	int hub = build_hub(j, &sk);
+	ssize_t got;
+
+	/* the child's pid and pidfd, or end of file: no sandbox after all */
+	do
+		got = read(j->handoff[0], &j->pid, sizeof(j->pid));
+	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof(j->pid) && hub == 0 &&
+	    read(j->handoff[0], &j->pidfd, sizeof(j->pidfd)) == (ssize_t)sizeof(j->pidfd)) {
+		build(j, sk);
+		return NULL;
+	}
+	if (sk)
+		nl_socket_free(sk);
 	return NULL;
 }
 
-int ward_net_attach(struct net_setup *n, pid_t pid, int pidfd, struct ward_error **err)
+int ward_net_start(struct net_setup *n, struct ward_error **err)
 {
-	struct veth_job j = { .n = n, .pid = pid, .pidfd = pidfd, .listener = -1 };
-	pthread_t th;
+	struct veth_job *j;
 	sigset_t all, old;
 	int rc;
 
 	if (n->mode != WARD_NET_PROXY || !n->veth)
 		return 0;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return ward_error_make(err, ENOMEM, "network");
+	j->n = n;
+	j->listener = -1;
+	if (pipe2(j->handoff, O_CLOEXEC) < 0) {
+		free(j);
+		return ward_error_make(err, errno, "pipe");
+	}
 	/* A thread of its own: namespaces change for it alone, and it ends
 	 * with them; the caller's thread stays in the host's namespace, where
-	 * the proxy connects upstream. */
+	 * the proxy connects upstream. It builds the hub while the caller
+	 * clones the sandbox. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&th, NULL, veth_main, &j);
+	rc = pthread_create(&j->thread, NULL, veth_main, j);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
+	if (rc != 0) {
+		close(j->handoff[0]);
+		close(j->handoff[1]);
+		free(j);
 		return ward_error_make(err, rc, "start the network thread");
-	pthread_join(th, NULL);
-	if (j.what[0]) {
-		if (j.listener >= 0)
-			close(j.listener);
-		return ward_error_make(err, j.code, "network: %s", j.what);
 	}
-	n->listener = j.listener;
+	n->job = j;
+	return 0;
+}
+
+/* Wait for the thread; its listener (if any) is closed when it failed. */
+static int finish(struct net_setup *n, struct ward_error **err)
+{
+	struct veth_job *j = n->job;
+	int rc = 0;
+
+	close(j->handoff[1]);
+	pthread_join(j->thread, NULL);
+	close(j->handoff[0]);
+	n->job = NULL;
+	if (j->what[0] || !err) {
+		if (j->what[0])
+			rc = ward_error_make(err, j->code, "network: %s", j->what);
+		if (j->listener >= 0)
+			close(j->listener);
+	} else {
+		n->listener = j->listener;
+	}
+	free(j);
+	return rc;
+}
+
+int ward_net_attach(struct net_setup *n, pid_t pid, int pidfd, struct ward_error **err)
+{
+	struct veth_job *j = n->job;
+
+	if (!j)
+		return 0;
+	if (write(j->handoff[1], &pid, sizeof(pid)) != (ssize_t)sizeof(pid) ||
+	    write(j->handoff[1], &pidfd, sizeof(pidfd)) != (ssize_t)sizeof(pidfd)) {
+		int e = errno;
+
+		finish(n, NULL);
+		return ward_error_make(err, e, "hand the sandbox to the network thread");
+	}
+	if (finish(n, err) < 0)
+		return -1;
 	if (write(n->go[1], "g", 1) != 1)
 		return ward_error_make(err, errno, "release the sandbox's init");
 	close(n->go[1]);

@@ -445,7 +445,8 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 		workdir = cwd;
 	}
 
-	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0)
+	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0 ||
+	    ward_net_start(&st.net, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
 	if (pid < 0)
