@@ -1,0 +1,95 @@
+#!/bin/bash
+# bench/run.sh — `make bench`: every case as the calling user and, when that is
+# root, again as uid 65534 (from a world-readable copy of the binaries, as
+# tests/run.sh does), then the report and the chart.
+#
+#   QUICK=1   a smoke run (< 1 minute); the report goes under $B/bench/results
+#   NOTE=...  a line added to the report (say, what else ran on the machine)
+#
+# Both tiers run the same copies of ward and the driver. Exit status 1 when a
+# row of ward itself failed (peers that fail are reported, not fatal).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=$(realpath "${B:-build}")
+QUICK=${QUICK:-}
+NOTE=${NOTE:-}
+case $QUICK in "" | 0) QUICK= ;; *) QUICK=1 ;; esac
+
+for f in "$B/ward" "$B/bench/ward-bench"; do
+	[ -x "$f" ] || { echo "bench: '$f' is not built (run make bench)" >&2; exit 1; }
+done
+if ! command -v gnuplot >/dev/null; then
+	echo "bench: gnuplot is not installed (make bench-deps)" >&2
+	exit 1
+fi
+
+name="$(date -u +%Y-%m-%d)-$(hostname -s)"
+if [ -n "$QUICK" ]; then
+	out="$B/bench/results"
+	quick=(--quick)
+else
+	out="$PWD/bench/results"
+	quick=()
+fi
+mkdir -p "$out"
+
+T=$(mktemp -d /tmp/ward-bench.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+mkdir "$T/bin" "$T/me" "$T/plot"
+cp "$B/ward" "$B/bench/ward-bench" bench/policy.json "$T/bin/"
+chmod -R a+rX "$T"
+
+SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+tier() { # directory, then the command prefix that sets the user
+	local dir=$1
+	shift
+	"$@" env -i PATH="$SAFE_PATH" HOME=/tmp LANG=C.UTF-8 \
+		"$T/bin/ward-bench" tier --ward "$T/bin/ward" --policy "$T/bin/policy.json" \
+		--dir "$dir" --out "$dir/tier.tsv" "${quick[@]}"
+}
+
+me="uid $(id -u)"
+[ "$(id -u)" = 0 ] && me=root
+echo "== bench: tier $me" >&2
+tier "$T/me"
+tiers=(--tier "$me=$T/me/tier.tsv")
+files=("$T/me/tier.tsv")
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$T/nobody"
+	chown 65534:65534 "$T/nobody"
+	echo "== bench: tier uid 65534" >&2
+	tier "$T/nobody" setpriv --reuid=65534 --regid=65534 --clear-groups
+	tiers+=(--tier "uid 65534=$T/nobody/tier.tsv")
+	files+=("$T/nobody/tier.tsv")
+fi
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- . ':!bench/results' 2>/dev/null || commit="$commit (with uncommitted changes)"
+printf 'info\tcommit\t%s\n' "$commit" >>"$T/me/tier.tsv"
+[ -n "$NOTE" ] && printf 'info\tnote\t%s\n' "${NOTE//$'\t'/ }" >>"$T/me/tier.tsv"
+
+"$T/bin/ward-bench" report "${tiers[@]}" --md "$out/$name.md" --plot "$T/plot" \
+	--png "$out/$name.png"
+gnuplot "$T/plot/chart.gp"
+i=0
+for f in "${files[@]}"; do
+	cp "$f" "$out/$name.tier$i.tsv"
+	i=$((i + 1))
+done
+if [ -z "$QUICK" ]; then
+	cp "$out/$name.md" "$out/latest.md"
+	cp "$out/$name.png" "$out/latest.png"
+	sed -i "s|($name.png)|(latest.png)|" "$out/latest.md"
+fi
+echo "bench: $out/$name.md, $out/$name.png" >&2
+
+# ward's own rows must have worked; a layer not built is "n/a", not a failure.
+bad=$(awk -F'\t' '($1 == "case" && $4 == "ladder" && $6 ~ /^failed/) ||
+	($1 == "rate" && $5 ~ /^failed/) || ($1 == "output" && $4 ~ /^failed/) ||
+	($1 == "net" && $4 ~ /^failed/) { print FILENAME ": " $0 }' "${files[@]}")
+if [ -n "$bad" ]; then
+	echo "bench: rows of ward failed:" >&2
+	printf '%s\n' "$bad" >&2
+	exit 1
+fi
