@@ -8,7 +8,10 @@
  *         the raw figures, one tab-separated record per line;
  *     ward-bench report --tier NAME=FILE... --md FILE --plot DIR --png FILE
  *         reads the tiers' records, writes the Markdown report (tables,
- *         ratios, the targets met or missed) and the chart's gnuplot input.
+ *         ratios, the targets met or missed) and the chart's gnuplot input;
+ *     ward-bench spawn-rss FILE -- CMD...
+ *         runs CMD and writes its wait4() ru_maxrss (KiB) to FILE, from a
+ *         process fresh from execve (see output.c for why)
  *
  * Cases run interleaved (A B C A B C ...), so drift on a shared machine hits
  * all of them alike; a case whose first run fails is reported failed with the
@@ -60,6 +63,7 @@ int bench_exec_io(char *const argv[], const char *in_path, int (*prep)(void), ch
 /* ---- cases.c: the ladder, the peers, one tier ----------------------------- */
 
 struct tier_options {
+	const char *self;      /* this program (for spawn-rss) */
 	const char *ward;      /* the ward CLI */
 	const char *policy;    /* the bench's policy file (bench/policy.json) */
 	const char *dir;       /* a scratch directory this uid can write */

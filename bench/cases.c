@@ -269,8 +269,13 @@ static void add_ward_cli(const struct tier_options *o, const char *key, const ch
 	push_both(c, (char *)o->policy);
 	push_both(c, "-C");
 	push_both(c, (char *)o->workdir);
-	if (flag)
-		push_both(c, (char *)flag);
+	if (flag) {
+		/* Words of flag, split on spaces. */
+		char *words = own(c, "%s", flag), *save = NULL, *w;
+
+		for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			push_both(c, w);
+	}
 	push_both(c, "--");
 	push_cmd(c);
 	for (k = 0; k < N_CMDS; k++)
@@ -322,6 +327,9 @@ static void build_ladder(const struct tier_options *o)
 	add_lib(o, "seccomp", "+ seccomp", flags, false);
 	add_lib(o, "lib-full", "full stack, library (defaults)", "", false);
 	add_ward_cli(o, "cli-full", "full stack, ward CLI", NULL);
+	/* The CLI's own floor: ward's exec and its fork+exec of the command,
+	 * with no layer at all. */
+	add_ward_cli(o, "cli-off", "ward CLI --sandbox off (no layer)", "--sandbox off");
 	add_ward_cli(o, "cli-proxy", "full stack, ward CLI --net=proxy", "--net=proxy");
 }
 
