@@ -55,6 +55,12 @@ long long bench_now_ns(void);
  * with errno. *ms gets the wall time, *maxrss_kib (if not NULL) the child's
  * ru_maxrss from wait4. */
 int bench_exec(char *const argv[], char *out, size_t outsz, double *ms, long *maxrss_kib);
+/* CPU time (user + system, ms) of the last bench_exec*() child and the
+ * descendants it reaped, or of the last libcase_run(): set by both. */
+extern double bench_last_cpu_ms;
+/* This process's CPU time and that of its reaped children, in ms. */
+double bench_cpu_ms(void);
+
 /* The same with stdin from in_path (NULL: /dev/null), and prep (if not NULL)
  * called in the child before execve (exit 127 if it returns < 0). */
 int bench_exec_io(char *const argv[], const char *in_path, int (*prep)(void), char *out,
@@ -77,7 +83,7 @@ int bench_tier(const struct tier_options *o);
 
 /* Records (tab-separated, one per line, written by the tier):
  *   info  KEY  VALUE
- *   case  CMD  KEY  GROUP  LABEL  STATUS  N  MEDIAN  P10  P90  COMMAND-LINE
+ *   case  CMD  KEY  GROUP  LABEL  STATUS  N  MEDIAN  P10  P90  COMMAND-LINE  CPU-MEDIAN
  *   rate  KEY  LABEL  WORKERS  STATUS  ROUNDS  PER-SECOND  COMMAND-LINE
  *   output KEY  LABEL  STATUS  BYTES  SECONDS  MAXRSS-KIB  COMMAND-LINE
  *   net   KEY  LABEL  STATUS  VALUE  UNIT  COMMAND-LINE

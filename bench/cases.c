@@ -55,6 +55,7 @@ struct bcase {
 	char status[BENCH_STATUS_MAX];
 	char cmdline[N_CMDS][BENCH_LINE_MAX];
 	struct samples s[N_CMDS];
+	struct samples cpu[N_CMDS]; /* CPU time of each timed run, ms */
 	char *owned[MAX_ARGS * N_CMDS];
 	int n_owned;
 };
@@ -746,7 +747,10 @@ static void write_cases(FILE *f, const struct tier_options *o)
 			else
 				fprintf(f, "\t0\t-\t-\t-\t");
 			rec_cmdline(f, c->cmdline[k], o);
-			fputc('\n', f);
+			if (ok(c) && n)
+				fprintf(f, "\t%.4f\n", samples_quantile(&c->cpu[k], 0.5));
+			else
+				fprintf(f, "\t-\n");
 		}
 	}
 }
@@ -781,7 +785,8 @@ static void measure(int rounds, int warmup)
 					 c->runs, why);
 				continue;
 			}
-			if (r >= 0 && samples_add(&c->s[p % N_CMDS], ms) < 0) {
+			if (r >= 0 && (samples_add(&c->s[p % N_CMDS], ms) < 0 ||
+				       samples_add(&c->cpu[p % N_CMDS], bench_last_cpu_ms) < 0)) {
 				fprintf(stderr, "ward-bench: out of memory\n");
 				exit(1);
 			}
@@ -833,8 +838,10 @@ int bench_tier(const struct tier_options *o0)
 		rc = -1;
 	}
 	for (i = 0; i < n_cases; i++) {
-		for (k = 0; k < N_CMDS; k++)
+		for (k = 0; k < N_CMDS; k++) {
 			samples_release(&cases[i].s[k]);
+			samples_release(&cases[i].cpu[k]);
+		}
 		for (k = 0; k < cases[i].n_owned; k++)
 			free(cases[i].owned[k]);
 		libcase_free(cases[i].lib);

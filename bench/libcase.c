@@ -67,11 +67,14 @@ int libcase_run(struct libcase *c, char *const argv[], char *out, size_t outsz, 
 {
 	struct ward_error *err = NULL;
 	struct ward_result res;
+	double cpu0 = bench_cpu_ms();
 	long long t0 = bench_now_ns();
 	int rc;
 
 	rc = ward_run(&c->opts.cfg, argv, &res, &err);
 	*ms = (double)(bench_now_ns() - t0) / 1e6;
+	/* ward_run() reaps the sandbox's init, which reaped the command. */
+	bench_last_cpu_ms = bench_cpu_ms() - cpu0;
 	if (rc < 0) {
 		if (out)
 			snprintf(out, outsz, "ward_run: %s", err->message);

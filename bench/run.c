@@ -13,6 +13,13 @@
 
 extern char **environ;
 
+double bench_last_cpu_ms;
+
+static double tv_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
 long long bench_now_ns(void)
 {
 	struct timespec ts;
@@ -81,9 +88,20 @@ int bench_exec_io(char *const argv[], const char *in_path, int (*prep)(void), ch
 		if (errno != EINTR)
 			return -1;
 	*ms = (double)(bench_now_ns() - t0) / 1e6;
+	bench_last_cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
 	if (maxrss_kib)
 		*maxrss_kib = ru.ru_maxrss;
 	return status;
+}
+
+double bench_cpu_ms(void)
+{
+	struct rusage self, children;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	return tv_ms(self.ru_utime) + tv_ms(self.ru_stime) + tv_ms(children.ru_utime) +
+	       tv_ms(children.ru_stime);
 }
 
 void rec_escape(FILE *f, const char *s)
