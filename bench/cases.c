@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -805,6 +806,12 @@ int bench_tier(const struct tier_options *o0)
 	FILE *f;
 	int i, k, rc = 0;
 
+	/* Processes a sandbox leaves behind its first one come to the bench, to
+	 * be reaped and have their CPU time counted (run.c). */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		fprintf(stderr, "ward-bench: prctl PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
+		return -1;
+	}
 	snprintf(o.workdir, sizeof(o.workdir), "%s/work", o.dir);
 	if (mkdir(o.workdir, 0755) < 0 && errno != EEXIST) {
 		fprintf(stderr, "ward-bench: mkdir '%s': %s\n", o.workdir, strerror(errno));
