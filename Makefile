@@ -163,6 +163,7 @@ test-integration: check
 # The driver links libward statically: its library rows call ward_run() in
 # its own process, configured by ward's own `ward run` option parser.
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
+$(B)/tests/unit/test-bench: $(BENCH_SRCS)   # it includes bench/*.c to test them
 $(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
 

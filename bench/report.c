@@ -274,8 +274,6 @@ static void targets(FILE *f)
 {
 	size_t t;
 
-	fprintf(f, "## Targets\n\n");
-	fprintf(f, "Ratios from this one run; each figure is a median of interleaved runs.\n\n");
 	fprintf(f, "| target | | measured |\n|---|:-:|---|\n");
 	for (t = 0; t < n_tiers; t++) {
 		int ti = (int)t;
@@ -309,23 +307,28 @@ static void targets(FILE *f)
 		double ward = case_median(ti, "true", "cli-full") - bare;
 		double lib = case_median(ti, "true", "lib-full") - bare;
 		double ush = case_median(ti, "true", "unshare-Urmpf") - bare;
-		char what[256];
+		double cbare = case_cpu(ti, "true", "bare");
+		double cward = case_cpu(ti, "true", "cli-full") - cbare;
+		double cush = case_cpu(ti, "true", "unshare-Urmpf") - cbare;
+		char what[256], cpu[128];
 
 		snprintf(what, sizeof(what),
 			 "ward's overhead over bare ≤ 2 × what `unshare -Urmpf` adds, %s",
 			 tiers[t].name);
+		snprintf(cpu, sizeof(cpu), "; by CPU time the CLI adds %.2f ms, unshare %.2f ms: %.2f ×",
+			 cward, cush, cward / cush);
 		if (isnan(ward) || isnan(ush))
 			target_row(f, what, false, false, "not measured");
 		else if (ward <= 2 * ush)
 			target_row(f, what, true, true,
-				   "CLI adds %.2f ms, unshare %.2f ms: %.2f × (library: %.2f ms)",
-				   ward, ush, ward / ush, lib);
+				   "CLI adds %.2f ms, unshare %.2f ms: %.2f × (library: %.2f ms)%s",
+				   ward, ush, ward / ush, lib, cpu);
 		else
 			target_row(f, what, true, false,
 				   "CLI adds %.2f ms, unshare %.2f ms: %.2f ×, missed by %.2f ms "
-				   "(%.0f %% over); through the library ward adds %.2f ms (%.2f ×)",
+				   "(%.0f %% over); through the library ward adds %.2f ms (%.2f ×)%s",
 				   ward, ush, ward / ush, ward - 2 * ush, 100.0 * (ward / (2 * ush) - 1),
-				   lib, lib / ush);
+				   lib, lib / ush, cpu);
 	}
 	for (t = 0; t < n_tiers; t++) {
 		int ti = (int)t;
@@ -540,6 +543,42 @@ fail:
 	return -1;
 }
 
+/* The README's excerpt: the targets and the /bin/true ladders, linking the
+ * full report and the chart as bench/results/latest.*. */
+static int summary(const char *plotdir)
+{
+	char path[1024];
+	const char *v;
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/summary.md", plotdir);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "ward-bench: open '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "Measured %s on %s (%s CPUs, kernel %s), ward %s, %s rounds; the full report is "
+		   "[bench/results/latest.md](bench/results/latest.md).",
+		info(0, "date") ? info(0, "date") : "?", info(0, "host") ? info(0, "host") : "?",
+		info(0, "cpus") ? info(0, "cpus") : "?", info(0, "kernel") ? info(0, "kernel") : "?",
+		(v = info(0, "commit")) ? v : "?", info(0, "rounds") ? info(0, "rounds") : "?");
+	if ((v = info(0, "note")) != NULL && *v)
+		fprintf(f, " %s", v);
+	fprintf(f, "\n\n");
+	targets(f);
+	fprintf(f, "![ladder and peers](bench/results/latest.png)\n\n");
+	for (i = 0; i < n_tiers; i++) {
+		fprintf(f, "`/bin/true`, %s:\n\n", tiers[i].name);
+		ladder_table(f, (int)i, "true");
+	}
+	if (fclose(f) != 0) {
+		fprintf(stderr, "ward-bench: write '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int bench_report(const struct report_tier *t, size_t n, const char *md, const char *plotdir,
 		 const char *png)
 {
@@ -577,6 +616,8 @@ int bench_report(const struct report_tier *t, size_t n, const char *md, const ch
 		   "(library rows, called in the bench's own process). Ratios compare medians of "
 		   "the same tier and run. The ladder's rungs are cumulative: each adds one layer to "
 		   "the one above; their exact `ward run` flags are listed under each table.\n\n");
+	fprintf(f, "## Targets\n\n");
+	fprintf(f, "Ratios from this one run; each figure is a median of interleaved runs.\n\n");
 	targets(f);
 	fprintf(f, "![ladder and peers](%s)\n\n", strrchr(png, '/') ? strrchr(png, '/') + 1 : png);
 	for (i = 0; i < n; i++)
@@ -602,7 +643,7 @@ int bench_report(const struct report_tier *t, size_t n, const char *md, const ch
 		fprintf(stderr, "ward-bench: write '%s': %s\n", md, strerror(errno));
 		return -1;
 	}
-	if (chart(plotdir, png) < 0)
+	if (chart(plotdir, png) < 0 || summary(plotdir) < 0)
 		return -1;
 	for (i = 0; i < (size_t)n_recs; i++)
 		for (k = 0; k < (size_t)recs[i].n; k++)

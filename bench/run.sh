@@ -81,6 +81,17 @@ if [ -z "$QUICK" ]; then
 	cp "$out/$name.md" "$out/latest.md"
 	cp "$out/$name.png" "$out/latest.png"
 	sed -i "s|($name.png)|(latest.png)|" "$out/latest.md"
+	# The README shows the latest full run, between its two markers.
+	if grep -q '^<!-- bench:latest:begin -->$' README.md; then
+		awk -v summary="$T/plot/summary.md" '
+			/^<!-- bench:latest:end -->$/ { skip = 0 }
+			!skip { print }
+			/^<!-- bench:latest:begin -->$/ {
+				while ((getline line < summary) > 0) print line
+				skip = 1
+			}' README.md >"$T/README.md"
+		cat "$T/README.md" >README.md
+	fi
 fi
 echo "bench: $out/$name.md, $out/$name.png" >&2
 
