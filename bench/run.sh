@@ -64,8 +64,12 @@ if [ "$(id -u)" = 0 ]; then
 	files+=("$T/nobody/tier.tsv")
 fi
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- . ':!bench/results' 2>/dev/null || commit="$commit (with uncommitted changes)"
+if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+	git diff --quiet HEAD -- . ':!bench/results' ':!README.md' ||
+		commit="$commit (with uncommitted changes)"
+else
+	commit=unknown
+fi
 printf 'info\tcommit\t%s\n' "$commit" >>"$T/me/tier.tsv"
 [ -n "$NOTE" ] && printf 'info\tnote\t%s\n' "${NOTE//$'\t'/ }" >>"$T/me/tier.tsv"
 
