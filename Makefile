@@ -170,7 +170,7 @@ $(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
 # bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
 # smoke run in under a minute, its report under $(B)/bench/results).
 bench: deps-quiet all $(B)/bench/ward-bench
-	B=$(B) QUICK=$(QUICK) NOTE="$(NOTE)" ./bench/run.sh
+	B=$(B) QUICK=$(QUICK) NOTE="$(NOTE)" FROM="$(FROM)" ./bench/run.sh
 
 bench-deps:
 	./scripts/deps.sh bench

@@ -543,6 +543,20 @@ fail:
 	return -1;
 }
 
+/* The length of the three load averages at the start of a /proc/loadavg
+ * line, without the task counts that follow. */
+static int load3(const char *s)
+{
+	int n = 0, fields = 0;
+
+	while (s[n] && fields < 3) {
+		n += (int)strcspn(s + n, " ");
+		if (++fields < 3 && s[n])
+			n++;
+	}
+	return n;
+}
+
 /* The README's excerpt: the targets and the /bin/true ladders, linking the
  * full report and the chart as bench/results/latest.*. */
 static int summary(const char *plotdir)
@@ -563,6 +577,13 @@ static int summary(const char *plotdir)
 		info(0, "date") ? info(0, "date") : "?", info(0, "host") ? info(0, "host") : "?",
 		info(0, "cpus") ? info(0, "cpus") : "?", info(0, "kernel") ? info(0, "kernel") : "?",
 		(v = info(0, "commit")) ? v : "?", info(0, "rounds") ? info(0, "rounds") : "?");
+	{
+		const char *a = info(0, "load_start"), *b = info((int)n_tiers - 1, "load_end");
+
+		if (a && b)
+			fprintf(f, " Load average (1, 5, 15 min) %.*s at the start, %.*s at the end.",
+				load3(a), a, load3(b), b);
+	}
 	if ((v = info(0, "note")) != NULL && *v)
 		fprintf(f, " %s", v);
 	fprintf(f, "\n\n");

@@ -5,6 +5,8 @@
 #
 #   QUICK=1   a smoke run (< 1 minute); the report goes under $B/bench/results
 #   NOTE=...  a line added to the report (say, what else ran on the machine)
+#   FROM=NAME the report and chart again from bench/results/NAME.tier*.tsv,
+#             measuring nothing (after a change to the report's code)
 #
 # Both tiers run the same copies of ward and the driver. Exit status 1 when a
 # row of ward itself failed (peers that fail are reported, not fatal).
@@ -23,64 +25,75 @@ if ! command -v gnuplot >/dev/null; then
 	exit 1
 fi
 
-name="$(date -u +%Y-%m-%d)-$(hostname -s)"
-if [ -n "$QUICK" ]; then
-	out="$B/bench/results"
-	quick=(--quick)
-else
-	out="$PWD/bench/results"
-	quick=()
-fi
-mkdir -p "$out"
-
 T=$(mktemp -d /tmp/ward-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 mkdir "$T/bin" "$T/me" "$T/plot"
 cp "$B/ward" "$B/bench/ward-bench" bench/policy.json "$T/bin/"
 chmod -R a+rX "$T"
+tiers=()
+files=()
 
-SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-tier() { # directory, then the command prefix that sets the user
-	local dir=$1
-	shift
-	"$@" env -i PATH="$SAFE_PATH" HOME=/tmp LANG=C.UTF-8 \
-		"$T/bin/ward-bench" tier --ward "$T/bin/ward" --policy "$T/bin/policy.json" \
-		--dir "$dir" --out "$dir/tier.tsv" "${quick[@]}"
-}
-
-me="uid $(id -u)"
-[ "$(id -u)" = 0 ] && me=root
-echo "== bench: tier $me" >&2
-tier "$T/me"
-tiers=(--tier "$me=$T/me/tier.tsv")
-files=("$T/me/tier.tsv")
-if [ "$(id -u)" = 0 ]; then
-	mkdir "$T/nobody"
-	chown 65534:65534 "$T/nobody"
-	echo "== bench: tier uid 65534" >&2
-	tier "$T/nobody" setpriv --reuid=65534 --regid=65534 --clear-groups
-	tiers+=(--tier "uid 65534=$T/nobody/tier.tsv")
-	files+=("$T/nobody/tier.tsv")
-fi
-
-if commit=$(git rev-parse --short HEAD 2>/dev/null); then
-	git diff --quiet HEAD -- . ':!bench/results' ':!README.md' ||
-		commit="$commit (with uncommitted changes)"
+if [ -n "${FROM:-}" ]; then
+	name=$FROM
+	out="$PWD/bench/results"
+	for f in "$out/$name".tier*.tsv; do
+		[ -f "$f" ] || { echo "bench: no '$out/$name.tier*.tsv'" >&2; exit 1; }
+		t=$(awk -F'\t' '$1 == "info" && $2 == "tier" { print $3 }' "$f")
+		tiers+=(--tier "${t:-?}=$f")
+		files+=("$f")
+	done
 else
-	commit=unknown
+	name="$(date -u +%Y-%m-%d)-$(hostname -s)"
+	if [ -n "$QUICK" ]; then
+		out="$B/bench/results"
+		quick=(--quick)
+	else
+		out="$PWD/bench/results"
+		quick=()
+	fi
+	mkdir -p "$out"
+
+	SAFE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	tier() { # name, directory, then the command prefix that sets the user
+		local t=$1 dir=$2
+		shift 2
+		echo "== bench: tier $t" >&2
+		"$@" env -i PATH="$SAFE_PATH" HOME=/tmp LANG=C.UTF-8 \
+			"$T/bin/ward-bench" tier --ward "$T/bin/ward" --policy "$T/bin/policy.json" \
+			--dir "$dir" --out "$dir/tier.tsv" "${quick[@]}"
+		printf 'info\ttier\t%s\n' "$t" >>"$dir/tier.tsv"
+		tiers+=(--tier "$t=$dir/tier.tsv")
+		files+=("$dir/tier.tsv")
+	}
+
+	me="uid $(id -u)"
+	[ "$(id -u)" = 0 ] && me=root
+	tier "$me" "$T/me"
+	if [ "$(id -u)" = 0 ]; then
+		mkdir "$T/nobody"
+		chown 65534:65534 "$T/nobody"
+		tier "uid 65534" "$T/nobody" setpriv --reuid=65534 --regid=65534 --clear-groups
+	fi
+
+	if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+		git diff --quiet HEAD -- . ':!bench/results' ':!README.md' ||
+			commit="$commit (with uncommitted changes)"
+	else
+		commit=unknown
+	fi
+	printf 'info\tcommit\t%s\n' "$commit" >>"$T/me/tier.tsv"
+	[ -n "$NOTE" ] && printf 'info\tnote\t%s\n' "${NOTE//$'\t'/ }" >>"$T/me/tier.tsv"
+	i=0
+	for f in "${files[@]}"; do
+		cp "$f" "$out/$name.tier$i.tsv"
+		i=$((i + 1))
+	done
 fi
-printf 'info\tcommit\t%s\n' "$commit" >>"$T/me/tier.tsv"
-[ -n "$NOTE" ] && printf 'info\tnote\t%s\n' "${NOTE//$'\t'/ }" >>"$T/me/tier.tsv"
 
 "$T/bin/ward-bench" report "${tiers[@]}" --md "$out/$name.md" --plot "$T/plot" \
 	--png "$out/$name.png"
 gnuplot "$T/plot/chart.gp"
-i=0
-for f in "${files[@]}"; do
-	cp "$f" "$out/$name.tier$i.tsv"
-	i=$((i + 1))
-done
 if [ -z "$QUICK" ]; then
 	cp "$out/$name.md" "$out/latest.md"
 	cp "$out/$name.png" "$out/latest.png"
