@@ -1,9 +1,9 @@
 /* bench.h — ward's overhead benchmark: what each layer of the sandbox costs
  * over bare fork+exec, and what the other sandboxes on the host cost.
  *
- * One program, two subcommands (bench/run.sh drives them):
+ * One program, three subcommands (bench/run.sh drives them):
  *
- *     ward-bench tier --ward PATH --policy FILE --workdir DIR --out FILE [--quick]
+ *     ward-bench tier --ward PATH --policy FILE --dir DIR --out FILE [--quick]
  *         runs every case of one privilege tier (the caller's uid) and writes
  *         the raw figures, one tab-separated record per line;
  *     ward-bench report --tier NAME=FILE... --md FILE --plot DIR --png FILE
@@ -16,7 +16,8 @@
  * Cases run interleaved (A B C A B C ...), so drift on a shared machine hits
  * all of them alike; a case whose first run fails is reported failed with the
  * reason, never measured. Times are wall-clock (CLOCK_MONOTONIC) around one
- * whole run: fork+exec+wait for programs, ward_run() for the library rows.
+ * whole run: fork+exec+wait for programs, ward_run() for the library rows;
+ * beside them the CPU time of every process of the run.
  */
 #ifndef WARD_BENCH_H
 #define WARD_BENCH_H
@@ -55,8 +56,9 @@ long long bench_now_ns(void);
  * with errno. *ms gets the wall time, *maxrss_kib (if not NULL) the child's
  * ru_maxrss from wait4. */
 int bench_exec(char *const argv[], char *out, size_t outsz, double *ms, long *maxrss_kib);
-/* CPU time (user + system, ms) of the last bench_exec*() child and the
- * descendants it reaped, or of the last libcase_run(): set by both. */
+/* CPU time (user + system, ms) of the last bench_exec*() run — the child and
+ * every descendant, which come to the bench when orphaned (it is a
+ * subreaper) — or of the last libcase_run(): set by both. */
 extern double bench_last_cpu_ms;
 /* This process's CPU time and that of its reaped children, in ms. */
 double bench_cpu_ms(void);
@@ -112,9 +114,6 @@ struct libcase *libcase_new(const char *flags, const struct tier_options *o, cha
 int libcase_run(struct libcase *c, char *const argv[], char *out, size_t outsz, double *ms);
 void libcase_free(struct libcase *c);
 
-/* Whether the ward CLI at path knows an option (by `ward run --help`). */
-bool ward_has_option(const char *ward, const char *option);
-
 /* ---- report.c ------------------------------------------------------------ */
 
 struct report_tier {
@@ -123,7 +122,8 @@ struct report_tier {
 };
 
 /* Write the report to md, the chart's data and gnuplot script into plotdir
- * (chart.dat, chart.gp; the script writes png, which md links by name). */
+ * (chart.dat, chart.gp; the script writes png, which md links by name), and
+ * the README's excerpt (plotdir/summary.md). */
 int bench_report(const struct report_tier *tiers, size_t n, const char *md, const char *plotdir,
 		 const char *png);
 
@@ -132,6 +132,8 @@ void rec_escape(FILE *f, const char *s); /* tabs and newlines become spaces */
 /* A command line, the tier's temporary paths shown as ward, bench/policy.json,
  * $WORK (the workdir) and $DIR (the scratch directory). */
 void rec_cmdline(FILE *f, const char *line, const struct tier_options *o);
+/* argv as a person would type it: words with shell-special characters
+ * single-quoted; truncated to sz. */
 void argv_join(char *buf, size_t sz, char *const argv[]);
 
 #endif

@@ -110,24 +110,3 @@ void libcase_free(struct libcase *c)
 	ward_run_options_release(&c->opts);
 	free(c);
 }
-
-bool ward_has_option(const char *ward, const char *option)
-{
-	char *argv[] = { (char *)ward, (char *)"run", (char *)"--help", NULL };
-	static char help[16384];
-	double ms;
-	int st = bench_exec(argv, help, sizeof(help), &ms, NULL);
-	const char *p = help;
-	size_t n = strlen(option);
-
-	if (st != 0)
-		return false;
-	while ((p = strstr(p, option)) != NULL) {
-		char after = p[n];
-
-		if (after == ' ' || after == '=' || after == '\n' || after == ',' || after == '[')
-			return true;
-		p += n;
-	}
-	return false;
-}

@@ -55,6 +55,8 @@ static double quantile_sorted(const double *v, size_t n, double q)
 
 double samples_quantile(struct samples *s, double q)
 {
+	if (s->n == 0)
+		return NAN; /* and no qsort of NULL */
 	qsort(s->v, s->n, sizeof(*s->v), cmp_double);
 	return quantile_sorted(s->v, s->n, q);
 }
