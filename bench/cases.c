@@ -192,6 +192,9 @@ static int run_once(struct bcase *c, int k, double *ms, char *why, size_t whysz)
 			*nl = '\0';
 		if (WIFSIGNALED(st))
 			snprintf(why, whysz, "killed by signal %d: %.200s", WTERMSIG(st), out);
+		else if (strcasestr(out, "rate limit") || strstr(out, "RateLimited"))
+			snprintf(why, whysz, "ward's rate limit refused the run (set the rate limits "
+					     "to 0 in the bench's policy file): %.120s", out);
 		else
 			snprintf(why, whysz, "exit %d: %.200s", WEXITSTATUS(st), out);
 		return -1;
