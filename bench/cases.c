@@ -29,7 +29,7 @@
 /* Flags that keep ward's default resource limits off, for the rungs below
  * "+ cgroup limits". Empty while ward applies no limits by default; when it
  * does, this is where its switch for "no cgroup" goes, or the rungs below
- * include the cgroup's cost. */
+ * include the cgroup's cost. Begin it with a space: it follows other flags. */
 #define LIMITS_OFF ""
 
 #define N_CMDS 2

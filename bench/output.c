@@ -155,7 +155,7 @@ int bench_output(const struct tier_options *o, FILE *rec)
 
 	c[0].key = "bare";
 	c[0].label = "bare, into a pipe";
-	c[0].argv[0] = (char *)"/usr/bin/head";
+	c[0].argv[0] = (char *)(access("/usr/bin/head", X_OK) == 0 ? "/usr/bin/head" : "/bin/head");
 	c[0].argv[1] = (char *)"-c";
 	c[0].argv[2] = size;
 	c[0].argv[3] = (char *)"/dev/zero";
