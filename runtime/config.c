@@ -29,6 +29,8 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->hostname);
 	free(cfg->workdir);
 	free(cfg->seccomp);
+	ward_protect_free(cfg->protect);
+	free(cfg->state_dir);
 	for (i = 0; i < cfg->n_setenv; i++)
 		free(cfg->setenv[i]);
 	free(cfg->setenv);
@@ -156,4 +158,11 @@ int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind kind, co
 	}
 	cfg->n_mounts++;
 	return 0;
+}
+
+struct ward_protect *ward_config_protect(struct ward_config *cfg, struct ward_error **err)
+{
+	if (!cfg->protect)
+		cfg->protect = ward_protect_new(true, err);
+	return cfg->protect;
 }

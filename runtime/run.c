@@ -12,6 +12,7 @@
 #include "runtime/spawn-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
+#include "runtime/workdir-internal.h"
 #include "ward/env.h"
 #include "ward/outbuf.h"
 #include "ward/sandbox.h"
@@ -23,6 +24,7 @@ void ward_result_release(struct ward_result *res)
 	free(res->output);
 	free(res->stderr_text);
 	ward_error_free(res->error);
+	ward_workdir_report_free(res->workdir);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -97,6 +99,7 @@ struct run_state {
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
 	const char **rw_paths;
+	struct ward_workdir_prep wd;
 };
 
 static void state_release(struct run_state *st)
@@ -204,6 +207,15 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	}
 	if (p->view && ward_spawn_plan_view(p, err) < 0)
 		return -1;
+	/* Protected paths need the view's mounts; overlay mode refuses to run
+	 * without them. */
+	if (ward_workdir_prepare(cfg, workdir, p->view, &st->wd, err) < 0)
+		return -1;
+	p->protect = st->wd.mounts;
+	p->n_protect = st->wd.n_mounts;
+	p->ovl_upper = st->wd.upper;
+	p->ovl_work = st->wd.work;
+	p->ovl_placeholders = st->wd.phlayer;
 	if (cfg->mode != WARD_SANDBOX_OFF && prepare_fences(st, cfg, workdir, err) < 0)
 		return -1;
 
@@ -405,6 +417,18 @@ setup_failed:
 	res->error = setup_err;
 	res->exit_code = WARD_EXIT_OWN_ERROR;
 done:
+	{
+		struct ward_error *werr = NULL;
+
+		/* The sandbox is gone: placeholders can go, the change set be read. */
+		if (ward_workdir_finish(&st.wd, workdir, res->started, &werr) < 0 && !res->error) {
+			res->error = werr;
+			werr = NULL;
+			res->exit_code = WARD_EXIT_OWN_ERROR;
+		}
+		ward_error_free(werr);
+		res->workdir = steal_ptr(st.wd.report);
+	}
 	if (!res->output)
 		res->output = strdup("");
 	if (!res->stderr_text)

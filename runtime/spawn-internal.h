@@ -31,6 +31,8 @@ struct spawn_sysdir {
 	char link[SPAWN_PATH_MAX]; /* the link's target when is_link */
 };
 
+struct spawn_protect;
+
 struct spawn_plan {
 	const struct ward_config *cfg;
 	unsigned ns;          /* WARD_NS_* to create */
@@ -57,6 +59,11 @@ struct spawn_plan {
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
+	/* the workdir (workdir-internal.h): mounts over protected paths, and
+	 * the overlay's layers when ovl_upper is set */
+	const struct spawn_protect *protect;
+	size_t n_protect;
+	const char *ovl_upper, *ovl_work, *ovl_placeholders;
 };
 
 enum report_type {

@@ -37,6 +37,7 @@
 
 #include "ward/error.h"
 #include "ward/fences.h"
+#include "ward/workdir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,13 @@ struct ward_config {
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
+	/* The workdir (ward/workdir.h): direct, or overlay (writes held in a
+	 * change set); the protected paths (NULL: the defaults; edit through
+	 * ward_config_protect()); where ward keeps change sets and the records
+	 * of runs (NULL: ward_state_dir()). */
+	enum ward_workdir_mode workdir_mode;
+	struct ward_protect *protect;
+	char *state_dir;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
@@ -126,6 +134,11 @@ WARD_API int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind
 				   const char *source, const char *target,
 				   struct ward_error **err);
 
+/* The configuration's protected paths, made from the defaults on first use,
+ * for ward_protect_add() / ward_protect_allow(). NULL with err on ENOMEM. */
+WARD_API struct ward_protect *ward_config_protect(struct ward_config *cfg,
+						 struct ward_error **err);
+
 struct ward_result {
 	bool sandboxed;          /* the command ran inside the sandbox */
 	bool started;            /* the command was started at all */
@@ -143,6 +156,10 @@ struct ward_result {
 	bool view;               /* the pivot_root view was built */
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
+	/* The workdir: protected paths and their state, and in overlay mode the
+	 * change set (discarded by ward_result_release() unless applied or kept
+	 * first). NULL when the command did not get that far. */
+	struct ward_workdir_report *workdir;
 	struct ward_error *error; /* why the command failed to run or finish, or NULL */
 };
 

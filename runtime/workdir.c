@@ -1,0 +1,716 @@
+/* workdir.c — protected paths made into mounts, placeholders for missing
+ * ones, the overlay's run directory, and the sweep of dead wards' runs.
+ *
+ * Why placeholders live in the real workdir: a mount needs an existing
+ * directory entry to sit on, and the directories that would hold a missing
+ * protected name (the workdir itself, .git) must stay writable for every
+ * other name. Landlock cannot help (its grants add up along the path: a right
+ * to create in the workdir is a right to create ".envrc"). So for the run's
+ * duration a missing protected path is an empty directory, mode 0555, marked
+ * with the xattr user.ward.placeholder, and the sandbox mounts an empty
+ * read-only tmpfs over it. Directories rather than files: git and most tools
+ * ignore an empty directory, so `git add -A` inside does not commit
+ * placeholders. Each ward that uses a placeholder holds a shared flock on it;
+ * whoever gets the exclusive lock when done removes it, so concurrent wards on
+ * one workdir never pull a placeholder from under each other (removing a
+ * mount point on the host would detach the mount in the sandbox). Each run
+ * logs its placeholders in state/runs/ID/placeholders before making them; a
+ * later ward removes those of runs whose owner is provably dead (its pid gone
+ * or reused: the start time differs). */
+#include "runtime/workdir-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "runtime/util-internal.h"
+
+#define PH_XATTR "user.ward.placeholder"
+#define PH_MODE 0555
+
+char *ward_state_dir(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *p = NULL;
+
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&p, "%s/ward", xdg) < 0)
+			return NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&p, "%s/.local/state/ward", home) < 0)
+			return NULL;
+	}
+	return p;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+char *ward_state_dir_for(const char *configured, struct ward_error **err)
+{
+	char *dir = configured ? strdup(configured) : ward_state_dir();
+	struct stat st;
+
+	if (!dir) {
+		/* No HOME: a private directory in /tmp, checked to be ours. */
+		if (asprintf(&dir, "/tmp/ward-%u", (unsigned)geteuid()) < 0) {
+			ward_error_make(err, ENOMEM, "state directory");
+			return NULL;
+		}
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			ward_error_make(err, errno, "mkdir '%s'", dir);
+			free(dir);
+			return NULL;
+		}
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & 077)) {
+			ward_error_make(err, EPERM, "state directory '%s' is not a private directory "
+						    "of this user",
+					dir);
+			free(dir);
+			return NULL;
+		}
+		return dir;
+	}
+	if (mkdir_p(dir, 0700) < 0) {
+		ward_error_make(err, errno, "create state directory '%s'", dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static int rmtree_at(int dfd, const char *name)
+{
+	struct stat st;
+	int fd, rc = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+	/* a command's chmod 0 (or overlay's own mode-0 work directory) must
+	 * not stop the clean-up */
+	if ((st.st_mode & 0700) != 0700 && fchmodat(dfd, name, 0700, 0) < 0)
+		return -1;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (rmtree_at(dirfd(d), e->d_name) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+int ward_rmtree(const char *path)
+{
+	return rmtree_at(AT_FDCWD, path);
+}
+
+/* ---- placeholders ----------------------------------------------------------- */
+
+static bool dir_empty(int fd)
+{
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return false;
+	}
+	while (empty && (e = readdir(d)))
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+static bool is_placeholder(int fd)
+{
+	struct stat st;
+	char v[4];
+
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != PH_MODE)
+		return false;
+	/* The mark, where the filesystem has user xattrs. */
+	if (fgetxattr(fd, PH_XATTR, v, sizeof(v)) < 0 && errno != ENOTSUP)
+		return false;
+	return dir_empty(fd);
+}
+
+static bool same_entry(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* Remove a placeholder unless another ward still holds it. */
+static void ph_release(const char *path, int fd)
+{
+	if (fd < 0) {
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return;
+	}
+	/* Converting a shared lock drops it first: either the exclusive one is
+	 * ours, or someone else holds the placeholder and removes it later. */
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(fd) && same_entry(fd, path))
+		rmdir(path);
+	close(fd);
+}
+
+enum ph_result { PH_HELD, PH_EXISTS, PH_CANNOT };
+
+/* Make or share the placeholder at path; *fd gets the held descriptor. */
+static int ph_acquire(const char *path, int *fd, struct ward_error **err)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		bool made = mkdir(path, 0700) == 0;
+
+		if (!made && errno != EEXIST) {
+			/* Read-only filesystem, no write permission: the command,
+			 * with the same credentials and no capabilities, cannot
+			 * create it either. */
+			if (errno == EACCES || errno == EPERM || errno == EROFS)
+				return PH_CANNOT;
+			return ward_error_make(err, errno, "create placeholder '%s'", path);
+		}
+		*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (*fd < 0) {
+			if (errno == ENOENT)
+				continue; /* removed by another ward meanwhile */
+			if (errno == ENOTDIR || errno == ELOOP)
+				return PH_EXISTS; /* a file or link appeared: protect it as it is */
+			return ward_error_make(err, errno, "open placeholder '%s'", path);
+		}
+		if (made) {
+			if (fsetxattr(*fd, PH_XATTR, "1", 1, 0) < 0 && errno != ENOTSUP) {
+				int e = errno;
+
+				close(*fd);
+				rmdir(path);
+				return ward_error_make(err, e, "mark placeholder '%s'", path);
+			}
+			fchmod(*fd, PH_MODE);
+		} else if (!is_placeholder(*fd)) {
+			close(*fd);
+			*fd = -1;
+			return PH_EXISTS; /* a directory of the user's own */
+		}
+		if (flock(*fd, LOCK_SH) < 0 || !same_entry(*fd, path)) {
+			close(*fd);
+			*fd = -1;
+			continue;
+		}
+		return PH_HELD;
+	}
+	return ward_error_make(err, EAGAIN, "placeholder '%s' keeps changing", path);
+}
+
+/* ---- runs and their owners ---------------------------------------------------- */
+
+static unsigned long long start_time_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (ward_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p)
+		return 0;
+	/* field 22 is starttime; p is at the end of field 2 */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			  "%*d %llu",
+		   &t) != 1)
+		return 0;
+	return t;
+}
+
+static atomic_uint run_seq;
+
+static void sweep_run(const char *rundir)
+{
+	char path[PATH_MAX], line[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/placeholders", rundir);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '/')
+			ph_release(line, -1);
+	}
+	if (f)
+		fclose(f);
+	ward_rmtree(rundir);
+}
+
+/* Runs whose ward is provably dead: the pid is gone, or now another process
+ * (a different start time). */
+static void sweep_dead(const char *runs)
+{
+	DIR *d = opendir(runs);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		int pid;
+		unsigned long long start, now;
+		unsigned seq;
+		char path[PATH_MAX];
+
+		if (sscanf(e->d_name, "%d-%llu-%u", &pid, &start, &seq) != 3 || pid <= 0)
+			continue;
+		now = start_time_of(pid);
+		if (now == start)
+			continue; /* alive */
+		if (now == 0 && kill(pid, 0) == 0)
+			continue; /* alive but /proc unreadable: leave it */
+		snprintf(path, sizeof(path), "%s/%s", runs, e->d_name);
+		sweep_run(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int make_rundir(const struct ward_config *cfg, struct ward_workdir_prep *w,
+		       struct ward_error **err)
+{
+	_cleanup_free_ char *state = ward_state_dir_for(cfg->state_dir, err);
+	char runs[PATH_MAX];
+
+	if (!state)
+		return -1;
+	snprintf(runs, sizeof(runs), "%s/runs", state);
+	if (mkdir(runs, 0700) < 0 && errno != EEXIST)
+		return ward_error_make(err, errno, "mkdir '%s'", runs);
+	sweep_dead(runs);
+	if (asprintf(&w->rundir, "%s/%d-%llu-%u", runs, (int)getpid(), start_time_of(getpid()),
+		     atomic_fetch_add(&run_seq, 1)) < 0) {
+		w->rundir = NULL;
+		return ward_error_make(err, ENOMEM, "run directory");
+	}
+	if (mkdir(w->rundir, 0700) < 0) {
+		int e = errno;
+
+		free(w->rundir);
+		w->rundir = NULL;
+		return ward_error_make(err, e, "mkdir run directory under '%s'", runs);
+	}
+	return 0;
+}
+
+static int log_placeholder(struct ward_workdir_prep *w, const char *path, struct ward_error **err)
+{
+	char log[PATH_MAX];
+	int fd;
+
+	snprintf(log, sizeof(log), "%s/placeholders", w->rundir);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 || ward_write_all(fd, path, strlen(path)) < 0 || ward_write_all(fd, "\n", 1) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return ward_error_make(err, e, "log placeholder in '%s'", log);
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+static int add_mount(struct ward_workdir_prep *w, const char *path, enum spawn_protect_kind kind,
+		     struct ward_error **err)
+{
+	struct spawn_protect *g;
+
+	for (size_t i = 0; i < w->n_mounts; i++)
+		if (strcmp(w->mounts[i].path, path) == 0) {
+			if (kind > w->mounts[i].kind)
+				w->mounts[i].kind = kind;
+			return 0;
+		}
+	g = realloc(w->mounts, (w->n_mounts + 1) * sizeof(*g));
+	if (!g)
+		return ward_error_make(err, ENOMEM, "workdir plan");
+	w->mounts = g;
+	g[w->n_mounts].path = strdup(path);
+	if (!g[w->n_mounts].path)
+		return ward_error_make(err, ENOMEM, "workdir plan");
+	g[w->n_mounts].kind = kind;
+	w->n_mounts++;
+	return 0;
+}
+
+static int add_report(struct ward_workdir_prep *w, const char *rel, enum ward_protect_state s,
+		      struct ward_error **err)
+{
+	struct ward_workdir_report *r = w->report;
+	struct ward_protect_report *g = realloc(r->protected_paths,
+						(r->n_protected + 1) * sizeof(*g));
+
+	if (!g)
+		return ward_error_make(err, ENOMEM, "workdir report");
+	r->protected_paths = g;
+	g[r->n_protected].path = strdup(rel);
+	g[r->n_protected].state = s;
+	if (!g[r->n_protected].path)
+		return ward_error_make(err, ENOMEM, "workdir report");
+	r->n_protected++;
+	return 0;
+}
+
+/* A placeholder directory in the overlay's own lower layer, with the modes of
+ * the real directories on the way (so that copy-up does not see a change). */
+static int layer_placeholder(struct ward_workdir_prep *w, const char *workdir, const char *rel,
+			     struct ward_error **err)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	const char *s = rel;
+
+	if (!w->phlayer) {
+		if (asprintf(&w->phlayer, "%s/placeholders", w->rundir) < 0) {
+			w->phlayer = NULL;
+			return ward_error_make(err, ENOMEM, "placeholder layer");
+		}
+		if (mkdir(w->phlayer, 0755) < 0 && errno != EEXIST)
+			return ward_error_make(err, errno, "mkdir '%s'", w->phlayer);
+	}
+	for (;;) {
+		size_t n = strcspn(s, "/");
+		struct stat st;
+
+		snprintf(dst, sizeof(dst), "%s/%.*s", w->phlayer, (int)(s - rel + n), rel);
+		snprintf(src, sizeof(src), "%s/%.*s", workdir, (int)(s - rel + n), rel);
+		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+			return ward_error_make(err, errno, "mkdir '%s'", dst);
+		if (s[n] && lstat(src, &st) == 0)
+			chmod(dst, st.st_mode & 07777);
+		else if (!s[n])
+			chmod(dst, PH_MODE);
+		if (!s[n])
+			return 0;
+		s += n + 1;
+	}
+}
+
+/* One protected path: walk its components below the workdir. */
+static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
+		    const char *workdir, const char *rel, struct ward_error **err)
+{
+	bool overlay = cfg->workdir_mode == WARD_WORKDIR_OVERLAY;
+	char path[PATH_MAX];
+	const char *s = rel;
+
+	for (;;) {
+		size_t n = strcspn(s, "/");
+		bool last = !s[n];
+		struct stat st;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel) >=
+		    sizeof(path))
+			return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
+		bool exists = lstat(path, &st) == 0;
+
+		if (!exists && errno != ENOENT)
+			return ward_error_make(err, errno, "protected path '%s'", path);
+		/* A placeholder on the way (this run's for another protected path,
+		 * or another ward's) covers this one: share it, do not go inside. */
+		if (exists && !overlay && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == PH_MODE) {
+			int fd;
+
+			for (size_t i = 0; i < w->n_ph; i++)
+				if (strcmp(w->ph_paths[i], path) == 0)
+					return add_report(w, rel, WARD_PROTECT_COVERED, err);
+			fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0) {
+				exists = !is_placeholder(fd);
+				close(fd);
+			}
+		}
+		if (!exists) {
+			if (overlay) {
+				if (layer_placeholder(w, workdir, rel, err) < 0)
+					return -1;
+				/* only the missing part: up to this component */
+				snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel);
+				if (add_mount(w, path, SPAWN_PROTECT_EMPTY, err) < 0)
+					return -1;
+			} else {
+				int fd = -1, r;
+
+				if (strchr(path, '\n'))
+					return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+								    "workdir '%s' has a newline in its name",
+								    workdir);
+				if (!w->rundir && make_rundir(cfg, w, err) < 0)
+					return -1;
+				if (log_placeholder(w, path, err) < 0)
+					return -1;
+				r = ph_acquire(path, &fd, err);
+				if (r < 0)
+					return -1;
+				if (r == PH_CANNOT)
+					return add_report(w, rel, WARD_PROTECT_COVERED, err);
+				if (r == PH_EXISTS)
+					continue; /* look again: it exists now */
+				{
+					char **gp = realloc(w->ph_paths, (w->n_ph + 1) * sizeof(*gp));
+					int *gf = gp ? realloc(w->ph_fds, (w->n_ph + 1) * sizeof(*gf)) : NULL;
+
+					if (gp)
+						w->ph_paths = gp;
+					if (gf)
+						w->ph_fds = gf;
+					if (!gp || !gf || !(gp[w->n_ph] = strdup(path))) {
+						ph_release(path, fd);
+						return ward_error_make(err, ENOMEM, "placeholders");
+					}
+					gf[w->n_ph++] = fd;
+				}
+				if (add_mount(w, path, SPAWN_PROTECT_EMPTY, err) < 0)
+					return -1;
+			}
+			return add_report(w, rel, last ? WARD_PROTECT_PLACEHOLDER : WARD_PROTECT_COVERED,
+					  err);
+		}
+		if (S_ISLNK(st.st_mode))
+			return add_report(w, rel, WARD_PROTECT_UNPROTECTED, err);
+		if (last || !S_ISDIR(st.st_mode)) {
+			/* the path itself, or a file where a directory of it would be */
+			if (add_mount(w, path, SPAWN_PROTECT_RO, err) < 0)
+				return -1;
+			return add_report(w, rel, last ? WARD_PROTECT_READ_ONLY : WARD_PROTECT_COVERED,
+					  err);
+		}
+		if (add_mount(w, path, SPAWN_PROTECT_PIN, err) < 0)
+			return -1;
+		s += n + 1;
+	}
+}
+
+static int cmp_mount(const void *a, const void *b)
+{
+	return strcmp(((const struct spawn_protect *)a)->path,
+		      ((const struct spawn_protect *)b)->path);
+}
+
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* Parents first; nothing below a read-only or empty mount (it covers them). */
+static void order_mounts(struct ward_workdir_prep *w)
+{
+	size_t k = 0;
+
+	qsort(w->mounts, w->n_mounts, sizeof(*w->mounts), cmp_mount);
+	for (size_t i = 0; i < w->n_mounts; i++) {
+		bool covered = false;
+
+		for (size_t j = 0; j < k && !covered; j++)
+			covered = w->mounts[j].kind != SPAWN_PROTECT_PIN &&
+				  below(w->mounts[i].path, w->mounts[j].path);
+		if (covered)
+			free(w->mounts[i].path);
+		else
+			w->mounts[k++] = w->mounts[i];
+	}
+	w->n_mounts = k;
+}
+
+static void prep_release(struct ward_workdir_prep *w)
+{
+	for (size_t i = 0; i < w->n_ph; i++) {
+		ph_release(w->ph_paths[i], w->ph_fds[i]);
+		free(w->ph_paths[i]);
+	}
+	free(w->ph_paths);
+	free(w->ph_fds);
+	w->ph_paths = NULL;
+	w->ph_fds = NULL;
+	w->n_ph = 0;
+	for (size_t i = 0; i < w->n_mounts; i++)
+		free(w->mounts[i].path);
+	free(w->mounts);
+	w->mounts = NULL;
+	w->n_mounts = 0;
+	ward_protect_strv_free(w->resolved);
+	w->resolved = NULL;
+	free(w->upper);
+	free(w->work);
+	free(w->phlayer);
+	w->upper = w->work = w->phlayer = NULL;
+}
+
+int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
+			 struct ward_workdir_prep *w, struct ward_error **err)
+{
+	struct ward_protect *defaults = NULL;
+	const struct ward_protect *pr = cfg->protect;
+
+	memset(w, 0, sizeof(*w));
+	w->report = calloc(1, sizeof(*w->report));
+	if (!w->report)
+		return ward_error_make(err, ENOMEM, "workdir report");
+	w->report->mode = cfg->workdir_mode;
+	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY && !enforce) {
+		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+				     "workdir mode 'overlay' needs the sandbox's filesystem view "
+				     "(not with --sandbox off, --no-view or without the mount "
+				     "namespace)");
+		goto fail;
+	}
+	if (!pr) {
+		pr = defaults = ward_protect_new(true, err);
+		if (!pr)
+			goto fail;
+	}
+	w->resolved = ward_protect_resolve(pr, workdir, err);
+	ward_protect_free(defaults);
+	if (!w->resolved)
+		goto fail;
+	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY) {
+		if (make_rundir(cfg, w, err) < 0)
+			goto fail;
+		if (asprintf(&w->upper, "%s/upper", w->rundir) < 0 ||
+		    asprintf(&w->work, "%s/work", w->rundir) < 0) {
+			ward_error_make(err, ENOMEM, "overlay");
+			goto fail;
+		}
+		if (mkdir(w->upper, 0755) < 0 || mkdir(w->work, 0700) < 0) {
+			ward_error_make(err, errno, "mkdir overlay directories in '%s'", w->rundir);
+			goto fail;
+		}
+		/* the upper's root is the merged workdir's root: same mode */
+		{
+			struct stat st;
+
+			if (stat(workdir, &st) == 0)
+				chmod(w->upper, st.st_mode & 07777);
+		}
+	}
+	if (!enforce)
+		return 0;
+	w->report->protection = true;
+	for (size_t i = 0; w->resolved[i]; i++)
+		if (plan_one(w, cfg, workdir, w->resolved[i], err) < 0)
+			goto fail;
+	order_mounts(w);
+	return 0;
+fail:
+	ward_workdir_finish(w, workdir, false, NULL);
+	return -1;
+}
+
+int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool ran,
+			struct ward_error **err)
+{
+	int rc = 0;
+
+	if (w->phlayer)
+		ward_rmtree(w->phlayer);
+	if (w->work)
+		ward_rmtree(w->work);
+	if (ran && w->upper && w->report) {
+		struct ward_changeset *cs = ward_changeset_scan(w->upper, workdir, err);
+
+		if (!cs) {
+			rc = -1;
+		} else {
+			ward_changeset_own(cs, steal_ptr(w->rundir), NULL);
+			w->report->changes = cs;
+			for (size_t i = 0; i < ward_changeset_count(cs); i++) {
+				const struct ward_change *c = ward_changeset_get(cs, i);
+				char **g;
+
+				if (!ward_protect_touches(w->resolved, c->path))
+					continue;
+				g = realloc(w->report->violations,
+					    (w->report->n_violations + 1) * sizeof(*g));
+				if (!g)
+					break;
+				w->report->violations = g;
+				g[w->report->n_violations] = strdup(c->path);
+				if (g[w->report->n_violations])
+					w->report->n_violations++;
+			}
+		}
+	}
+	prep_release(w);
+	if (w->rundir) {
+		ward_rmtree(w->rundir);
+		free(w->rundir);
+		w->rundir = NULL;
+	}
+	return rc;
+}
+
+void ward_workdir_report_free(struct ward_workdir_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n_protected; i++)
+		free(r->protected_paths[i].path);
+	free(r->protected_paths);
+	for (size_t i = 0; i < r->n_violations; i++)
+		free(r->violations[i]);
+	free(r->violations);
+	if (r->changes) {
+		if (!ward_changeset_settled(r->changes))
+			ward_changeset_discard(r->changes);
+		ward_changeset_free(r->changes);
+	}
+	free(r);
+}
