@@ -138,14 +138,22 @@ static int emit(struct ward_changeset *cs, enum ward_change_kind kind, const cha
 	return 0;
 }
 
-static void join(char *buf, size_t size, const char *root, const char *rel)
+/* root + "/" + rel; false (errno ENAMETOOLONG) when it does not fit. */
+static bool join(char *buf, size_t size, const char *root, const char *rel)
 {
-	snprintf(buf, size, "%s%s%s", root, *rel ? "/" : "", rel);
+	if ((size_t)snprintf(buf, size, "%s%s%s", root, *rel ? "/" : "", rel) < size)
+		return true;
+	errno = ENAMETOOLONG;
+	return false;
 }
 
-static void sub(char *buf, size_t size, const char *rel, const char *name)
+/* rel + "/" + name, or name alone at the top. */
+static bool sub(char *buf, size_t size, const char *rel, const char *name)
 {
-	snprintf(buf, size, "%s%s%s", rel, *rel ? "/" : "", name);
+	if ((size_t)snprintf(buf, size, "%s%s%s", rel, *rel ? "/" : "", name) < size)
+		return true;
+	errno = ENAMETOOLONG;
+	return false;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -204,15 +212,18 @@ static int emit_deleted_below(struct ward_changeset *cs, const char *rel, struct
 	char **names;
 	int rc = 0;
 
-	join(dir, sizeof(dir), cs->workdir, rel);
+	if (!join(dir, sizeof(dir), cs->workdir, rel))
+		return ward_error_make(err, errno, "change set: '%s'", rel);
 	names = names_of(dir, err);
 	if (!names)
 		return -1;
 	for (size_t i = 0; names[i] && rc == 0; i++) {
 		struct stat st;
 
-		sub(r, sizeof(r), rel, names[i]);
-		join(path, sizeof(path), cs->workdir, r);
+		if (!sub(r, sizeof(r), rel, names[i]) || !join(path, sizeof(path), cs->workdir, r)) {
+			rc = ward_error_make(err, errno, "change set: '%s/%s'", rel, names[i]);
+			break;
+		}
 		if (lstat(path, &st) < 0)
 			continue;
 		rc = emit(cs, WARD_CHANGE_DELETED, r, NULL, &st, err);
@@ -273,8 +284,8 @@ static int scan_dir(struct ward_changeset *cs, const char *rel, bool opaque,
 	char **names, **lnames = NULL;
 	int rc = 0;
 
-	join(udir, sizeof(udir), cs->upper, rel);
-	join(ldir, sizeof(ldir), cs->workdir, rel);
+	if (!join(udir, sizeof(udir), cs->upper, rel) || !join(ldir, sizeof(ldir), cs->workdir, rel))
+		return ward_error_make(err, errno, "change set: '%s'", rel);
 	names = names_of(udir, err);
 	if (!names)
 		return -1;
@@ -283,9 +294,11 @@ static int scan_dir(struct ward_changeset *cs, const char *rel, bool opaque,
 		struct stat us, ls;
 		bool have_l;
 
-		sub(r, sizeof(r), rel, names[i]);
-		join(up, sizeof(up), cs->upper, r);
-		join(lp, sizeof(lp), cs->workdir, r);
+		if (!sub(r, sizeof(r), rel, names[i]) || !join(up, sizeof(up), cs->upper, r) ||
+		    !join(lp, sizeof(lp), cs->workdir, r)) {
+			rc = ward_error_make(err, errno, "change set: '%s/%s'", rel, names[i]);
+			break;
+		}
 		if (lstat(up, &us) < 0)
 			continue;
 		have_l = lstat(lp, &ls) == 0;
@@ -340,8 +353,10 @@ static int scan_dir(struct ward_changeset *cs, const char *rel, bool opaque,
 
 			if (contains(names, lnames[i]))
 				continue;
-			sub(r, sizeof(r), rel, lnames[i]);
-			join(lp, sizeof(lp), cs->workdir, r);
+			if (!sub(r, sizeof(r), rel, lnames[i]) || !join(lp, sizeof(lp), cs->workdir, r)) {
+				rc = ward_error_make(err, errno, "change set: '%s/%s'", rel, lnames[i]);
+				break;
+			}
 			if (lstat(lp, &ls) < 0)
 				continue;
 			rc = emit(cs, WARD_CHANGE_DELETED, r, NULL, &ls, err);
@@ -439,7 +454,8 @@ static int put_entry(struct ward_changeset *cs, int wfd, const struct ward_chang
 
 	if (pfd < 0)
 		return ward_error_make(err, errno, "apply '%s': open its directory", c->path);
-	join(up, sizeof(up), cs->upper, c->path);
+	if (!join(up, sizeof(up), cs->upper, c->path))
+		return ward_error_make(err, errno, "apply '%s'", c->path);
 	snprintf(tmp, sizeof(tmp), ".ward-apply-%d-%u", (int)getpid(), atomic_fetch_add(&tmp_seq, 1));
 	if (c->type == WARD_FT_SYMLINK) {
 		char target[PATH_MAX];
@@ -665,13 +681,15 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 		snprintf(nm, sizeof(nm), "%04d%02d%02d-%02d%02d%02d-%d%s%.0u", tm.tm_year + 1900,
 			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(),
 			 k ? "-" : "", k);
-		snprintf(path, sizeof(path), "%s/%s", dir, nm);
+		if (!join(path, sizeof(path), dir, nm))
+			return ward_error_make(err, errno, "keep change set in '%s'", dir);
 		if (mkdir(path, 0700) == 0)
 			break;
 		if (errno != EEXIST || k > 1000)
 			return ward_error_make(err, errno, "mkdir '%s'", path);
 	}
-	snprintf(dir, sizeof(dir), "%s/workdir", path);
+	if (!join(dir, sizeof(dir), path, "workdir"))
+		return ward_error_make(err, errno, "keep change set in '%s'", path);
 	fd = open(dir, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || ward_write_all(fd, cs->workdir, strlen(cs->workdir)) < 0) {
 		int e = errno;
@@ -682,7 +700,8 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 		return ward_error_make(err, e, "write '%s'", dir);
 	}
 	close(fd);
-	snprintf(dir, sizeof(dir), "%s/upper", path);
+	if (!join(dir, sizeof(dir), path, "upper"))
+		return ward_error_make(err, errno, "keep change set in '%s'", path);
 	if (rename(cs->upper, dir) < 0) {
 		int e = errno;
 
@@ -719,14 +738,16 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 				     "no state directory (set XDG_STATE_HOME or HOME)");
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "%s/changes/%s", state, name);
-	snprintf(upper, sizeof(upper), "%s/upper", path);
+	if ((size_t)snprintf(path, sizeof(path), "%s/changes/%s", state, name) >= sizeof(path) ||
+	    !join(upper, sizeof(upper), path, "upper") || !join(buf, sizeof(buf), path, "workdir")) {
+		ward_error_make(err, ENAMETOOLONG, "change set '%s'", name);
+		return NULL;
+	}
 	if (stat(upper, &st) < 0) {
 		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno, "change set '%s'",
 				     name);
 		return NULL;
 	}
-	snprintf(buf, sizeof(buf), "%s/workdir", path);
 	{
 		char wd[PATH_MAX];
 
@@ -792,8 +813,9 @@ int ward_changeset_diff(const struct ward_changeset *cs, int fd, struct ward_err
 		char up[PATH_MAX], lp[PATH_MAX];
 		bool old_file = c->old_type == WARD_FT_FILE, new_file = c->type == WARD_FT_FILE;
 
-		join(up, sizeof(up), cs->upper, c->path);
-		join(lp, sizeof(lp), cs->workdir, c->path);
+		if (!join(up, sizeof(up), cs->upper, c->path) ||
+		    !join(lp, sizeof(lp), cs->workdir, c->path))
+			return ward_error_make(err, errno, "diff '%s'", c->path);
 		if (c->kind == WARD_CHANGE_MODE) {
 			dprintf(fd, "mode %s: %04o -> %04o\n", c->path[0] ? c->path : ".",
 				(unsigned)c->old_mode, (unsigned)c->mode);

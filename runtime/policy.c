@@ -252,7 +252,7 @@ static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 			return setter_failed(c, "workdir.mode");
 	}
 	if ((n = json_object_get(v, "protect_defaults"))) {
-		bool on;
+		bool on = true;
 
 		if (want_bool(c, n, "workdir.protect_defaults", &on) < 0)
 			return -1;

@@ -64,6 +64,10 @@ struct spawn_plan {
 	const struct spawn_protect *protect;
 	size_t n_protect;
 	const char *ovl_upper, *ovl_work, *ovl_placeholders;
+	/* the supervisor's locks on placeholders: closed in the child at once,
+	 * so that they die with the supervisor, not with the sandbox */
+	const int *lock_fds;
+	size_t n_lock_fds;
 };
 
 enum report_type {

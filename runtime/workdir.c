@@ -190,19 +190,31 @@ static bool same_entry(int fd, const char *path)
 	       a.st_ino == b.st_ino;
 }
 
-/* Remove a placeholder unless another ward still holds it. */
-static void ph_release(const char *path, int fd)
+/* Remove a placeholder unless another ward still holds it. Returns false
+ * when it is still there, held by someone else. */
+static bool ph_release(const char *path, int fd)
 {
+	bool gone = true;
+
 	if (fd < 0) {
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			return;
+			return true;
+		if (!is_placeholder(fd)) {
+			close(fd);
+			return true; /* not (or no longer) a placeholder: not ours to remove */
+		}
 	}
 	/* Converting a shared lock drops it first: either the exclusive one is
 	 * ours, or someone else holds the placeholder and removes it later. */
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(fd) && same_entry(fd, path))
-		rmdir(path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		if (is_placeholder(fd) && same_entry(fd, path))
+			rmdir(path);
+	} else {
+		gone = false;
+	}
 	close(fd);
+	return gone;
 }
 
 enum ph_result { PH_HELD, PH_EXISTS, PH_CANNOT };
@@ -281,16 +293,22 @@ static void sweep_run(const char *rundir)
 	char path[PATH_MAX], line[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/placeholders", rundir);
-	f = fopen(path, "re");
+	f = (size_t)snprintf(path, sizeof(path), "%s/placeholders", rundir) < sizeof(path) ?
+		    fopen(path, "re") :
+		    NULL;
+	bool all = true;
+
 	while (f && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == '/')
-			ph_release(line, -1);
+		if (line[0] == '/' && !ph_release(line, -1))
+			all = false;
 	}
 	if (f)
 		fclose(f);
-	ward_rmtree(rundir);
+	/* A placeholder still held by a live ward: keep the record, a later
+	 * sweep finishes the job. */
+	if (all)
+		ward_rmtree(rundir);
 }
 
 /* Runs whose ward is provably dead: the pid is gone, or now another process
@@ -313,8 +331,8 @@ static void sweep_dead(const char *runs)
 			continue; /* alive */
 		if (now == 0 && kill(pid, 0) == 0)
 			continue; /* alive but /proc unreadable: leave it */
-		snprintf(path, sizeof(path), "%s/%s", runs, e->d_name);
-		sweep_run(path);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", runs, e->d_name) < sizeof(path))
+			sweep_run(path);
 	}
 	if (d)
 		closedir(d);
@@ -352,7 +370,8 @@ static int log_placeholder(struct ward_workdir_prep *w, const char *path, struct
 	char log[PATH_MAX];
 	int fd;
 
-	snprintf(log, sizeof(log), "%s/placeholders", w->rundir);
+	if ((size_t)snprintf(log, sizeof(log), "%s/placeholders", w->rundir) >= sizeof(log))
+		return ward_error_make(err, ENAMETOOLONG, "run directory '%s'", w->rundir);
 	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0 || ward_write_all(fd, path, strlen(path)) < 0 || ward_write_all(fd, "\n", 1) < 0) {
 		int e = errno;
@@ -428,8 +447,11 @@ static int layer_placeholder(struct ward_workdir_prep *w, const char *workdir, c
 		size_t n = strcspn(s, "/");
 		struct stat st;
 
-		snprintf(dst, sizeof(dst), "%s/%.*s", w->phlayer, (int)(s - rel + n), rel);
-		snprintf(src, sizeof(src), "%s/%.*s", workdir, (int)(s - rel + n), rel);
+		if ((size_t)snprintf(dst, sizeof(dst), "%s/%.*s", w->phlayer, (int)(s - rel + n), rel) >=
+			    sizeof(dst) ||
+		    (size_t)snprintf(src, sizeof(src), "%s/%.*s", workdir, (int)(s - rel + n), rel) >=
+			    sizeof(src))
+			return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
 		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 			return ward_error_make(err, errno, "mkdir '%s'", dst);
 		if (s[n] && lstat(src, &st) == 0)
