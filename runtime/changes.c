@@ -90,6 +90,16 @@ void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *sta
 	}
 }
 
+void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,
+			     const char *state_dir)
+{
+	free(cs->storage);
+	free(cs->state);
+	cs->storage = strdup(dir);
+	cs->state = strdup(state_dir);
+	snprintf(cs->name, sizeof(cs->name), "%s", name);
+}
+
 /* ---- scan ---------------------------------------------------------------------- */
 
 static enum ward_file_type type_of(const struct stat *st)
@@ -649,7 +659,7 @@ void ward_changeset_discard(struct ward_changeset *cs)
 	cs->settled = true;
 }
 
-static bool valid_name(const char *name)
+bool ward_changeset_valid_name(const char *name)
 {
 	if (!name || !*name || name[0] == '.' || strlen(name) >= 64)
 		return false;
@@ -671,6 +681,13 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 	if (cs->settled)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "change set was already applied, kept or discarded");
+	if (cs->name[0]) {
+		/* kept already (a continued set): it stays where it is */
+		if (name && size)
+			snprintf(name, size, "%s", cs->name);
+		cs->settled = true;
+		return 0;
+	}
 	if (!cs->state || !cs->storage)
 		return ward_error_make(err, EINVAL, "change set has no storage to keep");
 	snprintf(dir, sizeof(dir), "%s/changes", cs->state);
@@ -728,7 +745,7 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 	struct ward_changeset *cs;
 	struct stat st;
 
-	if (!valid_name(name)) {
+	if (!ward_changeset_valid_name(name)) {
 		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 				     "change set name '%s' is not valid", name ? name : "");
 		return NULL;

@@ -40,6 +40,8 @@ static const char usage[] =
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
 	"      --workdir-mode MODE  direct (default) or overlay: writes held in a change set\n"
+	"      --changes NAME       overlay over the kept change set NAME: the command sees\n"
+	"                           its changes and adds to them\n"
 	"      --apply              overlay: copy the changes into the workdir if the command\n"
 	"                           succeeded (else they are kept)\n"
 	"      --discard            overlay: drop the changes (default: keep them for\n"
@@ -80,6 +82,7 @@ enum {
 	OPT_DISCARD,
 	OPT_PROTECT,
 	OPT_ALLOW_WRITE,
+	OPT_CHANGES,
 };
 
 static const struct option long_options[] = {
@@ -110,6 +113,7 @@ static const struct option long_options[] = {
 	{ "discard", no_argument, NULL, OPT_DISCARD },
 	{ "protect", required_argument, NULL, OPT_PROTECT },
 	{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
+	{ "changes", required_argument, NULL, OPT_CHANGES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -350,6 +354,11 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case OPT_APPLY:
 			o->apply = true;
+			break;
+		case OPT_CHANGES:
+			free(o->cfg.continue_changes);
+			o->cfg.continue_changes = strdup(optarg);
+			o->cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
 			break;
 		case OPT_DISCARD:
 			o->discard = true;

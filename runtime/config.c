@@ -31,6 +31,7 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->seccomp);
 	ward_protect_free(cfg->protect);
 	free(cfg->state_dir);
+	free(cfg->continue_changes);
 	for (i = 0; i < cfg->n_setenv; i++)
 		free(cfg->setenv[i]);
 	free(cfg->setenv);

@@ -37,6 +37,9 @@ struct ward_workdir_prep {
 	size_t n_ph;
 	/* overlay mode */
 	char *upper, *work, *phlayer; /* phlayer NULL when no placeholder is needed */
+	char *set_dir;            /* a continued kept set: its directory, locked */
+	int set_fd;               /* the lock (flock LOCK_EX), -1 when none */
+	char *state;              /* the state directory */
 };
 
 /* Plan the workdir for one run (supervisor, before clone): resolve the
@@ -64,5 +67,13 @@ char *ward_state_dir_for(const char *configured, struct ward_error **err);
 /* A change set over an existing run directory: the set owns rundir and
  * removes it on discard/apply, moves its upper on keep. */
 void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir);
+
+/* A continued kept set: storage is the kept directory, the name stays. */
+void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,
+			     const char *state_dir);
+
+/* Whether a change set name is acceptable (letters, digits, '-', '_', '.',
+ * not first). */
+bool ward_changeset_valid_name(const char *name);
 
 #endif

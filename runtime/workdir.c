@@ -610,10 +610,96 @@ static void prep_release(struct ward_workdir_prep *w)
 	w->n_mounts = 0;
 	ward_protect_strv_free(w->resolved);
 	w->resolved = NULL;
+	if (w->set_fd >= 0)
+		close(w->set_fd);
+	w->set_fd = -1;
+	free(w->set_dir);
+	free(w->state);
+	w->set_dir = w->state = NULL;
 	free(w->upper);
 	free(w->work);
 	free(w->phlayer);
 	w->upper = w->work = w->phlayer = NULL;
+}
+
+/* ward's own state directory, when the workdir holds it, is protected too:
+ * a command must not rewrite kept change sets or run records. */
+static int protect_state_dir(const struct ward_config *cfg, const char *workdir,
+			     struct ward_workdir_prep *w, struct ward_error **err)
+{
+	char *state = cfg->state_dir ? strdup(cfg->state_dir) : ward_state_dir();
+	char real[PATH_MAX];
+	size_t n = strlen(workdir), k = 0;
+
+	if (!state)
+		return 0;
+	/* it may not exist yet: compare its text, resolved as far as it goes */
+	if (realpath(state, real) == NULL)
+		snprintf(real, sizeof(real), "%s", state);
+	free(state);
+	if (strncmp(real, workdir, n) != 0 || real[n] != '/')
+		return 0;
+	/* overlayfs refuses an upper inside its lower (ELOOP): say why */
+	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "overlay workdir mode needs ward's state directory "
+					    "'%s' outside the workdir (set XDG_STATE_HOME)",
+					    real);
+	while (w->resolved[k])
+		k++;
+	{
+		char **g = realloc(w->resolved, (k + 2) * sizeof(*g));
+
+		if (!g)
+			return ward_error_make(err, ENOMEM, "protected paths");
+		w->resolved = g;
+		g[k] = strdup(real + n + 1);
+		g[k + 1] = NULL;
+		if (!g[k])
+			return ward_error_make(err, ENOMEM, "protected paths");
+	}
+	return 0;
+}
+
+/* Overlay over a kept change set: its upper, locked for the run. */
+static int continue_set(const struct ward_config *cfg, const char *workdir,
+			struct ward_workdir_prep *w, struct ward_error **err)
+{
+	_cleanup_free_ char *state = ward_state_dir_for(cfg->state_dir, err);
+	char kept_wd[PATH_MAX];
+	struct stat st;
+
+	if (!state)
+		return -1;
+	if (!ward_changeset_valid_name(cfg->continue_changes))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "change set name '%s' is not valid",
+					    cfg->continue_changes);
+	if (asprintf(&w->set_dir, "%s/changes/%s", state, cfg->continue_changes) < 0 ||
+	    asprintf(&w->upper, "%s/upper", w->set_dir) < 0 || !(w->state = strdup(state))) {
+		w->upper = NULL;
+		return ward_error_make(err, ENOMEM, "overlay");
+	}
+	if (stat(w->upper, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno ? errno : ENOTDIR,
+					    "change set '%s'", cfg->continue_changes);
+	{
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/workdir", w->set_dir);
+		if (ward_read_file(path, kept_wd, sizeof(kept_wd)) <= 0 ||
+		    strcmp(kept_wd, workdir) != 0)
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "change set '%s' belongs to another workdir",
+						    cfg->continue_changes);
+	}
+	w->set_fd = open(w->set_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->set_fd < 0)
+		return ward_error_make(err, errno, "open change set '%s'", cfg->continue_changes);
+	if (flock(w->set_fd, LOCK_EX | LOCK_NB) < 0)
+		return ward_error_make(err, EBUSY, "change set '%s' is in use by another run",
+				       cfg->continue_changes);
+	return 0;
 }
 
 int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
@@ -623,6 +709,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	const struct ward_protect *pr = cfg->protect;
 
 	memset(w, 0, sizeof(*w));
+	w->set_fd = -1;
 	w->report = calloc(1, sizeof(*w->report));
 	if (!w->report)
 		return ward_error_make(err, ENOMEM, "workdir report");
@@ -641,17 +728,29 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	}
 	w->resolved = ward_protect_resolve(pr, workdir, err);
 	ward_protect_free(defaults);
-	if (!w->resolved)
+	if (!w->resolved || protect_state_dir(cfg, workdir, w, err) < 0)
 		goto fail;
 	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY) {
 		if (make_rundir(cfg, w, err) < 0)
 			goto fail;
-		if (asprintf(&w->upper, "%s/upper", w->rundir) < 0 ||
-		    asprintf(&w->work, "%s/work", w->rundir) < 0) {
+		if (asprintf(&w->work, "%s/work", w->rundir) < 0) {
 			ward_error_make(err, ENOMEM, "overlay");
 			goto fail;
 		}
-		if (mkdir(w->upper, 0755) < 0 || mkdir(w->work, 0700) < 0) {
+		if (mkdir(w->work, 0700) < 0) {
+			ward_error_make(err, errno, "mkdir overlay directories in '%s'", w->rundir);
+			goto fail;
+		}
+		if (cfg->continue_changes) {
+			if (continue_set(cfg, workdir, w, err) < 0)
+				goto fail;
+			goto planned;
+		}
+		if (asprintf(&w->upper, "%s/upper", w->rundir) < 0) {
+			ward_error_make(err, ENOMEM, "overlay");
+			goto fail;
+		}
+		if (mkdir(w->upper, 0755) < 0) {
 			ward_error_make(err, errno, "mkdir overlay directories in '%s'", w->rundir);
 			goto fail;
 		}
@@ -663,6 +762,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 				chmod(w->upper, st.st_mode & 07777);
 		}
 	}
+planned:
 	if (!enforce)
 		return 0;
 	w->report->protection = true;
@@ -691,7 +791,16 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 		if (!cs) {
 			rc = -1;
 		} else {
-			ward_changeset_own(cs, steal_ptr(w->rundir), NULL);
+			if (w->set_dir) {
+				ward_changeset_own_kept(cs, w->set_dir, w->report->change_name[0] ?
+								     w->report->change_name :
+								     strrchr(w->set_dir, '/') + 1,
+							w->state);
+				snprintf(w->report->change_name, sizeof(w->report->change_name), "%s",
+					 ward_changeset_name(cs));
+			} else {
+				ward_changeset_own(cs, steal_ptr(w->rundir), NULL);
+			}
 			w->report->changes = cs;
 			for (size_t i = 0; i < ward_changeset_count(cs); i++) {
 				const struct ward_change *c = ward_changeset_get(cs, i);
@@ -730,7 +839,8 @@ void ward_workdir_report_free(struct ward_workdir_report *r)
 		free(r->violations[i]);
 	free(r->violations);
 	if (r->changes) {
-		if (!ward_changeset_settled(r->changes))
+		/* undecided: dropped, unless it is a kept set that was continued */
+		if (!ward_changeset_settled(r->changes) && !ward_changeset_name(r->changes)[0])
 			ward_changeset_discard(r->changes);
 		ward_changeset_free(r->changes);
 	}

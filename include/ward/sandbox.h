@@ -105,6 +105,12 @@ struct ward_config {
 	enum ward_workdir_mode workdir_mode;
 	struct ward_protect *protect;
 	char *state_dir;
+	/* Overlay mode: continue the kept change set of this name instead of
+	 * starting an empty one. The command sees the workdir with the set's
+	 * changes, and what it changes is added to the set (which stays kept
+	 * under its name unless applied or discarded). One run at a time per
+	 * set: a second gets ExecutionFailed (EBUSY). */
+	char *continue_changes;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",

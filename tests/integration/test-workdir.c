@@ -861,6 +861,106 @@ START_TEST(test_overlay_needs_view)
 }
 END_TEST
 
+/* A series of runs adds up in one kept set; one run at a time per set. */
+START_TEST(test_changes_accumulate)
+{
+	char *err = NULL, *out = NULL, name[64], *before, *after;
+	const char *p;
+	int st, pfd[2];
+	pid_t slow;
+
+	tree();
+	before = manifest();
+	ck_assert_int_eq(cli(NULL, &err, "echo one > one.txt", "--workdir-mode", "overlay", NULL), 0);
+	p = strstr(err, "kept as ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, "kept as %63s", name), 1);
+	free(err);
+	ck_assert_int_eq(cli(&out, &err, "cat one.txt; echo two > two.txt; rm keep.txt", "--changes",
+			     name, NULL),
+			 0);
+	ck_assert_str_eq(out, "one\n");
+	ck_assert_ptr_nonnull(strstr(err, "3 changes kept as "));
+	ck_assert_ptr_nonnull(strstr(err, name));
+	free(out);
+	free(err);
+	after = manifest();
+	ck_assert_str_eq(before, after);
+	free(after);
+	/* busy while another run has it */
+	ck_assert_int_eq(pipe(pfd), 0);
+	slow = fork();
+	if (slow == 0) {
+		char *argv[] = { ward, (char *)"run", (char *)"--no-policy", (char *)"-C", workdir,
+				 (char *)"--changes", name, (char *)"-c",
+				 (char *)"echo started; sleep 1", NULL };
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(pfd[1], 1);
+		dup2(fd, 2);
+		execv(ward, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	{
+		char buf[16];
+
+		ck_assert_int_gt(read(pfd[0], buf, sizeof(buf)), 0); /* it runs */
+	}
+	ck_assert_int_eq(cli(NULL, &err, "true", "--changes", name, NULL), 125);
+	ck_assert_ptr_nonnull(strstr(err, "in use by another run"));
+	free(err);
+	waitpid(slow, &st, 0);
+	close(pfd[0]);
+	/* applied at last: all three */
+	ck_assert_int_eq(cli(NULL, NULL, "true", "--changes", name, "--apply", NULL), 0);
+	out = host_sh(workdir, "cat one.txt two.txt; test -e keep.txt || echo gone");
+	ck_assert_str_eq(out, "one\ntwo\ngone\n");
+	free(out);
+	free(before);
+	ck_assert_uint_eq(count_state("changes"), 0);
+	ck_assert_int_eq(cli(NULL, &err, "true", "--changes", "nosuch", NULL), 125);
+	ck_assert_ptr_nonnull(strstr(err, "change set 'nosuch'"));
+	free(err);
+}
+END_TEST
+
+/* ward's state kept inside the workdir (a home) is protected like the rest;
+ * overlay mode there is refused, saying why. */
+START_TEST(test_state_inside_workdir)
+{
+	char *err = NULL, *out = NULL, name[64], st_in[4200];
+	char *other = harness_tmpdir(), *saved = workdir;
+	const char *p;
+
+	snprintf(st_in, sizeof(st_in), "%s/.local/state", workdir);
+	setenv("XDG_STATE_HOME", st_in, 1);
+	workdir = other; /* a set of another workdir, kept in this one */
+	ck_assert_int_eq(cli(NULL, &err, "echo x > f", "--workdir-mode", "overlay", NULL), 0);
+	workdir = saved;
+	p = strstr(err, "kept as ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, "kept as %63s", name), 1);
+	free(err);
+	cli(&out, NULL,
+	    "echo /etc > .local/state/ward/changes/*/workdir && echo TAMPERED; "
+	    "echo x > .local/state/ward/changes/*/upper/f && echo TAMPERED; "
+	    "rm -rf .local/state/ward/changes/* || echo refused",
+	    NULL);
+	ck_assert_str_eq(out, "refused\n");
+	free(out);
+	ck_assert_int_eq(cli(NULL, &err, "true", "--workdir-mode", "overlay", NULL), 125);
+	ck_assert_ptr_nonnull(strstr(err, "state directory"));
+	free(err);
+	ck_assert_int_eq(ward_cmd(&out, NULL, "diff", name), 0);
+	ck_assert_ptr_nonnull(strstr(out, "+x\n"));
+	free(out);
+	ck_assert_int_eq(ward_cmd(NULL, NULL, "discard", name), 0);
+	harness_rmtree(other);
+	free(other);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workdir");
@@ -890,5 +990,7 @@ int main(void)
 	tcase_add_test(ovl, test_kept_then_discarded);
 	tcase_add_test(ovl, test_apply_refuses_protected);
 	tcase_add_test(ovl, test_library_changeset);
+	tcase_add_test(ovl, test_changes_accumulate);
+	tcase_add_test(ovl, test_state_inside_workdir);
 	return harness_main(s);
 }
