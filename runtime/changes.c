@@ -582,6 +582,12 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 					    "change set was already applied, kept or discarded");
 	if (refuse_protected(cs, protect, err) < 0)
 		return -1;
+	/* what cannot be copied, refused before anything is changed */
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->v[i].type == WARD_FT_OTHER && cs->v[i].kind != WARD_CHANGE_DELETED)
+			return ward_error_make(err, ENOTSUP,
+					       "apply '%s': not a file, directory or symbolic link",
+					       cs->v[i].path);
 	wfd = open(cs->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
 		return ward_error_make(err, errno, "open workdir '%s'", cs->workdir);
@@ -618,10 +624,6 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 		if (c->kind == WARD_CHANGE_DELETED || c->kind == WARD_CHANGE_MODE ||
 		    c->type == WARD_FT_DIR)
 			continue;
-		if (c->type == WARD_FT_OTHER)
-			return ward_error_make(err, ENOTSUP, "apply '%s': not a file, directory or "
-							     "symbolic link",
-					       c->path);
 		if (put_entry(cs, wfd, c, err) < 0)
 			return -1;
 	}
