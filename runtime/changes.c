@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -51,6 +52,21 @@ const char *ward_changeset_workdir(const struct ward_changeset *cs)
 const char *ward_changeset_name(const struct ward_changeset *cs)
 {
 	return cs->name;
+}
+
+bool ward_changeset_busy(const struct ward_changeset *cs)
+{
+	int fd;
+	bool busy;
+
+	if (!cs->name[0] || !cs->storage)
+		return false;
+	fd = open(cs->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_EX | LOCK_NB) < 0;
+	close(fd);
+	return busy;
 }
 
 bool ward_changeset_settled(const struct ward_changeset *cs)
@@ -576,12 +592,20 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 			 struct ward_error **err)
 {
 	_cleanup_close_ int wfd = -1;
+	_cleanup_close_ int lock = -1;
 
 	if (cs->settled)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "change set was already applied, kept or discarded");
 	if (refuse_protected(cs, protect, err) < 0)
 		return -1;
+	/* a kept set may be continued by a run right now (it holds the lock) */
+	if (cs->name[0] && cs->storage) {
+		lock = open(cs->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+			return ward_error_make(err, EBUSY, "change set '%s' is in use by another run",
+					       cs->name);
+	}
 	/* what cannot be copied, refused before anything is changed */
 	for (size_t i = 0; i < cs->n; i++)
 		if (cs->v[i].type == WARD_FT_OTHER && cs->v[i].kind != WARD_CHANGE_DELETED)

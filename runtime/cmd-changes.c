@@ -260,6 +260,12 @@ int ward_cmd_discard(int argc, char **argv)
 	cs = open_named("discard", argc, argv, 2);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
+	if (ward_changeset_busy(cs)) {
+		fprintf(stderr, "ward discard: change set '%s' is in use by another run\n",
+			argv[1]);
+		ward_changeset_free(cs);
+		return WARD_EXIT_OWN_ERROR;
+	}
 	ward_changeset_discard(cs);
 	ward_changeset_free(cs);
 	return 0;

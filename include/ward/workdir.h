@@ -163,6 +163,10 @@ WARD_API int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t s
  * memory until freed. */
 WARD_API void ward_changeset_discard(struct ward_changeset *cs);
 
+/* Whether a run continuing this kept set holds it now (then apply refuses
+ * with EBUSY, and it should not be discarded). */
+WARD_API bool ward_changeset_busy(const struct ward_changeset *cs);
+
 /* Whether the set has been applied, kept or discarded. */
 WARD_API bool ward_changeset_settled(const struct ward_changeset *cs);
 

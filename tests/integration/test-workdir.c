@@ -396,12 +396,13 @@ START_TEST(test_placeholders_shared)
 			 (char *)"-C",
 			 workdir,
 			 (char *)"-c",
-			 (char *)"sleep 1.5; echo x > .envrc && echo CREATED; "
+			 (char *)"echo started; sleep 1; echo x > .envrc && echo CREATED; "
 				 "mkdir .vscode/x && echo CREATED; true",
 			 NULL };
-	char *out = NULL;
+	char *out = NULL, buf[256];
 	pid_t slow;
 	int st, p[2];
+	ssize_t n, got = 0;
 
 	ck_assert_int_eq(pipe(p), 0);
 	slow = fork();
@@ -411,15 +412,14 @@ START_TEST(test_placeholders_shared)
 		_exit(127);
 	}
 	close(p[1]);
-	usleep(300000);
+	/* the slow one holds its placeholders and runs */
+	n = read(p[0], buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(cli(NULL, NULL, "true", NULL), 0); /* ends first */
-	{
-		char buf[256];
-		ssize_t n = read(p[0], buf, sizeof(buf) - 1);
-
-		buf[n > 0 ? n : 0] = '\0';
-		ck_assert_msg(!strstr(buf, "CREATED"), "%s", buf);
-	}
+	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	ck_assert_msg(!strstr(buf, "CREATED"), "%s", buf);
 	waitpid(slow, &st, 0);
 	close(p[0]);
 	out = host_sh(workdir, "ls -A | wc -l");
@@ -435,27 +435,29 @@ static void killed_then_swept(const char *mode)
 {
 	char *argv[] = { ward,	 (char *)"run",	       (char *)"--no-policy",
 			 (char *)"-C", workdir,		       (char *)"--workdir-mode",
-			 (char *)mode, (char *)"-c",	       (char *)"echo x > f; sleep 30",
+			 (char *)mode, (char *)"-c",	       (char *)"echo x > f; echo started; sleep 30",
 			 NULL };
-	char path[4200];
-	pid_t pid = fork();
-	int st, tries;
+	char path[4200], buf[16];
+	int st, p[2];
+	pid_t pid;
 
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
 
-		dup2(fd, 1);
+		dup2(p[1], 1);
 		dup2(fd, 2);
 		execv(ward, argv);
 		_exit(127);
 	}
+	close(p[1]);
+	ck_assert_int_gt(read(p[0], buf, sizeof(buf)), 0); /* the command runs */
 	snprintf(path, sizeof(path), "%s/ward/runs", state);
-	for (tries = 0; tries < 200 && count_entries(path) == 0; tries++)
-		usleep(10000);
-	usleep(200000);
 	ck_assert_uint_eq(count_entries(path), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
+	close(p[0]);
 	ck_assert_uint_eq(count_entries(path), 1); /* left by the dead ward */
 	if (strcmp(mode, "direct") == 0)
 		ck_assert_uint_gt(count_entries(workdir), 2);
