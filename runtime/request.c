@@ -298,8 +298,14 @@ static json_t *workdir_object(const struct ward_workdir_report *w)
 		json_array_append_new(prot, p);
 	}
 	json_object_set_new(o, "protected", prot);
-	for (size_t i = 0; i < w->n_violations; i++)
-		json_array_append_new(viol, text_value(w->violations[i], strlen(w->violations[i])));
+	for (size_t i = 0; i < w->n_violations; i++) {
+		json_t *v = json_object();
+
+		json_object_set_new(v, "path", text_value(w->violations[i].path,
+							  strlen(w->violations[i].path)));
+		json_object_set_new(v, "seen", json_string(w->violations[i].seen));
+		json_array_append_new(viol, v);
+	}
 	json_object_set_new(o, "violations", viol);
 	if (w->changes) {
 		json_t *c = json_object(), *list = json_array();

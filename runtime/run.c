@@ -426,7 +426,9 @@ done:
 		struct ward_error *werr = NULL;
 
 		/* The sandbox is gone: placeholders can go, the change set be read. */
-		if (ward_workdir_finish(&st.wd, workdir, res->started, &werr) < 0 && !res->error) {
+		if (ward_workdir_finish(&st.wd, workdir, res->started, res->stderr_text,
+					res->stderr_len, &werr) < 0 &&
+		    !res->error) {
 			res->error = werr;
 			werr = NULL;
 			res->exit_code = WARD_EXIT_OWN_ERROR;

@@ -50,11 +50,13 @@ struct ward_workdir_prep {
 int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
 			 struct ward_workdir_prep *w, struct ward_error **err);
 
-/* After the sandbox is gone: in overlay mode read the change set (handed to
- * the report, owning the run directory); release placeholders; remove what is
- * left. Safe on a partly prepared w. */
+/* After the sandbox is gone: note violations (the change set's entries that
+ * touch protected paths, and those the command's captured stderr reports as
+ * refused); in overlay mode read the change set (handed to the report,
+ * owning the run directory); release placeholders; remove what is left.
+ * Safe on a partly prepared w. */
 int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool ran,
-			struct ward_error **err);
+			const char *stderr_text, size_t stderr_len, struct ward_error **err);
 
 /* Remove a tree (directories made writable first so that a command's
  * chmod 0 does not stop it). Missing is fine. */

@@ -772,14 +772,76 @@ planned:
 	order_mounts(w);
 	return 0;
 fail:
-	ward_workdir_finish(w, workdir, false, NULL);
+	ward_workdir_finish(w, workdir, false, NULL, 0, NULL);
 	return -1;
 }
 
+static void add_violation(struct ward_workdir_report *r, const char *path, const char *seen)
+{
+	struct ward_violation *g;
+
+	for (size_t i = 0; i < r->n_violations; i++)
+		if (strcmp(r->violations[i].path, path) == 0)
+			return;
+	g = realloc(r->violations, (r->n_violations + 1) * sizeof(*g));
+	if (!g)
+		return;
+	r->violations = g;
+	g[r->n_violations].path = strdup(path);
+	g[r->n_violations].seen = seen;
+	if (g[r->n_violations].path)
+		r->n_violations++;
+}
+
+/* Paths the command's own error messages name on a line saying the kernel
+ * refused (read-only, busy mount point, a placeholder directory):
+ * "cannot create .git/hooks/x: Read-only file system",
+ * "mv: cannot move '.git' to 'x': Device or resource busy". */
+static void scan_stderr(struct ward_workdir_prep *w, const char *workdir, const char *text,
+			size_t len)
+{
+	const char *marks[] = { strerror(EROFS), strerror(EBUSY), strerror(EISDIR) };
+	size_t wl = strlen(workdir);
+	const char *end = text + len;
+
+	while (text && text < end) {
+		const char *nl = memchr(text, '\n', (size_t)(end - text));
+		size_t n = nl ? (size_t)(nl - text) : (size_t)(end - text);
+		char line[1024], *tok, *save = NULL;
+		bool refused = false;
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
+			 text);
+		text += n + 1;
+		for (size_t k = 0; k < ARRAY_SIZE(marks) && !refused; k++)
+			refused = strstr(line, marks[k]) != NULL;
+		if (!refused)
+			continue;
+		for (tok = strtok_r(line, " \t'\"`:,()[]", &save); tok;
+		     tok = strtok_r(NULL, " \t'\"`:,()[]", &save)) {
+			const char *rel = tok;
+
+			if (rel[0] == '/') {
+				if (strncmp(rel, workdir, wl) != 0 || rel[wl] != '/')
+					continue;
+				rel += wl + 1;
+			}
+			while (rel[0] == '.' && rel[1] == '/')
+				rel += 2;
+			if (*rel && ward_protect_touches(w->resolved, rel) &&
+			    !strstr(rel, "/../") && strncmp(rel, "../", 3) != 0)
+				add_violation(w->report, rel, "stderr");
+		}
+	}
+}
+
 int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool ran,
-			struct ward_error **err)
+			const char *stderr_text, size_t stderr_len, struct ward_error **err)
 {
 	int rc = 0;
+
+	if (ran && w->report && w->report->protection && stderr_text)
+		scan_stderr(w, workdir, stderr_text, stderr_len);
 
 	if (w->phlayer)
 		ward_rmtree(w->phlayer);
@@ -804,18 +866,10 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 			w->report->changes = cs;
 			for (size_t i = 0; i < ward_changeset_count(cs); i++) {
 				const struct ward_change *c = ward_changeset_get(cs, i);
-				char **g;
 
 				if (!ward_protect_touches(w->resolved, c->path))
 					continue;
-				g = realloc(w->report->violations,
-					    (w->report->n_violations + 1) * sizeof(*g));
-				if (!g)
-					break;
-				w->report->violations = g;
-				g[w->report->n_violations] = strdup(c->path);
-				if (g[w->report->n_violations])
-					w->report->n_violations++;
+				add_violation(w->report, c->path, "change-set");
 			}
 		}
 	}
@@ -836,7 +890,7 @@ void ward_workdir_report_free(struct ward_workdir_report *r)
 		free(r->protected_paths[i].path);
 	free(r->protected_paths);
 	for (size_t i = 0; i < r->n_violations; i++)
-		free(r->violations[i]);
+		free(r->violations[i].path);
 	free(r->violations);
 	if (r->changes) {
 		/* undecided: dropped, unless it is a kept set that was continued */

@@ -201,10 +201,15 @@ struct ward_workdir_report {
 	bool protection;             /* protected paths were enforced (needs the view) */
 	struct ward_protect_report *protected_paths;
 	size_t n_protected;
-	/* Protected paths the command is known to have tried to change. In overlay
-	 * mode: change set entries that touch one (refused on apply). A write the
-	 * kernel refused (EROFS, EBUSY) reaches only the command: not listed. */
-	char **violations;
+	/* Protected paths the command tried to change, as far as ward can see:
+	 * change set entries that touch one (overlay mode; refused on apply), and
+	 * paths named in the command's captured stderr on a line that reports
+	 * EROFS, EBUSY or EISDIR (best effort: a refusal the command does not
+	 * report, or reports otherwise, is not seen). */
+	struct ward_violation {
+		char *path;         /* relative to the workdir */
+		const char *seen;   /* "change-set" or "stderr" */
+	} *violations;
 	size_t n_violations;
 	struct ward_changeset *changes; /* overlay mode: what the command changed */
 	char change_name[64];        /* set when kept */

@@ -308,6 +308,23 @@ START_TEST(test_protected_report)
 	ck_assert_int_eq(ph, 5);
 	ck_assert_int_eq(json_array_size(json_object_get(w, "violations")), 0);
 	json_decref(r);
+	/* refusals the command reports on stderr are listed, said as such;
+	 * other read-only places are no violation */
+	r = cli_json("echo x > .git/hooks/post-checkout; echo y > \"$PWD/.envrc\"; "
+		     "chmod 700 ./.git/config; echo z > /usr/x; echo fine > ok.txt; "
+		     "echo '.npmrc: Read-only file system'",
+		     NULL);
+	w = json_object_get(r, "workdir");
+	{
+		const char *want[] = { ".git/hooks/post-checkout", ".envrc", ".git/config" };
+
+		ck_assert_int_eq(json_array_size(json_object_get(w, "violations")), 3);
+		json_array_foreach(json_object_get(w, "violations"), i, p) {
+			ck_assert_str_eq(json_string_value(json_object_get(p, "path")), want[i]);
+			ck_assert_str_eq(json_string_value(json_object_get(p, "seen")), "stderr");
+		}
+	}
+	json_decref(r);
 }
 END_TEST
 
@@ -753,8 +770,15 @@ START_TEST(test_apply_refuses_protected)
 			 "protected-path");
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(r,
 			 "workdir"), "changes"), "action")), "kept");
-	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(r, "workdir"),
-							 "violations")), 1);
+	{
+		json_t *v = json_object_get(json_object_get(r, "workdir"), "violations");
+
+		ck_assert_int_eq(json_array_size(v), 1);
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "path")),
+				 ".git");
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(v, 0), "seen")),
+				 "change-set");
+	}
 	json_decref(r);
 	after = manifest();
 	ck_assert_str_eq(before, after);
@@ -910,6 +934,12 @@ START_TEST(test_changes_accumulate)
 		ck_assert_int_gt(read(pfd[0], buf, sizeof(buf)), 0); /* it runs */
 	}
 	ck_assert_int_eq(cli(NULL, &err, "true", "--changes", name, NULL), 125);
+	ck_assert_ptr_nonnull(strstr(err, "in use by another run"));
+	free(err);
+	ck_assert_int_eq(ward_cmd(NULL, &err, "apply", name), 125);
+	ck_assert_ptr_nonnull(strstr(err, "in use by another run"));
+	free(err);
+	ck_assert_int_eq(ward_cmd(NULL, &err, "discard", name), 125);
 	ck_assert_ptr_nonnull(strstr(err, "in use by another run"));
 	free(err);
 	waitpid(slow, &st, 0);
