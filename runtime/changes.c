@@ -422,7 +422,8 @@ struct ward_changeset *ward_changeset_scan(const char *upper, const char *lower,
 		goto fail;
 	if (scan_dir(cs, "", is_opaque(upper), err) < 0)
 		goto fail;
-	qsort(cs->v, cs->n, sizeof(*cs->v), cmp_change);
+	if (cs->n)
+		qsort(cs->v, cs->n, sizeof(*cs->v), cmp_change);
 	return cs;
 fail:
 	ward_changeset_free(cs);
