@@ -530,23 +530,9 @@ static int remove_entry(int wfd, const char *rel, struct ward_error **err)
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	if (S_ISDIR(st.st_mode)) {
-		_cleanup_close_ int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								   O_CLOEXEC);
-		char proc[64];
-
-		if (dfd < 0)
+		/* through the parent's descriptor: no symbolic link on the way */
+		if (ward_rmtree_at(pfd, name) < 0)
 			return ward_error_make(err, errno, "apply: remove '%s'", rel);
-		/* the tree through the descriptor: no symbolic link on the way */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
-		{
-			char real[PATH_MAX];
-			ssize_t n = readlink(proc, real, sizeof(real) - 1);
-
-			if (n < 0)
-				return ward_error_make(err, errno, "apply: remove '%s'", rel);
-			real[n] = '\0';
-			ward_rmtree(real);
-		}
 		return 0;
 	}
 	if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT)

@@ -326,6 +326,9 @@ char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 		if (e->d_name[0] == '.' &&
 		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
+		/* d_type spares a stat per entry in a large workdir */
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
 		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", workdir, e->d_name) >= sizeof(sub) ||
 		    lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;

@@ -62,6 +62,9 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
  * chmod 0 does not stop it). Missing is fine. */
 int ward_rmtree(const char *path);
 
+/* The same for name in the directory dfd, never following a symbolic link. */
+int ward_rmtree_at(int dfd, const char *name);
+
 /* The state directory for cfg (its own, or ward_state_dir(), or
  * /tmp/ward-UID made 0700), created. malloc'd or NULL with err. */
 char *ward_state_dir_for(const char *configured, struct ward_error **err);

@@ -109,7 +109,7 @@ char *ward_state_dir_for(const char *configured, struct ward_error **err)
 	return dir;
 }
 
-static int rmtree_at(int dfd, const char *name)
+int ward_rmtree_at(int dfd, const char *name)
 {
 	struct stat st;
 	int fd, rc = 0;
@@ -135,7 +135,7 @@ static int rmtree_at(int dfd, const char *name)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (rmtree_at(dirfd(d), e->d_name) < 0)
+		if (ward_rmtree_at(dirfd(d), e->d_name) < 0)
 			rc = -1;
 	}
 	closedir(d);
@@ -146,7 +146,7 @@ static int rmtree_at(int dfd, const char *name)
 
 int ward_rmtree(const char *path)
 {
-	return rmtree_at(AT_FDCWD, path);
+	return ward_rmtree_at(AT_FDCWD, path);
 }
 
 /* ---- placeholders ----------------------------------------------------------- */
