@@ -314,7 +314,16 @@ static json_t *workdir_object(const struct ward_workdir_report *w)
 								       json_null());
 		json_object_set_new(c, "name", w->change_name[0] ? json_string(w->change_name) :
 								  json_null());
-		for (size_t i = 0; i < ward_changeset_count(w->changes); i++) {
+		size_t count = ward_changeset_count(w->changes);
+
+		/* an npm install is tens of thousands of files: the result stays
+		 * bounded, `ward diff NAME` has them all */
+		json_object_set_new(c, "count", json_integer((json_int_t)count));
+		json_object_set_new(c, "entries_omitted",
+				    json_integer(count > WARD_RESULT_MAX_CHANGES ?
+							 (json_int_t)(count - WARD_RESULT_MAX_CHANGES) :
+							 0));
+		for (size_t i = 0; i < count && i < WARD_RESULT_MAX_CHANGES; i++) {
 			const struct ward_change *ch = ward_changeset_get(w->changes, i);
 			json_t *e = json_object();
 

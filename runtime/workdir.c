@@ -763,6 +763,15 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 		}
 	}
 planned:
+	if (!w->rundir) {
+		/* nothing of ours this run, but a killed ward's leftovers still go */
+		char *state = cfg->state_dir ? strdup(cfg->state_dir) : ward_state_dir();
+		char runs[PATH_MAX];
+
+		if (state && (size_t)snprintf(runs, sizeof(runs), "%s/runs", state) < sizeof(runs))
+			sweep_dead(runs);
+		free(state);
+	}
 	if (!enforce)
 		return 0;
 	w->report->protection = true;

@@ -993,6 +993,21 @@ START_TEST(test_state_inside_workdir)
 }
 END_TEST
 
+START_TEST(test_overlay_result_bounded)
+{
+	const char *opts[] = { "--workdir-mode", "overlay", "--discard", NULL };
+	json_t *r, *c;
+
+	r = cli_json("mkdir d && cd d && seq 1205 | xargs touch", opts);
+	c = json_object_get(json_object_get(r, "workdir"), "changes");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "count")), 1206);
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "entries_omitted")), 206);
+	ck_assert_int_eq(json_array_size(json_object_get(c, "entries")), 1000);
+	json_decref(r);
+	ck_assert_uint_eq(count_entries(workdir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workdir");
@@ -1023,6 +1038,7 @@ int main(void)
 	tcase_add_test(ovl, test_apply_refuses_protected);
 	tcase_add_test(ovl, test_library_changeset);
 	tcase_add_test(ovl, test_changes_accumulate);
+	tcase_add_test(ovl, test_overlay_result_bounded);
 	tcase_add_test(ovl, test_state_inside_workdir);
 	return harness_main(s);
 }
