@@ -553,11 +553,13 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 	if (!protect)
 		return -1;
 	resolved = ward_protect_resolve(protect, cs->workdir, err);
-	ward_protect_free(defaults);
-	if (!resolved)
+	if (!resolved) {
+		ward_protect_free(defaults);
 		return -1;
+	}
 	for (size_t i = 0; i < cs->n; i++) {
-		if (!ward_protect_touches(resolved, cs->v[i].path))
+		if (!ward_protect_touches(resolved, cs->v[i].path) &&
+		    !ward_protect_nested_git(protect, cs->v[i].path))
 			continue;
 		if (len < sizeof(list) - 1)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",
@@ -565,6 +567,7 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 		hits++;
 	}
 	ward_protect_strv_free(resolved);
+	ward_protect_free(defaults);
 	if (!hits)
 		return 0;
 	ward_error_make_kind(err, WARD_ERR_NOT_AUTHORIZED, 0,

@@ -347,6 +347,29 @@ fail:
 	return NULL;
 }
 
+bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
+{
+	const char *s = rel;
+
+	if (p && allowed(p, rel))
+		return false;
+	/* a ".git" component below the top: the repository there, its config
+	 * or hooks, or a new one (git uses the nearest .git up the tree) */
+	while ((s = strstr(s, "/.git")) != NULL) {
+		const char *after = s + 5;
+
+		if (*after == '\0')
+			return true;
+		if (*after == '/' &&
+		    (strncmp(after + 1, "config", 6) == 0 || strncmp(after + 1, "hooks", 5) == 0) &&
+		    (after[1 + (after[1] == 'c' ? 6 : 5)] == '\0' ||
+		     after[1 + (after[1] == 'c' ? 6 : 5)] == '/'))
+			return true;
+		s = after;
+	}
+	return false;
+}
+
 bool ward_protect_touches(char *const *resolved, const char *rel)
 {
 	for (size_t i = 0; resolved && resolved[i]; i++)

@@ -29,6 +29,7 @@ struct ward_workdir_prep {
 	struct spawn_protect *mounts;
 	size_t n_mounts;
 	char **resolved;          /* protected paths, relative */
+	struct ward_protect *protect; /* the list they came from (a copy) */
 	char *rundir;             /* state/runs/ID, or NULL when not needed */
 	/* placeholders made or shared in the real workdir (direct mode), each
 	 * held with a shared flock until the sandbox is gone */

@@ -610,6 +610,8 @@ static void prep_release(struct ward_workdir_prep *w)
 	w->n_mounts = 0;
 	ward_protect_strv_free(w->resolved);
 	w->resolved = NULL;
+	ward_protect_free(w->protect);
+	w->protect = NULL;
 	if (w->set_fd >= 0)
 		close(w->set_fd);
 	w->set_fd = -1;
@@ -705,7 +707,6 @@ static int continue_set(const struct ward_config *cfg, const char *workdir,
 int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
 			 struct ward_workdir_prep *w, struct ward_error **err)
 {
-	struct ward_protect *defaults = NULL;
 	const struct ward_protect *pr = cfg->protect;
 
 	memset(w, 0, sizeof(*w));
@@ -721,13 +722,10 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 				     "namespace)");
 		goto fail;
 	}
-	if (!pr) {
-		pr = defaults = ward_protect_new(true, err);
-		if (!pr)
-			goto fail;
-	}
-	w->resolved = ward_protect_resolve(pr, workdir, err);
-	ward_protect_free(defaults);
+	w->protect = pr ? ward_protect_copy(pr, err) : ward_protect_new(true, err);
+	if (!w->protect)
+		goto fail;
+	w->resolved = ward_protect_resolve(w->protect, workdir, err);
 	if (!w->resolved || protect_state_dir(cfg, workdir, w, err) < 0)
 		goto fail;
 	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY) {
@@ -876,7 +874,8 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 			for (size_t i = 0; i < ward_changeset_count(cs); i++) {
 				const struct ward_change *c = ward_changeset_get(cs, i);
 
-				if (!ward_protect_touches(w->resolved, c->path))
+				if (!ward_protect_touches(w->resolved, c->path) &&
+				    !ward_protect_nested_git(w->protect, c->path))
 					continue;
 				add_violation(w->report, c->path, "change-set");
 			}

@@ -780,6 +780,15 @@ START_TEST(test_apply_refuses_protected)
 				 "change-set");
 	}
 	json_decref(r);
+	/* a new repository further down (git uses the nearest .git) */
+	r = cli_json("git init -q sub && printf '[core]\\n\\tfsmonitor = evil\\n' >> sub/.git/config",
+		     opts);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "error"), "rule")),
+			 "protected-path");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_object_get(r, "error"),
+									"message")),
+				     "'sub/.git'"));
+	json_decref(r);
 	after = manifest();
 	ck_assert_str_eq(before, after);
 	free(before);

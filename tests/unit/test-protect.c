@@ -107,6 +107,27 @@ START_TEST(test_touches)
 }
 END_TEST
 
+START_TEST(test_nested_git)
+{
+	struct ward_protect *p = ward_protect_new(true, NULL);
+
+	ck_assert(ward_protect_nested_git(NULL, "sub/.git"));
+	ck_assert(ward_protect_nested_git(NULL, "a/b/.git/config"));
+	ck_assert(ward_protect_nested_git(NULL, "a/.git/hooks"));
+	ck_assert(ward_protect_nested_git(NULL, "a/.git/hooks/post-checkout"));
+	ck_assert(!ward_protect_nested_git(NULL, "a/.git/objects/ab/cd"));
+	ck_assert(!ward_protect_nested_git(NULL, "a/.git/configs"));
+	ck_assert(!ward_protect_nested_git(NULL, "a/.github/workflows/x.yml"));
+	ck_assert(!ward_protect_nested_git(NULL, "a/.gitignore"));
+	ck_assert(!ward_protect_nested_git(NULL, ".git/objects/x")); /* the top one is a path */
+	ck_assert(!ward_protect_nested_git(NULL, ".git"));
+	ck_assert_int_eq(ward_protect_allow(p, "vendor/x", NULL), 0);
+	ck_assert(!ward_protect_nested_git(p, "vendor/x/.git"));
+	ck_assert(ward_protect_nested_git(p, "vendor/y/.git"));
+	ward_protect_free(p);
+}
+END_TEST
+
 START_TEST(test_homes)
 {
 	struct ward_protect *p = ward_protect_new(true, NULL);
@@ -376,6 +397,7 @@ int main(void)
 
 	tcase_add_test(list, test_defaults_and_edits);
 	tcase_add_test(list, test_touches);
+	tcase_add_test(list, test_nested_git);
 	tcase_add_test(list, test_homes);
 	tcase_add_test(list, test_mode_and_policy);
 	/* whiteouts are character devices 0/0: mknod needs root here */
