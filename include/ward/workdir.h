@@ -21,6 +21,12 @@
  *     ward_changeset_diff(k, 1, &err);
  *     ward_changeset_free(k);
  *
+ *     // a series of commands adding up to one set (a session): keep the
+ *     // first, then run the next ones over it
+ *     cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+ *     cfg.continue_changes = strdup(name);   // the command sees the set, adds to it
+ *     ward_run(&cfg, argv, &res, &err);      // res.workdir->changes: the whole set
+ *
  * Protected paths are relative to the workdir. In the sandbox they stay
  * read-only: each existing one is bound read-only over itself, each directory
  * between the workdir and it becomes a mount point (so it cannot be renamed

@@ -446,6 +446,52 @@ START_TEST(test_placeholders_shared)
 }
 END_TEST
 
+/* Several wards at once on one workdir, starting and ending at different
+ * times: none can create a protected path, none leaves anything behind. */
+START_TEST(test_placeholders_many_at_once)
+{
+	pid_t pids[6];
+	int p[2];
+	char buf[512], *out;
+	ssize_t n, got = 0;
+
+	ck_assert_int_eq(pipe(p), 0);
+	for (int i = 0; i < 6; i++) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd),
+			 "sleep 0.%d; for f in .envrc .mcp.json .npmrc .git/config; do "
+			 "echo x > $f 2>/dev/null && echo CREATED $f; done; true",
+			 i * 15 % 10);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			char *argv[] = { ward, (char *)"run", (char *)"--no-policy", (char *)"-C",
+					 workdir, (char *)"-c", cmd, NULL };
+
+			dup2(p[1], 1);
+			execv(ward, argv);
+			_exit(127);
+		}
+	}
+	close(p[1]);
+	while ((n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(p[0]);
+	for (int i = 0; i < 6; i++) {
+		int st;
+
+		waitpid(pids[i], &st, 0);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	ck_assert_msg(got == 0, "%s", buf);
+	out = host_sh(workdir, "ls -A | wc -l");
+	ck_assert_str_eq(out, "0\n");
+	free(out);
+	ck_assert_uint_eq(count_state("runs"), 0);
+}
+END_TEST
+
 /* A ward killed with SIGKILL leaves placeholders (and, in overlay mode, an
  * upper directory); the next ward removes them, since their owner is dead. */
 static void killed_then_swept(const char *mode)
@@ -1034,6 +1080,7 @@ int main(void)
 	tcase_add_test(prot, test_allow_and_protect);
 	tcase_add_test(prot, test_home_workdir);
 	tcase_add_test(life, test_placeholders_shared);
+	tcase_add_test(life, test_placeholders_many_at_once);
 	tcase_add_test(life, test_killed_direct);
 	tcase_add_test(life, test_killed_overlay);
 	tcase_add_test(life, test_many_runs_leave_nothing);
