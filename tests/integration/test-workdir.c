@@ -723,7 +723,9 @@ START_TEST(test_kept_then_applied)
 	const char *p;
 
 	tree();
-	ck_assert_int_eq(cli(&out, &err, "echo two-changed > mod.txt; echo hi > added.txt; rm gone.txt",
+	ck_assert_int_eq(cli(&out, &err,
+			     "echo two-changed > mod.txt; echo hi > added.txt; rm gone.txt; "
+			     "printf '\\0\\1\\2' > bin.dat",
 			     "--workdir-mode", "overlay", NULL),
 			 0);
 	p = strstr(err, "kept as ");
@@ -737,9 +739,10 @@ START_TEST(test_kept_then_applied)
 	/* ward changes lists it, ward diff shows it */
 	ck_assert_int_eq(ward_cmd(&out, NULL, "changes", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, name));
-	ck_assert_ptr_nonnull(strstr(out, "3 changes"));
+	ck_assert_ptr_nonnull(strstr(out, "4 changes"));
 	free(out);
 	ck_assert_int_eq(ward_cmd(&diff, NULL, "diff", name), 0);
+	ck_assert_ptr_nonnull(strstr(diff, "Binary files a/bin.dat and b/bin.dat differ\n"));
 	ck_assert_ptr_nonnull(strstr(diff, "--- a/mod.txt\n+++ b/mod.txt\n@@ -1 +1 @@\n-two\n"
 					   "+two-changed\n"));
 	ck_assert_ptr_nonnull(strstr(diff, "+++ b/added.txt\n@@ -0,0 +1 @@\n+hi\n"));
@@ -748,8 +751,9 @@ START_TEST(test_kept_then_applied)
 	free(diff);
 	ck_assert_int_eq(ward_cmd(&out, NULL, "apply", name), 0);
 	free(out);
-	after = host_sh(workdir, "cat mod.txt added.txt; test -e gone.txt || echo gone");
-	ck_assert_str_eq(after, "two-changed\nhi\ngone\n");
+	after = host_sh(workdir, "cat mod.txt added.txt; test -e gone.txt || echo gone; "
+				 "od -An -c bin.dat");
+	ck_assert_str_eq(after, "two-changed\nhi\ngone\n  \\0 001 002\n");
 	free(after);
 	ck_assert_uint_eq(count_state("changes"), 0);
 	ck_assert_int_eq(ward_cmd(NULL, &err, "apply", name), 125); /* it is gone */
