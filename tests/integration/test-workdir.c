@@ -328,6 +328,41 @@ START_TEST(test_protected_report)
 }
 END_TEST
 
+/* A .git file (a worktree's or submodule's pointer) is protected as it is; a
+ * protected name that is a symbolic link is reported as unprotected. */
+START_TEST(test_gitfile_and_symlink)
+{
+	json_t *r, *p;
+	size_t i;
+	char *out;
+
+	write_file(".git", "gitdir: /nonexistent/repo\n");
+	write_file("target.txt", "t\n");
+	{
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/.npmrc", workdir);
+		ck_assert_int_eq(symlink("target.txt", path), 0);
+	}
+	r = cli_json("echo 'gitdir: /tmp/evil' > .git; rm -f .git; mv .git x; echo ok", NULL);
+	json_array_foreach(json_object_get(json_object_get(r, "workdir"), "protected"), i, p) {
+		const char *path = json_string_value(json_object_get(p, "path"));
+		const char *st = json_string_value(json_object_get(p, "state"));
+
+		if (strncmp(path, ".git/", 5) == 0)
+			ck_assert_str_eq(st, "covered");
+		else if (strcmp(path, ".npmrc") == 0)
+			ck_assert_str_eq(st, "unprotected");
+		else
+			ck_assert_str_eq(st, "placeholder");
+	}
+	json_decref(r);
+	out = host_sh(workdir, "cat .git; ls -A");
+	ck_assert_str_eq(out, "gitdir: /nonexistent/repo\n.git\n.npmrc\ntarget.txt\n");
+	free(out);
+}
+END_TEST
+
 START_TEST(test_git_inside)
 {
 	char *out = NULL, *err = NULL, *log;
@@ -1081,6 +1116,7 @@ int main(void)
 	tcase_add_test(prot, test_protected_refused_uid0);
 	tcase_add_test(prot, test_protected_report);
 	tcase_add_test(prot, test_git_inside);
+	tcase_add_test(prot, test_gitfile_and_symlink);
 	tcase_add_test(prot, test_allow_and_protect);
 	tcase_add_test(prot, test_home_workdir);
 	tcase_add_test(life, test_placeholders_shared);
