@@ -302,6 +302,21 @@ static int protect_paths(const struct spawn_plan *p, const char *R, struct ward_
 				    err) < 0)
 				return -1;
 			break;
+		case SPAWN_PROTECT_LINK: {
+			/* the link itself, not where it leads: a clone of it attached
+			 * over it, so it still resolves but cannot be replaced */
+			int fd = (int)syscall(SYS_open_tree, AT_FDCWD, dst,
+					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+
+			if (fd < 0)
+				return fail(err, "open_tree protected link", m->path);
+			if (syscall(SYS_move_mount, fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+				close(fd);
+				return fail(err, "pin protected link", m->path);
+			}
+			close(fd);
+			break;
+		}
 		case SPAWN_PROTECT_EMPTY:
 			if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 				  "size=4k,nr_inodes=1,mode=0555") < 0)

@@ -17,6 +17,8 @@ enum spawn_protect_kind {
 				  renamed, removed or replaced (EBUSY) */
 	SPAWN_PROTECT_RO,      /* bind over itself, read-only */
 	SPAWN_PROTECT_EMPTY,   /* an empty read-only tmpfs over a placeholder */
+	SPAWN_PROTECT_LINK,    /* a symbolic link bound over itself (open_tree with
+				  AT_SYMLINK_NOFOLLOW): still a link, but pinned */
 };
 
 struct spawn_protect {
@@ -30,6 +32,7 @@ struct ward_workdir_prep {
 	size_t n_mounts;
 	char **resolved;          /* protected paths, relative */
 	struct ward_protect *protect; /* the list they came from (a copy) */
+	int link_depth;           /* symbolic links followed while planning one path */
 	char *rundir;             /* state/runs/ID, or NULL when not needed */
 	/* placeholders made or shared in the real workdir (direct mode), each
 	 * held with a shared flock until the sandbox is gone */

@@ -465,6 +465,81 @@ static int layer_placeholder(struct ward_workdir_prep *w, const char *workdir, c
 }
 
 /* One protected path: walk its components below the workdir. */
+/* Where the symbolic link at path (below workdir, its parents real
+ * directories) leads with rest after it, as a path relative to the workdir
+ * in out; "" for the workdir itself. Returns 1 when inside the workdir, 0
+ * when outside, -1 on error. ".." is taken lexically: the walk that follows
+ * looks at every component again, links included. */
+static int link_target(const char *workdir, const char *path, const char *rest, char *out,
+		       size_t size)
+{
+	char target[PATH_MAX], joined[2 * PATH_MAX], *comp[PATH_MAX / 2], *tok, *save = NULL;
+	size_t n = 0, wl = strlen(workdir), len = 0;
+	ssize_t k = readlink(path, target, sizeof(target) - 1);
+
+	if (k < 0)
+		return -1;
+	target[k] = '\0';
+	if (target[0] == '/')
+		snprintf(joined, sizeof(joined), "%s%s%s", target, *rest ? "/" : "", rest);
+	else
+		snprintf(joined, sizeof(joined), "%.*s/%s%s%s", (int)(strrchr(path, '/') - path), path,
+			 target, *rest ? "/" : "", rest);
+	for (tok = strtok_r(joined, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (strcmp(tok, ".") == 0)
+			continue;
+		if (strcmp(tok, "..") == 0) {
+			if (n)
+				n--;
+			continue;
+		}
+		if (n < ARRAY_SIZE(comp))
+			comp[n++] = tok;
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int r = snprintf(out + len, size - len, "/%s", comp[i]);
+
+		if (r < 0 || (size_t)r >= size - len)
+			return -1;
+		len += (size_t)r;
+	}
+	if (strncmp(out, workdir, wl) != 0 || (out[wl] != '/' && out[wl] != '\0'))
+		return 0;
+	memmove(out, out + wl + (out[wl] == '/'), strlen(out + wl + (out[wl] == '/')) + 1);
+	return 1;
+}
+
+static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
+		    const char *workdir, const char *rel, struct ward_error **err);
+
+/* A symbolic link on the way: pinned over itself (it stays a working link
+ * but cannot be removed, renamed or replaced), and where it leads inside the
+ * workdir is protected as well. */
+static int plan_link(struct ward_workdir_prep *w, const struct ward_config *cfg,
+		     const char *workdir, const char *rel, const char *path, const char *rest,
+		     int depth, struct ward_error **err)
+{
+	char target[PATH_MAX];
+	int r;
+
+	if (add_mount(w, path, SPAWN_PROTECT_LINK, err) < 0)
+		return -1;
+	if (depth >= 8)
+		return add_report(w, rel, WARD_PROTECT_UNPROTECTED, err);
+	r = link_target(workdir, path, rest, target, sizeof(target));
+	if (r < 0)
+		return add_report(w, rel, WARD_PROTECT_UNPROTECTED, err);
+	if (add_report(w, rel, WARD_PROTECT_READ_ONLY, err) < 0)
+		return -1;
+	if (r == 0 || !target[0])
+		return 0; /* outside the workdir, or the workdir itself */
+	w->link_depth = depth + 1;
+	r = plan_one(w, cfg, workdir, target, err);
+	w->link_depth = depth;
+	return r;
+}
+
 static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		    const char *workdir, const char *rel, struct ward_error **err)
 {
@@ -545,7 +620,8 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 					  err);
 		}
 		if (S_ISLNK(st.st_mode))
-			return add_report(w, rel, WARD_PROTECT_UNPROTECTED, err);
+			return plan_link(w, cfg, workdir, rel, path, last ? "" : s + n + 1,
+					 w->link_depth, err);
 		if (last || !S_ISDIR(st.st_mode)) {
 			/* the path itself, or a file where a directory of it would be */
 			if (add_mount(w, path, SPAWN_PROTECT_RO, err) < 0)
@@ -582,7 +658,8 @@ static void order_mounts(struct ward_workdir_prep *w)
 		bool covered = false;
 
 		for (size_t j = 0; j < k && !covered; j++)
-			covered = w->mounts[j].kind != SPAWN_PROTECT_PIN &&
+			covered = (w->mounts[j].kind == SPAWN_PROTECT_RO ||
+				   w->mounts[j].kind == SPAWN_PROTECT_EMPTY) &&
 				  below(w->mounts[i].path, w->mounts[j].path);
 		if (covered)
 			free(w->mounts[i].path);

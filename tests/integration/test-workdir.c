@@ -328,37 +328,73 @@ START_TEST(test_protected_report)
 }
 END_TEST
 
-/* A .git file (a worktree's or submodule's pointer) is protected as it is; a
- * protected name that is a symbolic link is reported as unprotected. */
-START_TEST(test_gitfile_and_symlink)
+/* A .git file (a worktree's or submodule's pointer) is protected as it is. */
+START_TEST(test_gitfile)
 {
 	json_t *r, *p;
 	size_t i;
 	char *out;
 
 	write_file(".git", "gitdir: /nonexistent/repo\n");
-	write_file("target.txt", "t\n");
-	{
-		char path[4200];
-
-		snprintf(path, sizeof(path), "%s/.npmrc", workdir);
-		ck_assert_int_eq(symlink("target.txt", path), 0);
-	}
 	r = cli_json("echo 'gitdir: /tmp/evil' > .git; rm -f .git; mv .git x; echo ok", NULL);
 	json_array_foreach(json_object_get(json_object_get(r, "workdir"), "protected"), i, p) {
 		const char *path = json_string_value(json_object_get(p, "path"));
 		const char *st = json_string_value(json_object_get(p, "state"));
 
-		if (strncmp(path, ".git/", 5) == 0)
-			ck_assert_str_eq(st, "covered");
-		else if (strcmp(path, ".npmrc") == 0)
-			ck_assert_str_eq(st, "unprotected");
-		else
-			ck_assert_str_eq(st, "placeholder");
+		ck_assert_str_eq(st, strncmp(path, ".git/", 5) == 0 ? "covered" : "placeholder");
 	}
 	json_decref(r);
 	out = host_sh(workdir, "cat .git; ls -A");
-	ck_assert_str_eq(out, "gitdir: /nonexistent/repo\n.git\n.npmrc\ntarget.txt\n");
+	ck_assert_str_eq(out, "gitdir: /nonexistent/repo\n.git\n");
+	free(out);
+}
+END_TEST
+
+/* Protected names that are symbolic links: the link is pinned (still a
+ * link), and where it leads inside the workdir is protected too, existing
+ * or not. */
+START_TEST(test_protected_links)
+{
+	char *out = NULL, *before;
+	json_t *r, *p;
+	size_t i;
+	int ro = 0;
+
+	/* .git a link to the repository kept elsewhere in the workdir */
+	free(host_sh(workdir, "git init -q . && mkdir .repo && mv .git .repo/git && "
+			      "ln -s .repo/git .git && echo t > target.txt && "
+			      "ln -s target.txt .npmrc && ln -s cfg/mcp.json .mcp.json && "
+			      "ln -s /nonexistent/abs .envrc"));
+	before = manifest();
+	r = cli_json("t() { \"$@\" >/dev/null 2>&1 && echo \"DONE $*\"; true; }; "
+		     "t sh -c 'echo x > .npmrc'; t rm .npmrc; t ln -sfT /tmp/e .npmrc; "
+		     "t sh -c 'echo x > target.txt'; t mv target.txt t2; "
+		     "t sh -c 'mkdir -p cfg && echo {} > cfg/mcp.json'; t rm .mcp.json; "
+		     "t sh -c 'echo x > .git/hooks/post-checkout'; t sh -c 'echo x >> .git/config'; "
+		     "t rm .git; t mv .repo/git .repo/g2; t ln -sfT /tmp .git; t rm .envrc; "
+		     "t sh -c 'git status >/dev/null'; cat .npmrc",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")),
+			 "DONE sh -c git status >/dev/null\nt\n");
+	json_array_foreach(json_object_get(json_object_get(r, "workdir"), "protected"), i, p) {
+		const char *path = json_string_value(json_object_get(p, "path"));
+		const char *st = json_string_value(json_object_get(p, "state"));
+
+		if (strcmp(path, ".npmrc") == 0 || strcmp(path, "target.txt") == 0 ||
+		    strcmp(path, ".envrc") == 0 || strcmp(path, ".mcp.json") == 0) {
+			ck_assert_msg(strcmp(st, "read-only") == 0, "%s: %s", path, st);
+			ro++;
+		}
+		ck_assert_str_ne(st, "unprotected");
+	}
+	ck_assert_int_eq(ro, 4);
+	json_decref(r);
+	out = manifest();
+	ck_assert_str_eq(before, out);
+	free(out);
+	free(before);
+	out = host_sh(workdir, "ls -A");
+	ck_assert_str_eq(out, ".envrc\n.git\n.mcp.json\n.npmrc\n.repo\ntarget.txt\n");
 	free(out);
 }
 END_TEST
@@ -1116,7 +1152,8 @@ int main(void)
 	tcase_add_test(prot, test_protected_refused_uid0);
 	tcase_add_test(prot, test_protected_report);
 	tcase_add_test(prot, test_git_inside);
-	tcase_add_test(prot, test_gitfile_and_symlink);
+	tcase_add_test(prot, test_gitfile);
+	tcase_add_test(prot, test_protected_links);
 	tcase_add_test(prot, test_allow_and_protect);
 	tcase_add_test(prot, test_home_workdir);
 	tcase_add_test(life, test_placeholders_shared);
