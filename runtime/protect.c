@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,6 +302,60 @@ static int add_home(const struct ward_protect *p, const char *prefix, char ***v,
 	return 0;
 }
 
+/* core.hooksPath of the repository at the top of the workdir, when it names
+ * a directory inside it (husky's ".husky", lefthook's...): hooks there run on
+ * the next commit as surely as in .git/hooks. A small reader of git's config
+ * syntax: [core] section, hooksPath key (both case-insensitive), the value
+ * unquoted. Returns a malloc'd relative path or NULL. */
+static char *hooks_path(const char *workdir)
+{
+	char path[PATH_MAX], line[PATH_MAX], *found = NULL;
+	bool core = false;
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/.git/config", workdir) >= sizeof(path))
+		return NULL;
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t"), *v, *e;
+
+		if (*s == '[') {
+			core = strncasecmp(s, "[core]", 6) == 0;
+			continue;
+		}
+		if (!core || strncasecmp(s, "hookspath", 9) != 0)
+			continue;
+		v = s + 9 + strspn(s + 9, " \t");
+		if (*v != '=')
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		e = v + strcspn(v, "\r\n#;");
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e - v >= 2 && *v == '"' && e[-1] == '"')
+			v++, e--;
+		*e = '\0';
+		free(found);
+		found = strdup(v); /* the last one wins, as in git */
+	}
+	if (f)
+		fclose(f);
+	if (!found || !*found || found[0] == '~') {
+		free(found);
+		return NULL;
+	}
+	if (found[0] == '/') {
+		size_t n = strlen(workdir);
+		char *rel = NULL;
+
+		if (strncmp(found, workdir, n) == 0 && found[n] == '/' && found[n + 1])
+			rel = strdup(found + n + 1);
+		free(found);
+		found = rel;
+	}
+	return found;
+}
+
 char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 			    struct ward_error **err)
 {
@@ -316,6 +371,19 @@ char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 	for (size_t i = 0; i < p->n; i++)
 		if (push(&v, &n, p->v[i], err) < 0)
 			goto fail;
+	/* where .git/hooks is protected, so is the hooks directory git uses */
+	if (contains(v, n, ".git/hooks")) {
+		char *hp = hooks_path(workdir), *norm = NULL;
+
+		if (hp)
+			norm = normalise(hp, "core.hooksPath", NULL);
+		free(hp);
+		if (norm && !allowed(p, norm) && !contains(v, n, norm) && push(&v, &n, norm, err) < 0) {
+			free(norm);
+			goto fail;
+		}
+		free(norm);
+	}
 	if (ward_protect_is_home(workdir) && add_home(p, "", &v, &n, err) < 0)
 		goto fail;
 	d = opendir(workdir);

@@ -421,6 +421,12 @@ START_TEST(test_git_inside)
 	log = host_sh(workdir, "git log --all --oneline | wc -l; git status --short; ls -A");
 	ck_assert_str_eq(log, "3\n.git\na.txt\nb.txt\n");
 	free(log);
+	/* hooks elsewhere (husky): the directory core.hooksPath names is protected too */
+	free(host_sh(workdir, "git config core.hooksPath .husky && mkdir .husky"));
+	ck_assert_int_ne(cli(NULL, NULL, "echo evil > .husky/pre-commit", NULL), 0);
+	log = host_sh(workdir, "ls -A .husky | wc -l");
+	ck_assert_str_eq(log, "0\n");
+	free(log);
 }
 END_TEST
 

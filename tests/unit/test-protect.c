@@ -89,6 +89,52 @@ START_TEST(test_defaults_and_edits)
 }
 END_TEST
 
+START_TEST(test_hooks_path)
+{
+	static const char *const cases[][2] = {
+		{ "[core]\n\thooksPath = .husky\n", ".husky" },
+		{ "[user]\n\thooksPath = no\n[CORE]\n  HooksPath=\"tools/hooks\" # x\n", "tools/hooks" },
+		{ "[core]\n\thooksPath = a\n\thookspath = b/\n", "b" },
+		{ "[core]\n\thooksPath = ~/hooks\n", NULL },
+		{ "[core]\n\thooksPath = ../outside\n", NULL },
+		{ "[core]\n\tbare = false\n", NULL },
+	};
+	struct ward_protect *p = ward_protect_new(true, NULL);
+	char *dir = harness_tmpdir(), path[4200];
+
+	snprintf(path, sizeof(path), "%s/.git", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f;
+		char **r;
+
+		snprintf(path, sizeof(path), "%s/.git/config", dir);
+		f = fopen(path, "we");
+		fputs(cases[i][0], f);
+		fclose(f);
+		r = ward_protect_resolve(p, dir, NULL);
+		ck_assert_uint_eq(strv_len(r), cases[i][1] ? 10 : 9);
+		if (cases[i][1])
+			ck_assert_str_eq(r[9], cases[i][1]);
+		ward_protect_strv_free(r);
+	}
+	/* an absolute one inside the workdir counts too */
+	{
+		FILE *f = fopen(path, "we");
+		char **r;
+
+		fprintf(f, "[core]\n\thooksPath = %s/.githooks\n", dir);
+		fclose(f);
+		r = ward_protect_resolve(p, dir, NULL);
+		ck_assert(strv_has(r, ".githooks"));
+		ward_protect_strv_free(r);
+	}
+	ward_protect_free(p);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_touches)
 {
 	char *v[] = { (char *)".git/hooks", (char *)".envrc", (char *)"a/b/c", NULL };
@@ -397,6 +443,7 @@ int main(void)
 
 	tcase_add_test(list, test_defaults_and_edits);
 	tcase_add_test(list, test_touches);
+	tcase_add_test(list, test_hooks_path);
 	tcase_add_test(list, test_nested_git);
 	tcase_add_test(list, test_homes);
 	tcase_add_test(list, test_mode_and_policy);
