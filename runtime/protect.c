@@ -15,20 +15,30 @@
 
 /* Files that make code run later, outside the sandbox, when a person or a
  * tool opens the project: git hooks and config (core.fsmonitor,
- * core.sshCommand, aliases), submodule URLs, direnv, editor and agent tool
- * configs, package manager configs (scripts, registries, tokens). */
+ * core.sshCommand, aliases), submodule URLs, direnv, editor configs (tasks,
+ * settings), dev containers (initializeCommand runs on the host), MCP
+ * servers and agent hooks of coding agents, package manager configs
+ * (scripts, registries, tokens). */
 static const char *const defaults[] = {
-	".git/hooks", ".git/config", ".gitmodules", ".envrc",  ".vscode",
-	".idea",      ".mcp.json",   ".npmrc",      ".pypirc", NULL,
+	".git/hooks",	 ".git/config",		   ".gitmodules",
+	".envrc",	 ".vscode",		   ".idea",
+	".mcp.json",	 ".npmrc",		   ".pypirc",
+	".devcontainer", ".claude/settings.json", ".claude/settings.local.json",
+	".cursor/mcp.json", ".gemini/settings.json", NULL,
 };
 
-/* Added for a home directory: shell start-up files, git's and ssh's
- * configuration, autostart entries and user services. */
+/* Added for a home directory: shell and session start-up files, git's and
+ * ssh's configuration, autostart entries, user services, ~/.local/bin (on
+ * PATH: a planted "git" there shadows the real one), and tool configs that
+ * run commands (aws credential_process, kubeconfig exec plugins, docker
+ * credential helpers). */
 static const char *const home_defaults[] = {
-	".bashrc",	  ".bash_profile",	".bash_login",	  ".bash_logout", ".profile",
-	".zshrc",	  ".zprofile",		".zshenv",	  ".zlogin",	  ".gitconfig",
-	".ssh",		  ".config/git",	".config/autostart", ".config/systemd",
-	".config/fish", NULL,
+	".bashrc",	    ".bash_profile",	 ".bash_login",	      ".bash_logout",
+	".profile",	    ".zshrc",		 ".zprofile",	      ".zshenv",
+	".zlogin",	    ".gitconfig",	 ".ssh",	      ".config/git",
+	".config/autostart", ".config/systemd", ".config/fish",	      ".config/environment.d",
+	".pam_environment", ".xprofile",	 ".xsessionrc",	      ".local/bin",
+	".aws",		    ".kube",		 ".docker",	      NULL,
 };
 
 struct ward_protect {

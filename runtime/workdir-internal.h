@@ -43,6 +43,7 @@ struct ward_workdir_prep {
 	char *upper, *work, *phlayer; /* phlayer NULL when no placeholder is needed */
 	char *set_dir;            /* a continued kept set: its directory, locked */
 	int set_fd;               /* the lock (flock LOCK_EX), -1 when none */
+	int log_fd;               /* the run's placeholder log, -1 until needed */
 	char *state;              /* the state directory */
 };
 

@@ -6,9 +6,9 @@
  * protected name (the workdir itself, .git) must stay writable for every
  * other name. Landlock cannot help (its grants add up along the path: a right
  * to create in the workdir is a right to create ".envrc"). So for the run's
- * duration a missing protected path is an empty directory, mode 0555, marked
- * with the xattr user.ward.placeholder, and the sandbox mounts an empty
- * read-only tmpfs over it. Directories rather than files: git and most tools
+ * duration a missing protected path is an empty directory, mode 01555 (the
+ * sticky bit is the mark), and the sandbox mounts an empty read-only tmpfs
+ * over it. Directories rather than files: git and most tools
  * ignore an empty directory, so `git add -A` inside does not commit
  * placeholders. Each ward that uses a placeholder holds a shared flock on it;
  * whoever gets the exclusive lock when done removes it, so concurrent wards on
@@ -29,13 +29,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
 
-#define PH_XATTR "user.ward.placeholder"
-#define PH_MODE 0555
+#define PH_MODE 01555
 
 char *ward_state_dir(void)
 {
@@ -169,15 +167,18 @@ static bool dir_empty(int fd)
 	return empty;
 }
 
+/* A placeholder: an empty directory nobody may write, with the sticky bit
+ * as its mark (no project directory looks like that). mkdir() gives it that
+ * mode at once, so no other ward ever sees one half made, and marking costs
+ * no metadata update of its own (an xattr would need write permission on
+ * the directory, which it must not have). */
 static bool is_placeholder(int fd)
 {
 	struct stat st;
-	char v[4];
 
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != PH_MODE)
-		return false;
-	/* The mark, where the filesystem has user xattrs. */
-	if (fgetxattr(fd, PH_XATTR, v, sizeof(v)) < 0 && errno != ENOTSUP)
+	/* the umask may have taken more than the write bits */
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 0222) ||
+	    !(st.st_mode & S_ISVTX))
 		return false;
 	return dir_empty(fd);
 }
@@ -223,7 +224,7 @@ enum ph_result { PH_HELD, PH_EXISTS, PH_CANNOT };
 static int ph_acquire(const char *path, int *fd, struct ward_error **err)
 {
 	for (int tries = 0; tries < 20; tries++) {
-		bool made = mkdir(path, 0700) == 0;
+		bool made = mkdir(path, PH_MODE) == 0;
 
 		if (!made && errno != EEXIST) {
 			/* Read-only filesystem, no write permission: the command,
@@ -241,16 +242,7 @@ static int ph_acquire(const char *path, int *fd, struct ward_error **err)
 				return PH_EXISTS; /* a file or link appeared: protect it as it is */
 			return ward_error_make(err, errno, "open placeholder '%s'", path);
 		}
-		if (made) {
-			if (fsetxattr(*fd, PH_XATTR, "1", 1, 0) < 0 && errno != ENOTSUP) {
-				int e = errno;
-
-				close(*fd);
-				rmdir(path);
-				return ward_error_make(err, e, "mark placeholder '%s'", path);
-			}
-			fchmod(*fd, PH_MODE);
-		} else if (!is_placeholder(*fd)) {
+		if (!made && !is_placeholder(*fd)) {
 			close(*fd);
 			*fd = -1;
 			return PH_EXISTS; /* a directory of the user's own */
@@ -372,15 +364,15 @@ static int log_placeholder(struct ward_workdir_prep *w, const char *path, struct
 
 	if ((size_t)snprintf(log, sizeof(log), "%s/placeholders", w->rundir) >= sizeof(log))
 		return ward_error_make(err, ENAMETOOLONG, "run directory '%s'", w->rundir);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0 || ward_write_all(fd, path, strlen(path)) < 0 || ward_write_all(fd, "\n", 1) < 0) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return ward_error_make(err, e, "log placeholder in '%s'", log);
+	/* opened once per run: each open with O_CREAT is a metadata update */
+	if (w->log_fd < 0) {
+		w->log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (w->log_fd < 0)
+			return ward_error_make(err, errno, "log placeholder in '%s'", log);
 	}
-	close(fd);
+	fd = w->log_fd;
+	if (ward_write_all(fd, path, strlen(path)) < 0 || ward_write_all(fd, "\n", 1) < 0)
+		return ward_error_make(err, errno, "log placeholder in '%s'", log);
 	return 0;
 }
 
@@ -561,7 +553,7 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 			return ward_error_make(err, errno, "protected path '%s'", path);
 		/* A placeholder on the way (this run's for another protected path,
 		 * or another ward's) covers this one: share it, do not go inside. */
-		if (exists && !overlay && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == PH_MODE) {
+		if (exists && !overlay && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)) {
 			int fd;
 
 			for (size_t i = 0; i < w->n_ph; i++)
@@ -689,6 +681,9 @@ static void prep_release(struct ward_workdir_prep *w)
 	w->resolved = NULL;
 	ward_protect_free(w->protect);
 	w->protect = NULL;
+	if (w->log_fd >= 0)
+		close(w->log_fd);
+	w->log_fd = -1;
 	if (w->set_fd >= 0)
 		close(w->set_fd);
 	w->set_fd = -1;
@@ -788,6 +783,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 
 	memset(w, 0, sizeof(*w));
 	w->set_fd = -1;
+	w->log_fd = -1;
 	w->report = calloc(1, sizeof(*w->report));
 	if (!w->report)
 		return ward_error_make(err, ENOMEM, "workdir report");

@@ -42,7 +42,7 @@ START_TEST(test_defaults_and_edits)
 
 	ck_assert_ptr_nonnull(p);
 	r = ward_protect_resolve(p, dir, &err);
-	ck_assert_uint_eq(strv_len(r), 9);
+	ck_assert_uint_eq(strv_len(r), 14);
 	ck_assert(strv_has(r, ".git/hooks") && strv_has(r, ".git/config") && strv_has(r, ".envrc") &&
 		  strv_has(r, ".mcp.json") && strv_has(r, ".vscode") && strv_has(r, ".pypirc"));
 	ward_protect_strv_free(r);
@@ -54,7 +54,7 @@ START_TEST(test_defaults_and_edits)
 	ck_assert(strv_has(r, "deploy/keys"));
 	ck_assert(!strv_has(r, ".git/hooks") && !strv_has(r, ".git/config") &&
 		  !strv_has(r, ".vscode"));
-	ck_assert_uint_eq(strv_len(r), 7);
+	ck_assert_uint_eq(strv_len(r), 12);
 	ward_protect_strv_free(r);
 	/* protecting again after opening */
 	ck_assert_int_eq(ward_protect_add(p, ".vscode", &err), 0);
@@ -113,9 +113,9 @@ START_TEST(test_hooks_path)
 		fputs(cases[i][0], f);
 		fclose(f);
 		r = ward_protect_resolve(p, dir, NULL);
-		ck_assert_uint_eq(strv_len(r), cases[i][1] ? 10 : 9);
+		ck_assert_uint_eq(strv_len(r), cases[i][1] ? 15 : 14);
 		if (cases[i][1])
-			ck_assert_str_eq(r[9], cases[i][1]);
+			ck_assert_str_eq(r[14], cases[i][1]);
 		ward_protect_strv_free(r);
 	}
 	/* an absolute one inside the workdir counts too */
