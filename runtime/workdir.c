@@ -78,6 +78,12 @@ char *ward_state_dir_for(const char *configured, struct ward_error **err)
 	char *dir = configured ? strdup(configured) : ward_state_dir();
 	struct stat st;
 
+	/* a read-only or foreign HOME: the private directory in /tmp instead */
+	if (dir && !configured && mkdir_p(dir, 0700) < 0 &&
+	    (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		free(dir);
+		dir = NULL;
+	}
 	if (!dir) {
 		/* No HOME: a private directory in /tmp, checked to be ours. */
 		if (asprintf(&dir, "/tmp/ward-%u", (unsigned)geteuid()) < 0) {
