@@ -651,6 +651,8 @@ static void order_mounts(struct ward_workdir_prep *w)
 {
 	size_t k = 0;
 
+	if (!w->n_mounts)
+		return;
 	qsort(w->mounts, w->n_mounts, sizeof(*w->mounts), cmp_mount);
 	for (size_t i = 0; i < w->n_mounts; i++) {
 		bool covered = false;
