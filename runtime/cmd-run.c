@@ -399,6 +399,10 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		bad(err, "give either --apply or --discard, not both");
 		goto fail;
 	}
+	if (o->cfg.continue_changes && o->cfg.workdir_mode != WARD_WORKDIR_OVERLAY) {
+		bad(err, "--changes needs --workdir-mode overlay");
+		goto fail;
+	}
 	if ((o->apply || o->discard) && o->cfg.workdir_mode != WARD_WORKDIR_OVERLAY) {
 		bad(err, "%s needs --workdir-mode overlay", o->apply ? "--apply" : "--discard");
 		goto fail;
