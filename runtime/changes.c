@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <linux/openat2.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -30,6 +31,8 @@ struct ward_changeset {
 	char *state;   /* the state directory (for keep) */
 	char name[64]; /* kept name */
 	bool settled;
+	bool force;    /* apply over conflicts */
+	json_t *base;  /* a kept set's workdir when the command ran, or NULL */
 	struct ward_change *v;
 	size_t n, cap;
 };
@@ -85,7 +88,13 @@ void ward_changeset_free(struct ward_changeset *cs)
 	free(cs->workdir);
 	free(cs->storage);
 	free(cs->state);
+	json_decref(cs->base);
 	free(cs);
+}
+
+void ward_changeset_set_force(struct ward_changeset *cs, bool force)
+{
+	cs->force = force;
 }
 
 void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir)
@@ -106,14 +115,27 @@ void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *sta
 	}
 }
 
+static int write_base(const struct ward_changeset *cs, const char *path, struct ward_error **err);
+
 void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,
 			     const char *state_dir)
 {
+	char path[PATH_MAX];
+
 	free(cs->storage);
 	free(cs->state);
 	cs->storage = strdup(dir);
 	cs->state = strdup(state_dir);
 	snprintf(cs->name, sizeof(cs->name), "%s", name);
+	/* what this run added to the set joins its base */
+	if ((size_t)snprintf(path, sizeof(path), "%s/base.json", dir) < sizeof(path)) {
+		json_decref(cs->base);
+		cs->base = json_load_file(path, 0, NULL);
+		if (write_base(cs, path, NULL) == 0) {
+			json_decref(cs->base);
+			cs->base = json_load_file(path, 0, NULL);
+		}
+	}
 }
 
 /* ---- scan ---------------------------------------------------------------------- */
@@ -160,6 +182,8 @@ static int emit(struct ward_changeset *cs, enum ward_change_kind kind, const cha
 	c->old_mode = old ? old->st_mode & 07777 : 0;
 	c->size = !now ? -1 : S_ISDIR(now->st_mode) ? 0 : (int64_t)now->st_size;
 	c->old_size = !old ? -1 : S_ISDIR(old->st_mode) ? 0 : (int64_t)old->st_size;
+	c->old_mtime_ns = old ? (int64_t)old->st_mtim.tv_sec * 1000000000 + old->st_mtim.tv_nsec : 0;
+	c->old_ino = old ? (uint64_t)old->st_ino : 0;
 	cs->n++;
 	return 0;
 }
@@ -578,6 +602,62 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 	return -1;
 }
 
+/* The real file of entry c as [type, inode, size, mtime]; directories by
+ * type and inode only (their times change with what is inside). */
+static json_t *base_of(const struct ward_change *c)
+{
+	bool dir = c->old_type == WARD_FT_DIR;
+
+	return json_pack("[iIII]", (int)c->old_type, (json_int_t)c->old_ino,
+			 (json_int_t)(dir ? 0 : c->old_size), (json_int_t)(dir ? 0 : c->old_mtime_ns));
+}
+
+static int refuse_conflicts(const struct ward_changeset *cs, struct ward_error **err)
+{
+	char list[WARD_ERROR_MESSAGE_MAX / 2] = "";
+	size_t len = 0, hits = 0;
+
+	if (!cs->base || cs->force)
+		return 0;
+	for (size_t i = 0; i < cs->n; i++) {
+		json_t *want = json_object_get(cs->base, cs->v[i].path), *now = base_of(&cs->v[i]);
+		bool same = want && now && json_equal(want, now);
+
+		json_decref(now);
+		if (same)
+			continue;
+		if (len < sizeof(list) - 1)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",
+						hits ? ", " : "", cs->v[i].path);
+		hits++;
+	}
+	if (!hits)
+		return 0;
+	ward_error_make(err, 0,
+			"%zu path%s changed in the workdir since the command ran, nothing applied "
+			"(applying would overwrite that; --force does): %s",
+			hits, hits == 1 ? "" : "s", list);
+	if (err && *err)
+		ward_error_set_rule(*err, "conflict");
+	return -1;
+}
+
+/* The base of a set: what it had (a continued set), and for each entry new
+ * to it the real file as this run's command saw it. */
+static int write_base(const struct ward_changeset *cs, const char *path, struct ward_error **err)
+{
+	json_t *o = cs->base ? json_deep_copy(cs->base) : json_object();
+	int rc = 0;
+
+	for (size_t i = 0; o && i < cs->n; i++)
+		if (!json_object_get(o, cs->v[i].path))
+			json_object_set_new(o, cs->v[i].path, base_of(&cs->v[i]));
+	if (!o || json_dump_file(o, path, JSON_COMPACT) < 0)
+		rc = ward_error_make(err, errno ? errno : EIO, "write '%s'", path);
+	json_decref(o);
+	return rc;
+}
+
 int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *protect,
 			 struct ward_error **err)
 {
@@ -587,7 +667,7 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 	if (cs->settled)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "change set was already applied, kept or discarded");
-	if (refuse_protected(cs, protect, err) < 0)
+	if (refuse_protected(cs, protect, err) < 0 || refuse_conflicts(cs, err) < 0)
 		return -1;
 	/* a kept set may be continued by a run right now (it holds the lock) */
 	if (cs->name[0] && cs->storage) {
@@ -733,6 +813,14 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 		return ward_error_make(err, e, "write '%s'", dir);
 	}
 	close(fd);
+	if (!join(dir, sizeof(dir), path, "base.json")) {
+		ward_rmtree(path);
+		return ward_error_make(err, errno, "keep change set in '%s'", path);
+	}
+	if (write_base(cs, dir, err) < 0) {
+		ward_rmtree(path);
+		return -1;
+	}
 	if (!join(dir, sizeof(dir), path, "upper"))
 		return ward_error_make(err, errno, "keep change set in '%s'", path);
 	if (rename(cs->upper, dir) < 0) {
@@ -792,6 +880,8 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 	}
 	if (!cs)
 		return NULL;
+	if (join(buf, sizeof(buf), path, "base.json"))
+		cs->base = json_load_file(buf, 0, NULL); /* absent: nothing to compare with */
 	cs->storage = strdup(path);
 	cs->state = strdup(state);
 	snprintf(cs->name, sizeof(cs->name), "%s", name);

@@ -119,7 +119,7 @@ static int usage_error(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "ward %s: %s\n", cmd, msg);
 	fprintf(stderr, "usage: ward changes | ward diff NAME | ward apply NAME "
-			"[--protect PATH] [--allow-write PATH] | ward discard NAME\n");
+			"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n");
 	return WARD_EXIT_OWN_ERROR;
 }
 
@@ -201,6 +201,7 @@ int ward_cmd_apply(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "protect", required_argument, NULL, 'p' },
 		{ "allow-write", required_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ward_error *err = NULL;
@@ -226,6 +227,10 @@ int ward_cmd_apply(int argc, char **argv)
 	while (rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char rel[PATH_MAX];
 
+		if (c == 'f') {
+			ward_changeset_set_force(cs, true);
+			continue;
+		}
 		if (c != 'p' && c != 'a') {
 			ward_changeset_free(cs);
 			ward_config_release(&cfg);

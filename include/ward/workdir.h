@@ -141,6 +141,8 @@ struct ward_change {
 	enum ward_file_type type, old_type;
 	mode_t mode, old_mode;         /* permission bits (07777) */
 	int64_t size, old_size;        /* bytes; -1 when there is no such side */
+	int64_t old_mtime_ns;          /* the real one when scanned (conflict checks) */
+	uint64_t old_ino;
 };
 
 struct ward_changeset;
@@ -167,6 +169,13 @@ WARD_API const char *ward_changeset_name(const struct ward_changeset *cs);
  * success the set's own storage is removed. */
 WARD_API int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *protect,
 				  struct ward_error **err);
+
+/* A kept set remembers the workdir as the command saw it (each entry's real
+ * file: type, inode, size, modification time). Applying it later refuses,
+ * naming them, entries whose real file has changed since (someone edited
+ * it meanwhile: applying would overwrite that edit); ExecutionFailed with
+ * rule "conflict". force skips that check. */
+WARD_API void ward_changeset_set_force(struct ward_changeset *cs, bool force);
 
 /* Keep the set under the state directory for later; its name is written to
  * name[size]. Kept sets are what ward_changeset_open() finds. */

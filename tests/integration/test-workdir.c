@@ -841,6 +841,55 @@ START_TEST(test_kept_then_applied)
 }
 END_TEST
 
+/* A kept set applied after someone edited a file it changes: refused, naming
+ * it, unless forced; edits elsewhere do not matter. */
+START_TEST(test_apply_conflict)
+{
+	char *err = NULL, *out = NULL, name[64];
+	const char *p;
+	char *argv[] = { ward, (char *)"apply", name, (char *)"--force", NULL };
+
+	tree();
+	ck_assert_int_eq(cli(NULL, &err, "echo mine > mod.txt; echo new > added.txt",
+			     "--workdir-mode", "overlay", NULL),
+			 0);
+	p = strstr(err, "kept as ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p, "kept as %63s", name), 1);
+	free(err);
+	/* continued: the new entry joins the set's record of the workdir */
+	ck_assert_int_eq(cli(NULL, NULL, "echo more > more.txt", "--changes", name, NULL), 0);
+	write_file("keep.txt", "edited elsewhere\n"); /* not in the set */
+	ck_assert_int_eq(ward_cmd(&out, &err, "apply", name), 0);
+	free(out);
+	free(err);
+	out = host_sh(workdir, "cat mod.txt added.txt more.txt keep.txt");
+	ck_assert_str_eq(out, "mine\nnew\nmore\nedited elsewhere\n");
+	free(out);
+
+	ck_assert_int_eq(cli(NULL, &err, "echo theirs > mod.txt", "--workdir-mode", "overlay",
+			     NULL),
+			 0);
+	p = strstr(err, "kept as ");
+	ck_assert_int_eq(sscanf(p, "kept as %63s", name), 1);
+	free(err);
+	write_file("mod.txt", "edited meanwhile\n");
+	ck_assert_int_eq(ward_cmd(NULL, &err, "apply", name), 125);
+	ck_assert_msg(strstr(err, "changed in the workdir since the command ran") &&
+			      strstr(err, "'mod.txt'"),
+		      "%s", err);
+	free(err);
+	out = host_sh(workdir, "cat mod.txt");
+	ck_assert_str_eq(out, "edited meanwhile\n");
+	free(out);
+	ck_assert_int_eq(harness_capture(argv, NULL, NULL), 0);
+	out = host_sh(workdir, "cat mod.txt");
+	ck_assert_str_eq(out, "theirs\n");
+	free(out);
+	ck_assert_uint_eq(count_state("changes"), 0);
+}
+END_TEST
+
 START_TEST(test_kept_then_discarded)
 {
 	char *err = NULL, name[64], *before, *after;
@@ -1177,6 +1226,7 @@ int main(void)
 	tcase_add_test(ovl, test_overlay_failed_not_applied);
 	tcase_add_test(ovl, test_kept_then_applied);
 	tcase_add_test(ovl, test_kept_then_discarded);
+	tcase_add_test(ovl, test_apply_conflict);
 	tcase_add_test(ovl, test_apply_refuses_protected);
 	tcase_add_test(ovl, test_library_changeset);
 	tcase_add_test(ovl, test_changes_accumulate);
