@@ -33,6 +33,7 @@ struct ward_changeset {
 	bool settled;
 	bool force;    /* apply over conflicts */
 	json_t *base;  /* a kept set's workdir when the command ran, or NULL */
+	int lock_fd;   /* the run directory's flock, held while storage is a run's */
 	struct ward_change *v;
 	size_t n, cap;
 };
@@ -89,6 +90,8 @@ void ward_changeset_free(struct ward_changeset *cs)
 	free(cs->storage);
 	free(cs->state);
 	json_decref(cs->base);
+	if (cs->lock_fd >= 0)
+		close(cs->lock_fd);
 	free(cs);
 }
 
@@ -97,10 +100,14 @@ void ward_changeset_set_force(struct ward_changeset *cs, bool force)
 	cs->force = force;
 }
 
-void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir)
+void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir,
+			int lock_fd)
 {
 	free(cs->storage);
 	cs->storage = rundir;
+	if (cs->lock_fd >= 0)
+		close(cs->lock_fd);
+	cs->lock_fd = lock_fd;
 	free(cs->state);
 	cs->state = NULL;
 	if (state_dir) {
@@ -430,6 +437,8 @@ struct ward_changeset *ward_changeset_scan(const char *upper, const char *lower,
 	struct ward_changeset *cs = calloc(1, sizeof(*cs));
 	struct stat us, ls;
 
+	if (cs)
+		cs->lock_fd = -1;
 	if (!cs || !(cs->upper = strdup(upper)) || !(cs->workdir = strdup(lower))) {
 		ward_changeset_free(cs);
 		ward_error_make(err, ENOMEM, "change set");

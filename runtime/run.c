@@ -260,6 +260,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->wd.set_fd;
 	if (st->wd.log_fd >= 0)
 		p->close_fds[k++] = st->wd.log_fd;
+	if (st->wd.run_fd >= 0)
+		p->close_fds[k++] = st->wd.run_fd;
 	return 0;
 }
 
@@ -344,7 +346,7 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 
 	memset(res, 0, sizeof(*res));
 	memset(&st, 0, sizeof(st));
-	st.wd.set_fd = st.wd.log_fd = -1;
+	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
 	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
 	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
 

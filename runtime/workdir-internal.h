@@ -44,6 +44,7 @@ struct ward_workdir_prep {
 	char *set_dir;            /* a continued kept set: its directory, locked */
 	int set_fd;               /* the lock (flock LOCK_EX), -1 when none */
 	int log_fd;               /* the run's placeholder log, -1 until needed */
+	int run_fd;               /* the run directory, flock LOCK_EX while we live */
 	char *state;              /* the state directory */
 };
 
@@ -75,8 +76,11 @@ int ward_rmtree_at(int dfd, const char *name);
 char *ward_state_dir_for(const char *configured, struct ward_error **err);
 
 /* A change set over an existing run directory: the set owns rundir and
- * removes it on discard/apply, moves its upper on keep. */
-void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir);
+ * removes it on discard/apply, moves its upper on keep; and lock_fd, the
+ * run directory's flock that keeps sweeps away (closed when the set is
+ * freed; -1 for none). */
+void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir,
+			int lock_fd);
 
 /* A continued kept set: storage is the kept directory, the name stays. */
 void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,

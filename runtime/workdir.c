@@ -329,8 +329,21 @@ static void sweep_dead(const char *runs)
 			continue; /* alive */
 		if (now == 0 && kill(pid, 0) == 0)
 			continue; /* alive but /proc unreadable: leave it */
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", runs, e->d_name) < sizeof(path))
-			sweep_run(path);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", runs, e->d_name) >= sizeof(path))
+			continue;
+		/* The owner holds an exclusive flock on its run directory for as
+		 * long as it lives, whatever pid namespace it is in: the kernel
+		 * drops it only when the process is gone. */
+		{
+			int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			bool held = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0;
+
+			if (fd >= 0)
+				close(fd);
+			if (held)
+				continue;
+		}
+		sweep_run(path);
 	}
 	if (d)
 		closedir(d);
@@ -360,6 +373,10 @@ static int make_rundir(const struct ward_config *cfg, struct ward_workdir_prep *
 		w->rundir = NULL;
 		return ward_error_make(err, e, "mkdir run directory under '%s'", runs);
 	}
+	/* held until this process is gone: a sweep never takes a live run */
+	w->run_fd = open(w->rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->run_fd < 0 || flock(w->run_fd, LOCK_EX | LOCK_NB) < 0)
+		return ward_error_make(err, errno, "lock run directory '%s'", w->rundir);
 	return 0;
 }
 
@@ -792,6 +809,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	memset(w, 0, sizeof(*w));
 	w->set_fd = -1;
 	w->log_fd = -1;
+	w->run_fd = -1;
 	w->report = calloc(1, sizeof(*w->report));
 	if (!w->report)
 		return ward_error_make(err, ENOMEM, "workdir report");
@@ -949,7 +967,8 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 				snprintf(w->report->change_name, sizeof(w->report->change_name), "%s",
 					 ward_changeset_name(cs));
 			} else {
-				ward_changeset_own(cs, steal_ptr(w->rundir), NULL);
+				ward_changeset_own(cs, steal_ptr(w->rundir), NULL,
+						   steal_fd(&w->run_fd));
 			}
 			w->report->changes = cs;
 			for (size_t i = 0; i < ward_changeset_count(cs); i++) {
@@ -968,6 +987,9 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 		free(w->rundir);
 		w->rundir = NULL;
 	}
+	if (w->run_fd >= 0)
+		close(w->run_fd);
+	w->run_fd = -1;
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -619,6 +620,29 @@ static void killed_then_swept(const char *mode)
 	ck_assert_uint_eq(count_entries(workdir), strcmp(mode, "direct") == 0 ? 1 : 0);
 }
 
+/* A run whose owner looks dead by its pid (another pid namespace, say) but
+ * still holds its run directory's lock is left alone. */
+START_TEST(test_live_lock_not_swept)
+{
+	char runs[4200], run[4300];
+	int fd;
+
+	snprintf(runs, sizeof(runs), "%s/ward", state);
+	ck_assert_int_eq(mkdir(runs, 0700), 0);
+	snprintf(runs, sizeof(runs), "%s/ward/runs", state);
+	ck_assert_int_eq(mkdir(runs, 0700), 0);
+	snprintf(run, sizeof(run), "%s/999999999-1-0", runs);
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	fd = open(run, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(cli(NULL, NULL, "true", NULL), 0);
+	ck_assert_int_eq(access(run, F_OK), 0);
+	close(fd);
+	ck_assert_int_eq(cli(NULL, NULL, "true", NULL), 0);
+	ck_assert_int_ne(access(run, F_OK), 0);
+}
+END_TEST
+
 START_TEST(test_killed_direct)
 {
 	killed_then_swept("direct");
@@ -1217,6 +1241,7 @@ int main(void)
 	tcase_add_test(life, test_placeholders_shared);
 	tcase_add_test(life, test_placeholders_many_at_once);
 	tcase_add_test(life, test_killed_direct);
+	tcase_add_test(life, test_live_lock_not_swept);
 	tcase_add_test(life, test_killed_overlay);
 	tcase_add_test(life, test_many_runs_leave_nothing);
 	tcase_add_test(life, test_overlay_needs_view);
