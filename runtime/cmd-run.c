@@ -48,6 +48,7 @@ static const char usage[] =
 	"                           'ward diff/apply/discard NAME')\n"
 	"      --protect PATH       keep PATH (relative to the workdir) read-only too\n"
 	"      --allow-write PATH   open a protected path (and those below it) for this run\n"
+	"      --no-placeholders    do not cover missing protected paths (direct mode)\n"
 	"      --approve            approve a command that needs approval\n"
 	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
 	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
@@ -83,6 +84,7 @@ enum {
 	OPT_PROTECT,
 	OPT_ALLOW_WRITE,
 	OPT_CHANGES,
+	OPT_NO_PLACEHOLDERS,
 };
 
 static const struct option long_options[] = {
@@ -114,6 +116,7 @@ static const struct option long_options[] = {
 	{ "protect", required_argument, NULL, OPT_PROTECT },
 	{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
 	{ "changes", required_argument, NULL, OPT_CHANGES },
+	{ "no-placeholders", no_argument, NULL, OPT_NO_PLACEHOLDERS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -362,6 +365,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case OPT_DISCARD:
 			o->discard = true;
+			break;
+		case OPT_NO_PLACEHOLDERS:
+			o->cfg.no_placeholders = true;
 			break;
 		case OPT_PROTECT:
 		case OPT_ALLOW_WRITE:

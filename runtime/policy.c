@@ -232,11 +232,11 @@ static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
 }
 
 /* "workdir": {"mode": "direct"|"overlay", "protect_defaults": true,
- *             "protect": [PATH...], "allow_write": [PATH...]} */
+ *             "protect": [PATH...], "allow_write": [PATH...], "placeholders": true} */
 static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "mode", "protect_defaults", "protect", "allow_write",
-					    NULL };
+	static const char *const keys[] = { "mode",	   "protect_defaults", "protect",
+					    "allow_write", "placeholders",     NULL };
 	const char *mode = NULL;
 	json_t *n, *e;
 	size_t i;
@@ -250,6 +250,13 @@ static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 			return -1;
 		if (ward_workdir_parse_mode(mode, &cfg->workdir_mode, c->err) < 0)
 			return setter_failed(c, "workdir.mode");
+	}
+	if ((n = json_object_get(v, "placeholders"))) {
+		bool on = true;
+
+		if (want_bool(c, n, "workdir.placeholders", &on) < 0)
+			return -1;
+		cfg->no_placeholders = !on;
 	}
 	if ((n = json_object_get(v, "protect_defaults"))) {
 		bool on = true;

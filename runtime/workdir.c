@@ -596,6 +596,8 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 				snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel);
 				if (add_mount(w, path, SPAWN_PROTECT_EMPTY, err) < 0)
 					return -1;
+			} else if (cfg->no_placeholders) {
+				return add_report(w, rel, WARD_PROTECT_UNPROTECTED, err);
 			} else {
 				int fd = -1, r;
 

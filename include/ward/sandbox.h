@@ -111,6 +111,10 @@ struct ward_config {
 	 * under its name unless applied or discarded). One run at a time per
 	 * set: a second gets ExecutionFailed (EBUSY). */
 	char *continue_changes;
+	/* Direct mode: leave missing protected paths uncovered instead of
+	 * making placeholders in the workdir for the run (reported as
+	 * "unprotected"; overlay mode needs none). */
+	bool no_placeholders;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",

@@ -403,6 +403,36 @@ START_TEST(test_protected_links)
 }
 END_TEST
 
+/* Without placeholders nothing is made in the workdir, and what is missing
+ * is said to be unprotected. */
+START_TEST(test_no_placeholders)
+{
+	const char *opts[] = { "--no-placeholders", NULL };
+	json_t *r, *p;
+	size_t i;
+	int unprot = 0;
+
+	prepare_protected();
+	r = cli_json("ls -A", opts);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")),
+			 ".envrc\n.git\n.vscode\na.txt\n");
+	json_array_foreach(json_object_get(json_object_get(r, "workdir"), "protected"), i, p)
+		unprot += strcmp(json_string_value(json_object_get(p, "state")), "unprotected") == 0;
+	ck_assert_int_eq(unprot, 10); /* 14 defaults, 4 of them there */
+	json_decref(r);
+	/* what exists stays read-only; what is missing can be made: the price */
+	ck_assert_int_ne(cli(NULL, NULL, "echo x > .envrc", "--no-placeholders", NULL), 0);
+	ck_assert_int_eq(cli(NULL, NULL, "echo x > .mcp.json", "--no-placeholders", NULL), 0);
+	{
+		char *out = host_sh(workdir, "cat .envrc .mcp.json");
+
+		ck_assert_str_eq(out, "export A=1\nx\n");
+		free(out);
+	}
+	ck_assert_uint_eq(count_state("runs"), 0);
+}
+END_TEST
+
 START_TEST(test_git_inside)
 {
 	char *out = NULL, *err = NULL, *log;
@@ -1235,6 +1265,7 @@ int main(void)
 	tcase_add_test(prot, test_protected_report);
 	tcase_add_test(prot, test_git_inside);
 	tcase_add_test(prot, test_gitfile);
+	tcase_add_test(prot, test_no_placeholders);
 	tcase_add_test(prot, test_protected_links);
 	tcase_add_test(prot, test_allow_and_protect);
 	tcase_add_test(prot, test_home_workdir);

@@ -215,7 +215,8 @@ START_TEST(test_mode_and_policy)
 	char *dir = harness_tmpdir();
 	char **r;
 	static const char good[] = "{\"workdir\": {\"mode\": \"overlay\", \"protect_defaults\": false, "
-				   "\"protect\": [\"secrets\"], \"allow_write\": [\"x\"]}}";
+				   "\"protect\": [\"secrets\"], \"allow_write\": [\"x\"], "
+				   "\"placeholders\": false}}";
 
 	ck_assert_int_eq(ward_workdir_parse_mode("overlay", &m, &err), 0);
 	ck_assert_int_eq(m, WARD_WORKDIR_OVERLAY);
@@ -228,6 +229,7 @@ START_TEST(test_mode_and_policy)
 	ward_config_init(&cfg);
 	ck_assert_int_eq(ward_policy_apply(good, strlen(good), "p.json", &cfg, &err), 0);
 	ck_assert_int_eq(cfg.workdir_mode, WARD_WORKDIR_OVERLAY);
+	ck_assert(cfg.no_placeholders);
 	r = ward_protect_resolve(cfg.protect, dir, &err);
 	ck_assert_uint_eq(strv_len(r), 1);
 	ck_assert_str_eq(r[0], "secrets");
