@@ -743,7 +743,8 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 			r = fchmod(wfd, c->mode);
 		} else {
 			pfd = open_parent(wfd, c->path, &name);
-			r = pfd < 0 ? -1 : fchmodat(pfd, name, c->mode, 0);
+			/* never through a link swapped in since the scan (fchmodat2) */
+			r = pfd < 0 ? -1 : fchmodat(pfd, name, c->mode, AT_SYMLINK_NOFOLLOW);
 			if (pfd >= 0)
 				close(pfd);
 		}

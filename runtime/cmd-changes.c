@@ -156,12 +156,11 @@ int ward_cmd_changes(int argc, char **argv)
 	return 0;
 }
 
-static struct ward_changeset *open_named(const char *cmd, int argc, char **argv, int first_opt)
+static struct ward_changeset *open_named(const char *cmd, int argc, char **argv)
 {
 	struct ward_error *err = NULL;
 	struct ward_changeset *cs;
 
-	(void)first_opt;
 	if (argc < 2 || argv[1][0] == '-') {
 		usage_error(cmd, "give the name of a kept change set ('ward changes' lists them)");
 		return NULL;
@@ -179,7 +178,7 @@ int ward_cmd_diff(int argc, char **argv)
 
 	if (argc > 2)
 		return usage_error("diff", "takes one name");
-	cs = open_named("diff", argc, argv, 2);
+	cs = open_named("diff", argc, argv);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
 	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
@@ -211,7 +210,7 @@ int ward_cmd_apply(int argc, char **argv)
 	char *policy;
 	int c, rc = 0;
 
-	cs = open_named("apply", argc, argv, 2);
+	cs = open_named("apply", argc, argv);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
 	/* the policy's protected paths, then the options */
@@ -262,7 +261,7 @@ int ward_cmd_discard(int argc, char **argv)
 
 	if (argc > 2)
 		return usage_error("discard", "takes one name");
-	cs = open_named("discard", argc, argv, 2);
+	cs = open_named("discard", argc, argv);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
 	if (ward_changeset_busy(cs)) {
