@@ -1161,7 +1161,7 @@ START_TEST(test_changes_accumulate)
 	if (slow == 0) {
 		char *argv[] = { ward, (char *)"run", (char *)"--no-policy", (char *)"-C", workdir,
 				 (char *)"--changes", name, (char *)"-c",
-				 (char *)"echo started; sleep 1", NULL };
+				 (char *)"echo started; exec sleep 60", NULL };
 		int fd = open("/dev/null", O_WRONLY);
 
 		dup2(pfd[1], 1);
@@ -1184,6 +1184,7 @@ START_TEST(test_changes_accumulate)
 	ck_assert_int_eq(ward_cmd(NULL, &err, "discard", name), 125);
 	ck_assert_ptr_nonnull(strstr(err, "in use by another run"));
 	free(err);
+	kill(slow, SIGTERM); /* forwarded to the command; the set stays kept */
 	waitpid(slow, &st, 0);
 	close(pfd[0]);
 	/* applied at last: all three */
