@@ -11,6 +11,7 @@
 #define WARD_EXIT_NOT_FOUND 127
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "ward/error.h"
 #include "ward/sandbox.h"
@@ -24,7 +25,22 @@ struct run_options {
 	bool approve;
 	bool help;
 	bool no_shell;      /* --no-shell */
+	bool apply;         /* overlay: apply the change set when the command succeeded */
+	bool discard;       /* overlay: drop it (default: keep it) */
+	struct {
+		bool protect;       /* --protect, else --allow-write */
+		const char *path;   /* points into argv */
+	} paths[64];
+	size_t n_paths;
 };
+
+/* Apply the --protect/--allow-write options, in order, once the workdir is
+ * final. InvalidParameters for a path outside the workdir. */
+int ward_run_options_protect(struct run_options *o, struct ward_error **err);
+
+/* "ward: 3 changes kept as NAME ..." on f, for the streaming CLI. */
+#include <stdio.h>
+void ward_print_changes_summary(FILE *f, const struct ward_result *res);
 
 /* Parse `ward run` arguments (argv[0] is "run"). Returns 0, or -1 with an
  * InvalidParameters error naming the bad option or value. Release with
@@ -35,7 +51,17 @@ void ward_run_options_release(struct run_options *o);
 /* Strict decimal parse of a whole number of seconds for --timeout. */
 int ward_parse_timeout(const char *s, long long *out, struct ward_error **err);
 
+/* After a run in overlay mode: apply, discard or keep its change set as the
+ * options say; the result's workdir report records what was done. Returns 0,
+ * or -1 with err (an apply refused or failed: the set is then kept). */
+int ward_settle_changes(const struct run_options *o, struct ward_result *res,
+			struct ward_error **err);
+
 int ward_cmd_run(int argc, char **argv);
+int ward_cmd_changes(int argc, char **argv);
+int ward_cmd_diff(int argc, char **argv);
+int ward_cmd_apply(int argc, char **argv);
+int ward_cmd_discard(int argc, char **argv);
 int ward_cmd_doctor(int argc, char **argv);
 int ward_cmd_validate(int argc, char **argv);
 

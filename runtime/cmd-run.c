@@ -58,6 +58,16 @@ static const char usage[] =
 	"      --net-transport T    auto (default), veth (root) or loopback (unprivileged)\n"
 	"      --allow-local-port PORT  a port the command may connect to on its own\n"
 	"                           loopback in proxy mode (Landlock ABI >= 4)\n"
+	"      --workdir-mode MODE  direct (default) or overlay: writes held in a change set\n"
+	"      --changes NAME       overlay over the kept change set NAME: the command sees\n"
+	"                           its changes and adds to them\n"
+	"      --apply              overlay: copy the changes into the workdir if the command\n"
+	"                           succeeded (else they are kept)\n"
+	"      --discard            overlay: drop the changes (default: keep them for\n"
+	"                           'ward diff/apply/discard NAME')\n"
+	"      --protect PATH       keep PATH (relative to the workdir) read-only too\n"
+	"      --allow-write PATH   open a protected path (and those below it) for this run\n"
+	"      --no-placeholders    do not cover missing protected paths (direct mode)\n"
 	"      --approve            approve a command that needs approval\n"
 	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
 	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
@@ -99,6 +109,13 @@ enum {
 	OPT_NET_SUBNET,
 	OPT_NET_TRANSPORT,
 	OPT_ALLOW_LOCAL_PORT,
+	OPT_WORKDIR_MODE,
+	OPT_APPLY,
+	OPT_DISCARD,
+	OPT_PROTECT,
+	OPT_ALLOW_WRITE,
+	OPT_CHANGES,
+	OPT_NO_PLACEHOLDERS,
 };
 
 static const struct option long_options[] = {
@@ -136,6 +153,13 @@ static const struct option long_options[] = {
 	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
 	{ "net-transport", required_argument, NULL, OPT_NET_TRANSPORT },
 	{ "allow-local-port", required_argument, NULL, OPT_ALLOW_LOCAL_PORT },
+	{ "workdir-mode", required_argument, NULL, OPT_WORKDIR_MODE },
+	{ "apply", no_argument, NULL, OPT_APPLY },
+	{ "discard", no_argument, NULL, OPT_DISCARD },
+	{ "protect", required_argument, NULL, OPT_PROTECT },
+	{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
+	{ "changes", required_argument, NULL, OPT_CHANGES },
+	{ "no-placeholders", no_argument, NULL, OPT_NO_PLACEHOLDERS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -419,6 +443,34 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			if (ward_config_add_local_port(&o->cfg, optarg, err) < 0)
 				goto fail;
 			break;
+		case OPT_WORKDIR_MODE:
+			if (ward_workdir_parse_mode(optarg, &o->cfg.workdir_mode, err) < 0)
+				goto fail;
+			break;
+		case OPT_APPLY:
+			o->apply = true;
+			break;
+		case OPT_CHANGES:
+			free(o->cfg.continue_changes);
+			o->cfg.continue_changes = strdup(optarg);
+			o->cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+			break;
+		case OPT_DISCARD:
+			o->discard = true;
+			break;
+		case OPT_NO_PLACEHOLDERS:
+			o->cfg.no_placeholders = true;
+			break;
+		case OPT_PROTECT:
+		case OPT_ALLOW_WRITE:
+			/* resolved once the workdir is known (-C may come later) */
+			if (o->n_paths == sizeof(o->paths) / sizeof(o->paths[0])) {
+				bad(err, "too many --protect and --allow-write options");
+				goto fail;
+			}
+			o->paths[o->n_paths].protect = c == OPT_PROTECT;
+			o->paths[o->n_paths++].path = optarg;
+			break;
 		case OPT_POLICY:
 		case OPT_NO_POLICY:
 			break; /* applied first, by apply_policy() */
@@ -446,6 +498,20 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			 "already");
 		goto fail;
 	}
+	if (o->apply && o->discard) {
+		bad(err, "give either --apply or --discard, not both");
+		goto fail;
+	}
+	if (o->cfg.continue_changes && o->cfg.workdir_mode != WARD_WORKDIR_OVERLAY) {
+		bad(err, "--changes needs --workdir-mode overlay");
+		goto fail;
+	}
+	if ((o->apply || o->discard) && o->cfg.workdir_mode != WARD_WORKDIR_OVERLAY) {
+		bad(err, "%s needs --workdir-mode overlay", o->apply ? "--apply" : "--discard");
+		goto fail;
+	}
+	if (!o->json && ward_run_options_protect(o, err) < 0)
+		goto fail;
 	if (o->shell && o->argv) {
 		bad(err, "give either -c 'STRING' or a command after '--', not both");
 		goto fail;
@@ -553,6 +619,12 @@ static int run_json(struct run_options *o)
 		ward_error_free(err);
 		return status;
 	}
+	if (ward_run_options_protect(o, &err) < 0) {
+		ward_request_release(&req);
+		status = print_json_error(err);
+		ward_error_free(err);
+		return status;
+	}
 	argv[2] = req.command;
 	o->cfg.forward_signals = true;
 	if ((o->no_shell || req.no_shell ? ward_run_noshell(&o->cfg, req.command, &res, &err)
@@ -561,6 +633,15 @@ static int run_json(struct run_options *o)
 		status = print_json_error(err);
 		ward_error_free(err);
 		return status;
+	}
+	if (ward_settle_changes(o, &res, &err) < 0) {
+		/* the change set is kept; the result says why it was not applied */
+		if (!res.error) {
+			res.error = err;
+			err = NULL;
+		}
+		ward_error_free(err);
+		err = NULL;
 	}
 	out = ward_result_to_json(&res);
 	if (out)
@@ -594,6 +675,14 @@ static int run_streaming(struct run_options *o)
 	if (res.error)
 		fprintf(stderr, "ward: %s\n", res.error->message);
 	status = ward_result_exit_status(&res);
+	if (ward_settle_changes(o, &res, &err) < 0) {
+		fprintf(stderr, "ward: %s\n", err->message);
+		ward_error_free(err);
+		err = NULL;
+		if (status == 0)
+			status = WARD_EXIT_OWN_ERROR;
+	}
+	ward_print_changes_summary(stderr, &res);
 	ward_result_release(&res);
 	return status;
 }

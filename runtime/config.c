@@ -34,6 +34,9 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->hostname);
 	free(cfg->workdir);
 	free(cfg->seccomp);
+	ward_protect_free(cfg->protect);
+	free(cfg->state_dir);
+	free(cfg->continue_changes);
 	for (i = 0; i < cfg->n_setenv; i++)
 		free(cfg->setenv[i]);
 	free(cfg->setenv);
@@ -248,4 +251,11 @@ int ward_config_add_local_port(struct ward_config *cfg, const char *port, struct
 		return net_invalid(err, "more than %zu local ports", ARRAY_SIZE(cfg->local_ports));
 	cfg->local_ports[cfg->n_local_ports++] = p;
 	return 0;
+}
+
+struct ward_protect *ward_config_protect(struct ward_config *cfg, struct ward_error **err)
+{
+	if (!cfg->protect)
+		cfg->protect = ward_protect_new(true, err);
+	return cfg->protect;
 }

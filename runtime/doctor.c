@@ -234,6 +234,8 @@ static void check_sandbox(struct ward_doctor *d)
 
 	ward_config_init(&cfg);
 	cfg.timeout = 10;
+	/* no placeholders in the shared /tmp: this checks the sandbox, not them */
+	cfg.protect = ward_protect_new(false, NULL);
 	if (ward_config_set_workdir(&cfg, "/tmp", &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
 		add(d, "sandbox", WARD_CHECK_MISSING, "see the checks above", "cannot run: %s",
 		    err ? err->message : "unknown error");
@@ -254,6 +256,47 @@ static void check_sandbox(struct ward_doctor *d)
 	ward_config_release(&cfg);
 }
 
+/* Overlay workdir mode: overlayfs mounted from the sandbox's user namespace
+ * over an empty directory, its upper in ward's state directory. */
+static void check_overlay(struct ward_doctor *d)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/true", NULL };
+	char dir[] = "/tmp/ward-doctor.XXXXXX";
+
+	if (!d->sandbox_works)
+		return;
+	if (!mkdtemp(dir)) {
+		add(d, "overlay workdir", WARD_CHECK_LIMITED, NULL, "cannot test: mkdtemp: %s",
+		    strerror(errno));
+		return;
+	}
+	ward_config_init(&cfg);
+	cfg.timeout = 10;
+	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	cfg.protect = ward_protect_new(false, NULL);
+	if (ward_config_set_workdir(&cfg, dir, &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
+		add(d, "overlay workdir", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
+		    err ? err->message : "unknown error");
+		ward_error_free(err);
+	} else {
+		if (res.error || res.exit_code != 0)
+			add(d, "overlay workdir", WARD_CHECK_LIMITED,
+			    "Linux 5.11 or later, and a state directory ($XDG_STATE_HOME) on a "
+			    "filesystem with user xattrs",
+			    "--workdir-mode overlay is unavailable: %s",
+			    res.error ? res.error->message : "non-zero exit");
+		else
+			add(d, "overlay workdir", WARD_CHECK_OK, NULL,
+			    "overlayfs mounts in the sandbox: --workdir-mode overlay works");
+		ward_result_release(&res); /* discards the empty change set */
+	}
+	ward_config_release(&cfg);
+	rmdir(dir);
+}
+
 void ward_doctor_probe(struct ward_doctor *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -264,6 +307,7 @@ void ward_doctor_probe(struct ward_doctor *d)
 	check_cgroups(d);
 	check_net_admin(d);
 	check_sandbox(d);
+	check_overlay(d);
 	snprintf(d->mode, sizeof(d->mode), "%s", d->sandbox_works ? "required" : "off");
 	if (d->sandbox_works)
 		snprintf(d->summary, sizeof(d->summary),

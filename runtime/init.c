@@ -233,6 +233,8 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
+	for (size_t k = 0; k < p->n_lock_fds; k++)
+		close(p->lock_fds[k]);
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);

@@ -13,6 +13,10 @@ static const struct {
 } commands[] = {
 	{ "run", ward_cmd_run, "run a command in a sandbox" },
 	{ "doctor", ward_cmd_doctor, "tell what this host offers and what ward will do" },
+	{ "changes", ward_cmd_changes, "list the change sets kept by overlay runs" },
+	{ "diff", ward_cmd_diff, "show a kept change set as a unified diff" },
+	{ "apply", ward_cmd_apply, "copy a kept change set into its workdir" },
+	{ "discard", ward_cmd_discard, "drop a kept change set" },
 };
 
 static void usage(FILE *f)

@@ -371,11 +371,73 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* "workdir": {"mode": "direct"|"overlay", "protect_defaults": true,
+ *             "protect": [PATH...], "allow_write": [PATH...], "placeholders": true} */
+static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "mode",	   "protect_defaults", "protect",
+					    "allow_write", "placeholders",     NULL };
+	const char *mode = NULL;
+	json_t *n, *e;
+	size_t i;
+
+	if (!json_is_object(v))
+		return bad(c, "workdir", "must be an object");
+	if (only_keys(c, v, "workdir", keys) < 0)
+		return -1;
+	if ((n = json_object_get(v, "mode"))) {
+		if (want_string(c, n, "workdir.mode", &mode) < 0)
+			return -1;
+		if (ward_workdir_parse_mode(mode, &cfg->workdir_mode, c->err) < 0)
+			return setter_failed(c, "workdir.mode");
+	}
+	if ((n = json_object_get(v, "placeholders"))) {
+		bool on = true;
+
+		if (want_bool(c, n, "workdir.placeholders", &on) < 0)
+			return -1;
+		cfg->no_placeholders = !on;
+	}
+	if ((n = json_object_get(v, "protect_defaults"))) {
+		bool on = true;
+
+		if (want_bool(c, n, "workdir.protect_defaults", &on) < 0)
+			return -1;
+		if (!on) {
+			ward_protect_free(cfg->protect);
+			cfg->protect = ward_protect_new(false, c->err);
+			if (!cfg->protect)
+				return -1;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *key = k == 0 ? "protect" : "allow_write";
+		char where[64];
+
+		snprintf(where, sizeof(where), "workdir.%s", key);
+		if (!(n = json_object_get(v, key)))
+			continue;
+		if (!json_is_array(n))
+			return bad(c, where, "must be an array of paths relative to the workdir");
+		json_array_foreach(n, i, e) {
+			struct ward_protect *pr = ward_config_protect(cfg, c->err);
+
+			if (!json_is_string(e))
+				return bad(c, where, "element %zu must be a string", i);
+			if (!pr || (k == 0 ? ward_protect_add(pr, json_string_value(e), c->err) :
+					     ward_protect_allow(pr, json_string_value(e), c->err)) < 0)
+				return setter_failed(c, where);
+		}
+	}
+	return 0;
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
 					    "env",     "mounts",  "landlock",   "seccomp",  "network",
+					    "workdir",
 					    NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
@@ -444,6 +506,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "network")) && apply_network(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "workdir")) && apply_workdir(&c, v, cfg) < 0)
 		goto out;
 	rc = 0;
 out:

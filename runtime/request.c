@@ -290,6 +290,86 @@ static json_t *landlock_object(const struct ward_landlock_report *r)
 	return o;
 }
 
+static const char *const ft_names[] = { "none", "file", "dir", "symlink", "other" };
+static const char *const change_names[] = { "added", "modified", "deleted", "mode", "replaced" };
+
+static json_t *workdir_object(const struct ward_workdir_report *w)
+{
+	json_t *o = json_object(), *prot = json_array(), *viol = json_array();
+
+	json_object_set_new(o, "mode", json_string(ward_workdir_mode_name(w->mode)));
+	json_object_set_new(o, "protection", json_boolean(w->protection));
+	for (size_t i = 0; i < w->n_protected; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "path", text_value(w->protected_paths[i].path,
+							  strlen(w->protected_paths[i].path)));
+		json_object_set_new(p, "state",
+				    json_string(ward_protect_state_name(w->protected_paths[i].state)));
+		json_array_append_new(prot, p);
+	}
+	json_object_set_new(o, "protected", prot);
+	for (size_t i = 0; i < w->n_violations; i++) {
+		json_t *v = json_object();
+
+		json_object_set_new(v, "path", text_value(w->violations[i].path,
+							  strlen(w->violations[i].path)));
+		json_object_set_new(v, "seen", json_string(w->violations[i].seen));
+		json_array_append_new(viol, v);
+	}
+	json_object_set_new(o, "violations", viol);
+	if (w->changes) {
+		json_t *c = json_object(), *list = json_array();
+
+		json_object_set_new(c, "action", w->change_action[0] ? json_string(w->change_action) :
+								       json_null());
+		json_object_set_new(c, "name", w->change_name[0] ? json_string(w->change_name) :
+								  json_null());
+		size_t count = ward_changeset_count(w->changes);
+
+		/* an npm install is tens of thousands of files: the result stays
+		 * bounded, `ward diff NAME` has them all */
+		json_object_set_new(c, "count", json_integer((json_int_t)count));
+		json_object_set_new(c, "entries_omitted",
+				    json_integer(count > WARD_RESULT_MAX_CHANGES ?
+							 (json_int_t)(count - WARD_RESULT_MAX_CHANGES) :
+							 0));
+		for (size_t i = 0; i < count && i < WARD_RESULT_MAX_CHANGES; i++) {
+			const struct ward_change *ch = ward_changeset_get(w->changes, i);
+			json_t *e = json_object();
+
+			json_object_set_new(e, "path", text_value(ch->path[0] ? ch->path : ".",
+								  ch->path[0] ? strlen(ch->path) : 1));
+			json_object_set_new(e, "change", json_string(change_names[ch->kind]));
+			json_object_set_new(e, "type", json_string(ft_names[ch->type]));
+			if (ch->old_type != ch->type)
+				json_object_set_new(e, "old_type", json_string(ft_names[ch->old_type]));
+			if (ch->size >= 0)
+				json_object_set_new(e, "size", json_integer(ch->size));
+			if (ch->old_size >= 0)
+				json_object_set_new(e, "old_size", json_integer(ch->old_size));
+			if (ch->type != WARD_FT_NONE) {
+				char m[8];
+
+				snprintf(m, sizeof(m), "%04o", (unsigned)ch->mode);
+				json_object_set_new(e, "mode", json_string(m));
+			}
+			if (ch->old_type != WARD_FT_NONE && ch->old_mode != ch->mode) {
+				char m[8];
+
+				snprintf(m, sizeof(m), "%04o", (unsigned)ch->old_mode);
+				json_object_set_new(e, "old_mode", json_string(m));
+			}
+			json_array_append_new(list, e);
+		}
+		json_object_set_new(c, "entries", list);
+		json_object_set_new(o, "changes", c);
+	} else {
+		json_object_set_new(o, "changes", json_null());
+	}
+	return o;
+}
+
 char *ward_result_to_json(const struct ward_result *res)
 {
 	json_t *o = json_object(), *layers = json_object();
@@ -333,6 +413,7 @@ char *ward_result_to_json(const struct ward_result *res)
 		json_object_set_new(o, "network", recs);
 	}
 	json_object_set_new(o, "layers", layers);
+	json_object_set_new(o, "workdir", res->workdir ? workdir_object(res->workdir) : json_null());
 	json_object_set_new(o, "error", res->error ? error_object(res->error) : json_null());
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);

@@ -16,6 +16,7 @@
 #include "runtime/spawn-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
+#include "runtime/workdir-internal.h"
 #include "ward/env.h"
 #include "ward/outbuf.h"
 #include "ward/sandbox.h"
@@ -28,6 +29,7 @@ void ward_result_release(struct ward_result *res)
 	free(res->stderr_text);
 	free(res->net_records);
 	ward_error_free(res->error);
+	ward_workdir_report_free(res->workdir);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -106,6 +108,7 @@ struct run_state {
 	struct net_setup net;
 	struct ward_proxy *proxy;
 	int net_log_fd;
+	struct ward_workdir_prep wd;
 };
 
 static void state_release(struct run_state *st)
@@ -274,6 +277,17 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	}
 	if (p->view && ward_spawn_plan_view(p, err) < 0)
 		return -1;
+	/* Protected paths need the view's mounts; overlay mode refuses to run
+	 * without them. */
+	if (ward_workdir_prepare(cfg, workdir, p->view, &st->wd, err) < 0)
+		return -1;
+	p->protect = st->wd.mounts;
+	p->n_protect = st->wd.n_mounts;
+	p->ovl_upper = st->wd.upper;
+	p->ovl_work = st->wd.work;
+	p->ovl_placeholders = st->wd.phlayer;
+	p->lock_fds = st->wd.ph_fds;
+	p->n_lock_fds = st->wd.n_ph;
 	if (cfg->mode != WARD_SANDBOX_OFF && prepare_fences(st, cfg, workdir, err) < 0)
 		return -1;
 
@@ -316,6 +330,12 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->net.handover[0];
 	if (st->net.go[1] >= 0)
 		p->close_fds[k++] = st->net.go[1];
+	if (st->wd.set_fd >= 0)
+		p->close_fds[k++] = st->wd.set_fd;
+	if (st->wd.log_fd >= 0)
+		p->close_fds[k++] = st->wd.log_fd;
+	if (st->wd.run_fd >= 0)
+		p->close_fds[k++] = st->wd.run_fd;
 	return 0;
 }
 
@@ -447,6 +467,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 
 	memset(res, 0, sizeof(*res));
 	memset(&st, 0, sizeof(st));
+	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
 	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
 	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
 	st.net_log_fd = -1;
@@ -555,6 +576,20 @@ setup_failed:
 	res->error = setup_err;
 	res->exit_code = WARD_EXIT_OWN_ERROR;
 done:
+	{
+		struct ward_error *werr = NULL;
+
+		/* The sandbox is gone: placeholders can go, the change set be read. */
+		if (ward_workdir_finish(&st.wd, workdir, res->started, res->stderr_text,
+					res->stderr_len, &werr) < 0 &&
+		    !res->error) {
+			res->error = werr;
+			werr = NULL;
+			res->exit_code = WARD_EXIT_OWN_ERROR;
+		}
+		ward_error_free(werr);
+		res->workdir = steal_ptr(st.wd.report);
+	}
 	if (!res->output)
 		res->output = strdup("");
 	if (!res->stderr_text)

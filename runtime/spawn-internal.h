@@ -31,6 +31,8 @@ struct spawn_sysdir {
 	char link[SPAWN_PATH_MAX]; /* the link's target when is_link */
 };
 
+struct spawn_protect;
+
 struct spawn_plan {
 	const struct ward_config *cfg;
 	unsigned ns;          /* WARD_NS_* to create */
@@ -46,7 +48,7 @@ struct spawn_plan {
 	int life_fd;          /* read end; EOF means the supervisor is gone */
 	int life_wfd;         /* the supervisor's write end, closed in the child */
 	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
-	int close_fds[8];     /* supervisor-only fds to close in the child, -1 ends */
+	int close_fds[16];    /* supervisor-only fds to close in the child, -1 ends */
 	/* the network (net-internal.h): the loopback hand-over socket, the
 	 * veth go-ahead pipe, the proxy's port; -1 when unused */
 	int net_handover_fd;
@@ -64,6 +66,15 @@ struct spawn_plan {
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
 	/* --no-shell: the chain init runs instead of argv (noshell-internal.h) */
 	const struct spawn_chain *chain;
+	/* the workdir (workdir-internal.h): mounts over protected paths, and
+	 * the overlay's layers when ovl_upper is set */
+	const struct spawn_protect *protect;
+	size_t n_protect;
+	const char *ovl_upper, *ovl_work, *ovl_placeholders;
+	/* the supervisor's locks on placeholders: closed in the child at once,
+	 * so that they die with the supervisor, not with the sandbox */
+	const int *lock_fds;
+	size_t n_lock_fds;
 };
 
 enum report_type {

@@ -22,6 +22,7 @@
 
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
+#include "runtime/workdir-internal.h"
 
 /* Directories of the host bound read-only, in this order (usr first, so the
  * usr-merge links into it resolve). */
@@ -241,12 +242,97 @@ static int build_dev(const char *R, struct ward_error **err)
 	return setattr(dst, 0, MOUNT_ATTR_RDONLY, "/dev", err);
 }
 
+/* The workdir as an overlay: the real one (wfd) the lower layer, under the
+ * placeholder layer when there is one; writes go to the run's upper. Mounted
+ * from the sandbox's own user namespace: unprivileged overlayfs needs Linux
+ * 5.11, and user.* xattrs on the upper's filesystem (userxattr). */
+static int mount_overlay(const char *dst, int wfd, const int ofd[3], const char *shown,
+			 struct ward_error **err)
+{
+	char opts[256];
+
+	if (ofd[2] >= 0)
+		snprintf(opts, sizeof(opts),
+			 "lowerdir=/proc/self/fd/%d:/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+			 "workdir=/proc/self/fd/%d,userxattr",
+			 ofd[2], wfd, ofd[0], ofd[1]);
+	else
+		snprintf(opts, sizeof(opts),
+			 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+			 "workdir=/proc/self/fd/%d,userxattr",
+			 wfd, ofd[0], ofd[1]);
+	if (mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
+		if (errno == EPERM || errno == EINVAL || errno == ENODEV)
+			return ward_error_make(err, errno,
+					       "mount overlay on '%s' (overlay workdir mode needs "
+					       "overlayfs in user namespaces, Linux 5.11 or later, "
+					       "and an upper directory on a filesystem with user "
+					       "xattrs: not tmpfs before 6.6, not overlayfs, not NFS)",
+					       shown);
+		return fail(err, "mount overlay on", shown);
+	}
+	return 0;
+}
+
+/* Protected paths in the workdir: directories on the way pinned (a mount
+ * point cannot be renamed, removed or replaced: EBUSY), the paths themselves
+ * bound read-only over themselves, placeholders covered by an empty
+ * read-only tmpfs. The plan lists parents first. */
+static int protect_paths(const struct spawn_plan *p, const char *R, struct ward_error **err)
+{
+	char dst[PATH_MAX];
+
+	for (size_t i = 0; i < p->n_protect; i++) {
+		const struct spawn_protect *m = &p->protect[i];
+
+		if ((size_t)snprintf(dst, sizeof(dst), "%s%s", R, m->path) >= sizeof(dst)) {
+			errno = ENAMETOOLONG;
+			return fail(err, "protect", m->path);
+		}
+		switch (m->kind) {
+		case SPAWN_PROTECT_PIN:
+			if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return fail(err, "pin protected path's directory", m->path);
+			break;
+		case SPAWN_PROTECT_RO:
+			if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return fail(err, "bind protected path", m->path);
+			if (setattr(dst, AT_RECURSIVE,
+				    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, m->path,
+				    err) < 0)
+				return -1;
+			break;
+		case SPAWN_PROTECT_LINK: {
+			/* the link itself, not where it leads: a clone of it attached
+			 * over it, so it still resolves but cannot be replaced */
+			int fd = (int)syscall(SYS_open_tree, AT_FDCWD, dst,
+					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+
+			if (fd < 0)
+				return fail(err, "open_tree protected link", m->path);
+			if (syscall(SYS_move_mount, fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+				close(fd);
+				return fail(err, "pin protected link", m->path);
+			}
+			close(fd);
+			break;
+		}
+		case SPAWN_PROTECT_EMPTY:
+			if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "size=4k,nr_inodes=1,mode=0555") < 0)
+				return fail(err, "cover protected path", m->path);
+			break;
+		}
+	}
+	return 0;
+}
+
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 {
 	const struct ward_config *cfg = p->cfg;
 	const char *R = p->staging;
 	char dst[PATH_MAX], src[64];
-	int wfd, mfd[64];
+	int wfd, mfd[64], ofd[3] = { -1, -1, -1 };
 	size_t i;
 	int k;
 
@@ -259,6 +345,17 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 	wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
 		return fail(err, "open workdir", p->workdir);
+	if (p->ovl_upper) {
+		const char *dirs[3] = { p->ovl_upper, p->ovl_work, p->ovl_placeholders };
+
+		for (k = 0; k < 3; k++) {
+			if (!dirs[k])
+				continue;
+			ofd[k] = open(dirs[k], O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (ofd[k] < 0)
+				return fail(err, "open overlay directory", dirs[k]);
+		}
+	}
 	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
 		mfd[i] = -1;
 		if (cfg->mounts[i].kind == WARD_MOUNT_TMPFS)
@@ -326,10 +423,20 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		return -1;
 	snprintf(dst, sizeof(dst), "%s%s", R, p->workdir);
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", wfd);
-	if (bind(src, dst, p->workdir, p->workdir, err) < 0 ||
-	    setattr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p->workdir, err) < 0)
+	if (p->ovl_upper) {
+		if (mount_overlay(dst, wfd, ofd, p->workdir, err) < 0)
+			return -1;
+	} else if (bind(src, dst, p->workdir, p->workdir, err) < 0) {
+		return -1;
+	}
+	if (setattr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p->workdir, err) < 0)
 		return -1;
 	close(wfd);
+	for (k = 0; k < 3; k++)
+		if (ofd[k] >= 0)
+			close(ofd[k]);
+	if (protect_paths(p, R, err) < 0)
+		return -1;
 
 	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
 		const struct ward_mount *m = &cfg->mounts[i];

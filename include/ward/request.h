@@ -39,6 +39,10 @@ WARD_API int ward_request_parse(const char *text, size_t len, struct ward_reques
 
 WARD_API void ward_request_release(struct ward_request *req);
 
+/* At most this many change set entries are listed in a result's
+ * workdir.changes.entries; "count" and "entries_omitted" say the rest. */
+#define WARD_RESULT_MAX_CHANGES 1000
+
 /* The result as one JSON object (no trailing newline), malloc'd; NULL on
  * allocation failure. Output that is not valid UTF-8 is repaired with U+FFFD. */
 WARD_API char *ward_result_to_json(const struct ward_result *res);

@@ -39,6 +39,7 @@
 #include "ward/fences.h"
 #include "ward/netpolicy.h"
 #include "ward/proxy.h"
+#include "ward/workdir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,6 +131,23 @@ struct ward_config {
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
+	/* The workdir (ward/workdir.h): direct, or overlay (writes held in a
+	 * change set); the protected paths (NULL: the defaults; edit through
+	 * ward_config_protect()); where ward keeps change sets and the records
+	 * of runs (NULL: ward_state_dir()). */
+	enum ward_workdir_mode workdir_mode;
+	struct ward_protect *protect;
+	char *state_dir;
+	/* Overlay mode: continue the kept change set of this name instead of
+	 * starting an empty one. The command sees the workdir with the set's
+	 * changes, and what it changes is added to the set (which stays kept
+	 * under its name unless applied or discarded). One run at a time per
+	 * set: a second gets ExecutionFailed (EBUSY). */
+	char *continue_changes;
+	/* Direct mode: leave missing protected paths uncovered instead of
+	 * making placeholders in the workdir for the run (reported as
+	 * "unprotected"; overlay mode needs none). */
+	bool no_placeholders;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
@@ -171,6 +189,10 @@ WARD_API int ward_config_set_net_subnet(struct ward_config *cfg, const char *cid
 					struct ward_error **err); /* IPv4, prefix 8..30 */
 WARD_API int ward_config_add_local_port(struct ward_config *cfg, const char *port,
 					struct ward_error **err);
+/* The configuration's protected paths, made from the defaults on first use,
+ * for ward_protect_add() / ward_protect_allow(). NULL with err on ENOMEM. */
+WARD_API struct ward_protect *ward_config_protect(struct ward_config *cfg,
+						 struct ward_error **err);
 
 struct ward_result {
 	bool sandboxed;          /* the command ran inside the sandbox */
@@ -189,6 +211,10 @@ struct ward_result {
 	bool view;               /* the pivot_root view was built */
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
+	/* The workdir: protected paths and their state, and in overlay mode the
+	 * change set (discarded by ward_result_release() unless applied or kept
+	 * first). NULL when the command did not get that far. */
+	struct ward_workdir_report *workdir;
 	struct ward_error *error; /* why the command failed to run or finish, or NULL */
 	/* The network as it was: mode, transport ("veth", "loopback", "" when
 	 * there is no proxy), the proxy's address as the sandbox sees it, and

@@ -1,0 +1,276 @@
+/* cmd-changes.c — overlay mode on the command line: what `ward run` does with
+ * a change set (--apply, --discard, else keep), and `ward changes`,
+ * `ward diff NAME`, `ward apply NAME`, `ward discard NAME`. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cli-internal.h"
+#include "runtime/util-internal.h"
+#include "ward/policy.h"
+#include "ward/workdir.h"
+
+/* PATH relative to the workdir: a relative PATH as it is, an absolute one
+ * must lie inside the workdir (compared as text: it may not exist yet). */
+static int relative_to(const char *workdir, const char *path, char *out, size_t size,
+		       struct ward_error **err)
+{
+	size_t n = strlen(workdir);
+
+	if (path[0] != '/') {
+		snprintf(out, size, "%s", path);
+		return 0;
+	}
+	if (strncmp(path, workdir, n) != 0 || path[n] != '/' || !path[n + 1])
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "path '%s' is not inside the workdir '%s'", path,
+					    workdir);
+	snprintf(out, size, "%s", path + n + 1);
+	return 0;
+}
+
+int ward_run_options_protect(struct run_options *o, struct ward_error **err)
+{
+	char cwd[PATH_MAX], rel[PATH_MAX];
+	const char *wd = o->cfg.workdir;
+	struct ward_protect *pr;
+
+	if (!o->n_paths)
+		return 0;
+	if (!wd) {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "current directory");
+		wd = cwd;
+	}
+	pr = ward_config_protect(&o->cfg, err);
+	if (!pr)
+		return -1;
+	for (size_t i = 0; i < o->n_paths; i++) {
+		if (relative_to(wd, o->paths[i].path, rel, sizeof(rel), err) < 0)
+			return -1;
+		if ((o->paths[i].protect ? ward_protect_add(pr, rel, err) :
+					   ward_protect_allow(pr, rel, err)) < 0)
+			return -1;
+	}
+	o->n_paths = 0;
+	return 0;
+}
+
+int ward_settle_changes(const struct run_options *o, struct ward_result *res,
+			struct ward_error **err)
+{
+	struct ward_workdir_report *w = res->workdir;
+	struct ward_changeset *cs = w ? w->changes : NULL;
+
+	if (!cs || ward_changeset_settled(cs))
+		return 0;
+	if (o->discard) {
+		ward_changeset_discard(cs);
+		snprintf(w->change_action, sizeof(w->change_action), "discarded");
+		return 0;
+	}
+	if (o->apply && res->exit_code == 0 && !res->error) {
+		if (ward_changeset_apply(cs, o->cfg.protect, err) == 0) {
+			snprintf(w->change_action, sizeof(w->change_action), "applied");
+			return 0;
+		}
+		/* refused or failed: keep it, so that nothing is lost */
+		if (ward_changeset_keep(cs, w->change_name, sizeof(w->change_name), NULL) == 0)
+			snprintf(w->change_action, sizeof(w->change_action), "kept");
+		return -1;
+	}
+	if (ward_changeset_keep(cs, w->change_name, sizeof(w->change_name), err) < 0)
+		return -1;
+	snprintf(w->change_action, sizeof(w->change_action), "kept");
+	return 0;
+}
+
+void ward_print_changes_summary(FILE *f, const struct ward_result *res)
+{
+	const struct ward_workdir_report *w = res->workdir;
+	size_t n;
+
+	if (!w || !w->changes)
+		return;
+	n = ward_changeset_count(w->changes);
+	if (strcmp(w->change_action, "kept") == 0)
+		fprintf(f, "ward: %zu change%s kept as %s ('ward diff %s', 'ward apply %s', "
+			   "'ward discard %s')\n",
+			n, n == 1 ? "" : "s", w->change_name, w->change_name, w->change_name,
+			w->change_name);
+	else if (w->change_action[0])
+		fprintf(f, "ward: %zu change%s %s\n", n, n == 1 ? "" : "s", w->change_action);
+}
+
+/* ---- ward changes / diff / apply / discard ------------------------------------------ */
+
+static const char *const kind_names[] = {
+	[WARD_CHANGE_ADDED] = "added",	     [WARD_CHANGE_MODIFIED] = "modified",
+	[WARD_CHANGE_DELETED] = "deleted",   [WARD_CHANGE_MODE] = "mode",
+	[WARD_CHANGE_REPLACED] = "replaced",
+};
+
+static int usage_error(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "ward %s: %s\n", cmd, msg);
+	fprintf(stderr, "usage: ward changes | ward diff NAME | ward apply NAME "
+			"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n");
+	return WARD_EXIT_OWN_ERROR;
+}
+
+static int fail(const char *cmd, struct ward_error *err)
+{
+	fprintf(stderr, "ward %s: %s\n", cmd, err ? err->message : "failed");
+	ward_error_free(err);
+	return WARD_EXIT_OWN_ERROR;
+}
+
+int ward_cmd_changes(int argc, char **argv)
+{
+	struct ward_error *err = NULL;
+	char **names;
+
+	if (argc > 1)
+		return usage_error("changes", strcmp(argv[1], "--help") == 0 ?
+						      "list the kept change sets" :
+						      "takes no arguments");
+	names = ward_changeset_list(NULL, &err);
+	if (!names)
+		return fail("changes", err);
+	for (size_t i = 0; names[i]; i++) {
+		struct ward_changeset *cs = ward_changeset_open(NULL, names[i], NULL);
+
+		if (cs)
+			printf("%s\t%zu change%s\t%s\n", names[i], ward_changeset_count(cs),
+			       ward_changeset_count(cs) == 1 ? "" : "s", ward_changeset_workdir(cs));
+		else
+			printf("%s\t(unreadable)\n", names[i]);
+		ward_changeset_free(cs);
+	}
+	ward_protect_strv_free(names);
+	return 0;
+}
+
+static struct ward_changeset *open_named(const char *cmd, int argc, char **argv)
+{
+	struct ward_error *err = NULL;
+	struct ward_changeset *cs;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		usage_error(cmd, "give the name of a kept change set ('ward changes' lists them)");
+		return NULL;
+	}
+	cs = ward_changeset_open(NULL, argv[1], &err);
+	if (!cs)
+		fail(cmd, err);
+	return cs;
+}
+
+int ward_cmd_diff(int argc, char **argv)
+{
+	struct ward_error *err = NULL;
+	struct ward_changeset *cs;
+
+	if (argc > 2)
+		return usage_error("diff", "takes one name");
+	cs = open_named("diff", argc, argv);
+	if (!cs)
+		return WARD_EXIT_OWN_ERROR;
+	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
+		const struct ward_change *c = ward_changeset_get(cs, i);
+
+		printf("# %s %s\n", kind_names[c->kind], c->path[0] ? c->path : ".");
+	}
+	fflush(stdout);
+	if (ward_changeset_diff(cs, 1, &err) < 0) {
+		ward_changeset_free(cs);
+		return fail("diff", err);
+	}
+	ward_changeset_free(cs);
+	return 0;
+}
+
+int ward_cmd_apply(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "protect", required_argument, NULL, 'p' },
+		{ "allow-write", required_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ward_error *err = NULL;
+	struct ward_changeset *cs;
+	struct ward_protect *pr = NULL;
+	struct ward_config cfg;
+	char *policy;
+	int c, rc = 0;
+
+	cs = open_named("apply", argc, argv);
+	if (!cs)
+		return WARD_EXIT_OWN_ERROR;
+	/* the policy's protected paths, then the options */
+	ward_config_init(&cfg);
+	policy = ward_policy_default_path();
+	if (policy && ward_policy_load(policy, &cfg, &err) < 0)
+		rc = -1;
+	free(policy);
+	if (rc == 0 && !(pr = ward_config_protect(&cfg, &err)))
+		rc = -1;
+	optind = 2;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char rel[PATH_MAX];
+
+		if (c == 'f') {
+			ward_changeset_set_force(cs, true);
+			continue;
+		}
+		if (c != 'p' && c != 'a') {
+			ward_changeset_free(cs);
+			ward_config_release(&cfg);
+			return usage_error("apply", "unknown option");
+		}
+		if (relative_to(ward_changeset_workdir(cs), optarg, rel, sizeof(rel), &err) < 0 ||
+		    (c == 'p' ? ward_protect_add(pr, rel, &err) : ward_protect_allow(pr, rel, &err)) <
+			    0)
+			rc = -1;
+	}
+	if (rc == 0 && optind < argc) {
+		ward_changeset_free(cs);
+		ward_config_release(&cfg);
+		return usage_error("apply", "takes one name");
+	}
+	if (rc == 0)
+		rc = ward_changeset_apply(cs, pr, &err);
+	if (rc == 0)
+		printf("applied %zu change%s to %s\n", ward_changeset_count(cs),
+		       ward_changeset_count(cs) == 1 ? "" : "s", ward_changeset_workdir(cs));
+	ward_changeset_free(cs);
+	ward_config_release(&cfg);
+	return rc < 0 ? fail("apply", err) : 0;
+}
+
+int ward_cmd_discard(int argc, char **argv)
+{
+	struct ward_changeset *cs;
+
+	if (argc > 2)
+		return usage_error("discard", "takes one name");
+	cs = open_named("discard", argc, argv);
+	if (!cs)
+		return WARD_EXIT_OWN_ERROR;
+	if (ward_changeset_busy(cs)) {
+		fprintf(stderr, "ward discard: change set '%s' is in use by another run\n",
+			argv[1]);
+		ward_changeset_free(cs);
+		return WARD_EXIT_OWN_ERROR;
+	}
+	ward_changeset_discard(cs);
+	ward_changeset_free(cs);
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* workdir-internal.h — the supervisor's side of the workdir: the mounts that
+ * protect paths, placeholders for missing ones, the run directory that holds
+ * an overlay's upper layer, and the clean-up of runs whose ward died. */
+#ifndef WARD_WORKDIR_INTERNAL_H
+#define WARD_WORKDIR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ward/sandbox.h"
+#include "ward/workdir.h"
+
+/* One mount the sandbox's init makes over the workdir, in this order
+ * (parents first). Paths are absolute, as the sandbox sees them. */
+enum spawn_protect_kind {
+	SPAWN_PROTECT_PIN = 0, /* bind a directory over itself: it can no longer be
+				  renamed, removed or replaced (EBUSY) */
+	SPAWN_PROTECT_RO,      /* bind over itself, read-only */
+	SPAWN_PROTECT_EMPTY,   /* an empty read-only tmpfs over a placeholder */
+	SPAWN_PROTECT_LINK,    /* a symbolic link bound over itself (open_tree with
+				  AT_SYMLINK_NOFOLLOW): still a link, but pinned */
+};
+
+struct spawn_protect {
+	char *path;
+	enum spawn_protect_kind kind;
+};
+
+struct ward_workdir_prep {
+	struct ward_workdir_report *report; /* handed to the result */
+	struct spawn_protect *mounts;
+	size_t n_mounts;
+	char **resolved;          /* protected paths, relative */
+	struct ward_protect *protect; /* the list they came from (a copy) */
+	int link_depth;           /* symbolic links followed while planning one path */
+	char *rundir;             /* state/runs/ID, or NULL when not needed */
+	/* placeholders made or shared in the real workdir (direct mode), each
+	 * held with a shared flock until the sandbox is gone */
+	char **ph_paths;
+	int *ph_fds;
+	size_t n_ph;
+	/* overlay mode */
+	char *upper, *work, *phlayer; /* phlayer NULL when no placeholder is needed */
+	char *set_dir;            /* a continued kept set: its directory, locked */
+	int set_fd;               /* the lock (flock LOCK_EX), -1 when none */
+	int log_fd;               /* the run's placeholder log, -1 until needed */
+	int run_fd;               /* the run directory, flock LOCK_EX while we live */
+	char *state;              /* the state directory */
+};
+
+/* Plan the workdir for one run (supervisor, before clone): resolve the
+ * protected paths, make placeholders or the overlay's directories, sweep
+ * runs of dead wards. `enforce` is false when there is no view to mount in
+ * (protection then reported as off). Fills w; on failure everything made is
+ * undone. */
+int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
+			 struct ward_workdir_prep *w, struct ward_error **err);
+
+/* After the sandbox is gone: note violations (the change set's entries that
+ * touch protected paths, and those the command's captured stderr reports as
+ * refused); in overlay mode read the change set (handed to the report,
+ * owning the run directory); release placeholders; remove what is left.
+ * Safe on a partly prepared w. */
+int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool ran,
+			const char *stderr_text, size_t stderr_len, struct ward_error **err);
+
+/* Remove a tree (directories made writable first so that a command's
+ * chmod 0 does not stop it). Missing is fine. */
+int ward_rmtree(const char *path);
+
+/* The same for name in the directory dfd, never following a symbolic link. */
+int ward_rmtree_at(int dfd, const char *name);
+
+/* The state directory for cfg (its own, or ward_state_dir(), or
+ * /tmp/ward-UID made 0700), created. malloc'd or NULL with err. */
+char *ward_state_dir_for(const char *configured, struct ward_error **err);
+
+/* A change set over an existing run directory: the set owns rundir and
+ * removes it on discard/apply, moves its upper on keep; and lock_fd, the
+ * run directory's flock that keeps sweeps away (closed when the set is
+ * freed; -1 for none). */
+void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *state_dir,
+			int lock_fd);
+
+/* A continued kept set: storage is the kept directory, the name stays. */
+void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,
+			     const char *state_dir);
+
+/* Whether a change set name is acceptable (letters, digits, '-', '_', '.',
+ * not first). */
+bool ward_changeset_valid_name(const char *name);
+
+#endif
