@@ -11,7 +11,9 @@
  *         ratios, the targets met or missed) and the chart's gnuplot input;
  *     ward-bench spawn-rss FILE -- CMD...
  *         runs CMD and writes its wait4() ru_maxrss (KiB) to FILE, from a
- *         process fresh from execve (see output.c for why)
+ *         process fresh from execve (see output.c for why);
+ *     ward-bench net-client direct|proxy N ADDR PORT BYTES
+ *         the network section's client (network.c)
  *
  * Cases run interleaved (A B C A B C ...), so drift on a shared machine hits
  * all of them alike; a case whose first run fails is reported failed with the
@@ -88,7 +90,7 @@ int bench_tier(const struct tier_options *o);
  *   case  CMD  KEY  GROUP  LABEL  STATUS  N  MEDIAN  P10  P90  COMMAND-LINE  CPU-MEDIAN
  *   rate  KEY  LABEL  WORKERS  STATUS  ROUNDS  PER-SECOND  COMMAND-LINE
  *   output KEY  LABEL  STATUS  BYTES  SECONDS  MAXRSS-KIB  COMMAND-LINE
- *   net   KEY  LABEL  STATUS  VALUE  UNIT  COMMAND-LINE
+ *   net   KEY  LABEL  STATUS  MEDIAN  UNIT  COMMAND-LINE  N  P10  P90
  * STATUS is "ok" or why the row has no figure ("n/a (not built)",
  * "not installed", "failed: ..."). */
 
@@ -97,6 +99,9 @@ int bench_tier(const struct tier_options *o);
 int bench_throughput(const struct tier_options *o, FILE *rec);
 int bench_output(const struct tier_options *o, FILE *rec);
 int bench_network(const struct tier_options *o, FILE *rec);
+/* `ward-bench net-client ...` (argv[0] is "net-client"): the network
+ * section's client, run in and outside a sandbox. Returns the exit status. */
+int bench_net_client(int argc, char **argv);
 
 /* ---- libcase.c: ward_run() from `ward run` flags ------------------------- */
 

@@ -301,10 +301,9 @@ static void build_ladder(const struct tier_options *o)
 		argv_join(c->cmdline[k], sizeof(c->cmdline[k]), c->argv[k]);
 	validate(c);
 
-	/* ward's machinery alone; without root and without a user namespace
-	 * ward cannot lock the securebits, so this rung may be root's only. */
+	/* ward's machinery alone. */
 	add_lib(o, "lib-none", "ward_run(), no namespace, no fence",
-		"--namespaces none --no-view --landlock off --seccomp off" LIMITS_OFF, true);
+		"--namespaces none --no-view --landlock off --seccomp off" LIMITS_OFF, false);
 	add_lib(o, "userns", "+ user ns",
 		"--namespaces user --no-view --landlock off --seccomp off" LIMITS_OFF, false);
 	add_lib(o, "mount", "+ mount ns",

@@ -16,12 +16,16 @@ static const char usage[] =
 	"       ward-bench report --tier NAME=FILE [--tier NAME=FILE] --md FILE --plot DIR\n"
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
+	"       ward-bench net-client direct|proxy N ADDR PORT BYTES\n"
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
 	"      calling user and write their records to FILE (DIR: scratch space).\n"
 	"report: the tiers' records into a Markdown report and a gnuplot chart script.\n"
 	"spawn-rss: run CMD, write its peak RSS in KiB (wait4 ru_maxrss) to FILE, exit\n"
-	"      with its status.\n";
+	"      with its status.\n"
+	"net-client: N timed HTTP requests to ADDR:PORT, directly or through $HTTP_PROXY\n"
+	"      (absolute-form GET and CONNECT alternately), then a stream of BYTES; one\n"
+	"      line per figure (the network section runs it in and outside a sandbox).\n";
 
 /* Kept small: everything this process has resident before the fork is
  * counted in the child's ru_maxrss. */
@@ -153,6 +157,8 @@ int main(int argc, char **argv)
 		return cmd_tier(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "report") == 0)
 		return cmd_report(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "net-client") == 0)
+		return bench_net_client(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "spawn-rss") == 0)
 		return cmd_spawn_rss(argc - 1, argv + 1);
 	fputs(usage, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);

@@ -21,8 +21,19 @@ int ward_caps_drop_all(struct ward_error **err)
 {
 	/* Version 3 covers 64 capabilities in two 32-bit words: all zero. */
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
+	struct __user_cap_data_struct data[2] = { { 0 } }, held[2] = { { 0 } };
 
+	if (syscall(SYS_capget, &hdr, held) < 0)
+		return ward_error_make(err, errno, "capabilities: read the permitted set");
+	/* Without a user namespace of its own, an unprivileged process holds no
+	 * capability, and without CAP_SETPCAP it can change neither the
+	 * securebits nor the bounding set. There is then nothing to lock: the
+	 * effective and ambient sets are subsets of the permitted one, and
+	 * no_new_privs (set next by every caller) keeps execve from granting any
+	 * (setuid, file capabilities and uid 0 alike). Only the inheritable set
+	 * may still hold bits; capset below empties it. */
+	if (held[0].permitted == 0 && held[1].permitted == 0)
+		goto sets;
 	/* Securebits and the bounding set first: both need CAP_SETPCAP. */
 	if (cap_set_secbits(SECUREBITS) < 0)
 		return ward_error_make(err, errno, "capabilities: lock securebits");
@@ -35,6 +46,7 @@ int ward_caps_drop_all(struct ward_error **err)
 					       (int)c);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return ward_error_make(err, errno, "capabilities: clear the ambient set");
+sets:
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return ward_error_make(err, errno, "capabilities: empty the permitted set");
 	return 0;

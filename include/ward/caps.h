@@ -25,8 +25,12 @@ extern "C" {
 /* Drop every capability of the calling thread: lock the securebits, empty
  * the bounding set, clear the ambient set, then empty the inheritable,
  * permitted and effective sets. Needs CAP_SETPCAP (the init of a fresh user
- * namespace has it). Returns 0, or -1 with err naming the step and errno
- * (EPERM without CAP_SETPCAP). Only prctl/capset calls. */
+ * namespace has it) — except in a thread whose permitted set is already
+ * empty (an unprivileged process outside a user namespace of its own): it
+ * has nothing to lock or drop, only its inheritable set is emptied, and it
+ * must set no_new_privs next, as always. Returns 0, or -1 with err naming the
+ * step and errno (EPERM when capabilities are held without CAP_SETPCAP).
+ * Only prctl/capget/capset calls. */
 WARD_API int ward_caps_drop_all(struct ward_error **err);
 
 /* Set no_new_privs (needed by Landlock and seccomp without CAP_SYS_ADMIN;

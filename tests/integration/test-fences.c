@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "ward/caps.h"
 #include "ward/fences.h"
+#include "ward/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -898,9 +900,60 @@ START_TEST(test_unprivileged_errors)
 	ck_assert_str_eq(got.message, "seccomp: load profile 'default' (no_new_privs is not set): "
 				      "Permission denied");
 
-	ck_assert_int_eq(error_from_child(caps_only, NULL, &got), 1);
-	ck_assert_int_eq(got.code, EPERM);
-	ck_assert_str_eq(got.message, "capabilities: lock securebits: Operation not permitted");
+	/* Holding no capability, there is nothing to drop: no error. */
+	ck_assert_int_eq(error_from_child(caps_only, NULL, &got), 0);
+}
+END_TEST
+
+/* A process with no capability (uid 65534 outside any user namespace of its
+ * own) runs a command with no namespace at all: the drop has nothing to lock
+ * and succeeds; no_new_privs, Landlock and seccomp are still entered. */
+START_TEST(test_no_caps_no_namespaces)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *dir = harness_tmpdir();
+	char *argv[] = { (char *)"/bin/cat", (char *)"/proc/self/status", NULL };
+	FILE *f;
+	char line[256];
+	bool prm_empty = false;
+
+	if (geteuid() == 0) {
+		/* The test's own process (Check forks one per test) leaves root. */
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		ck_assert_int_eq(setgroups(0, NULL), 0);
+		ck_assert_int_eq(setresgid(65534, 65534, 65534), 0);
+		ck_assert_int_eq(setresuid(65534, 65534, 65534), 0);
+	}
+	f = fopen("/proc/self/status", "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strcmp(line, "CapPrm:\t0000000000000000\n") == 0)
+			prm_empty = true;
+	fclose(f);
+	ck_assert_msg(prm_empty, "the test process still holds capabilities");
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, dir, &err), 0);
+	cfg.namespaces = 0;
+	cfg.view = false;
+	cfg.timeout = 30;
+	ck_assert_msg(ward_run(&cfg, argv, &res, &err) == 0, "ward_run: %s",
+		      err ? err->message : "");
+	ck_assert_msg(!res.error && res.exit_code == 0, "exit %d: %s\n%s", res.exit_code,
+		      res.error ? res.error->message : "", res.output);
+	ck_assert_ptr_nonnull(strstr(res.output, "CapInh:\t0000000000000000\n"));
+	ck_assert_ptr_nonnull(strstr(res.output, "CapPrm:\t0000000000000000\n"));
+	ck_assert_ptr_nonnull(strstr(res.output, "CapEff:\t0000000000000000\n"));
+	ck_assert_ptr_nonnull(strstr(res.output, "CapAmb:\t0000000000000000\n"));
+	ck_assert_ptr_nonnull(strstr(res.output, "NoNewPrivs:\t1\n"));
+	ck_assert_ptr_nonnull(strstr(res.output, "Seccomp:\t2\n"));
+	ck_assert(res.fenced && res.fences.caps_dropped && res.fences.no_new_privs);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	harness_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
@@ -946,6 +999,9 @@ int main(void)
 
 	tc = harness_tcase(s, "errors-unpriv", "unpriv landlock seccomp");
 	tcase_add_test(tc, test_unprivileged_errors);
+
+	tc = harness_tcase(s, "no-caps", "landlock seccomp");
+	tcase_add_test(tc, test_no_caps_no_namespaces);
 
 	tc = harness_tcase(s, "workloads", "userns landlock seccomp");
 	tcase_add_loop_test(tc, test_workload, 0, (int)(2 * N_WORKLOADS));

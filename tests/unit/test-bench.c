@@ -1,6 +1,8 @@
 /* test-bench.c — the benchmark's pure parts: order statistics, command lines
- * as printed, the temporary paths shown by name, and one timed run. The
- * sources are included so their file-local helpers are tested as they are. */
+ * as printed, the temporary paths shown by name, and one timed run; and the
+ * network section's client, server and proxy engine in a network namespace
+ * of the test's own. The sources are included so their file-local helpers
+ * are tested as they are. */
 #include "harness.h"
 
 #include <math.h>
@@ -8,6 +10,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "bench/libcase.c"
+#include "bench/network.c"
 #include "bench/run.c"
 #include "bench/stats.c"
 
@@ -111,6 +115,59 @@ START_TEST(test_exec)
 }
 END_TEST
 
+/* The network section's pieces, in a namespace of the test's own: each kind
+ * of request succeeds and is checked, and what the proxy refuses or a wrong
+ * length is reported, not measured. */
+START_TEST(test_net_pieces)
+{
+	struct where w;
+	char why[256];
+	double us, mbps;
+	pid_t up, eng;
+	int l;
+
+	ck_assert_msg(enter_netns(why, sizeof(why)) == 0, "%s", why);
+	l = listen_local(UPSTREAM_PORT);
+	ck_assert_int_ge(l, 0);
+	up = spawn_serving(upstream_serve, l);
+	close(l);
+	l = listen_local(ENGINE_PORT);
+	ck_assert_int_ge(l, 0);
+	ck_assert_int_eq(fcntl(l, F_SETFL, O_NONBLOCK), 0);
+	eng = spawn_serving(engine_serve, l);
+	close(l);
+	ck_assert_int_eq(addr_parse("127.0.0.1", "80", &w.upstream), 0);
+	ck_assert_int_eq(addr_parse("127.0.0.1", "3128", &w.proxy), 0);
+	ck_assert_int_lt(addr_parse("127.0.0.1", "0", &w.proxy), 0);
+	ck_assert_int_lt(addr_parse("localhost", "80", &w.proxy), 0);
+	ck_assert_int_eq(addr_parse("127.0.0.1", "3128", &w.proxy), 0);
+
+	ck_assert_msg(request(&w, DIRECT, "/small", strlen(SMALL_BODY), &us, why, sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert(us > 0);
+	/* twice each: nothing of one request may leak into the next */
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(request(&w, PROXY_GET, "/small", strlen(SMALL_BODY), &us, why,
+				      sizeof(why)) == 0, "%s", why);
+		ck_assert_msg(request(&w, PROXY_CONNECT, "/small", strlen(SMALL_BODY), &us, why,
+				      sizeof(why)) == 0, "%s", why);
+	}
+	ck_assert_msg(stream_mbps(&w, PROXY_CONNECT, 3 << 20, &mbps, why, sizeof(why)) == 0, "%s",
+		      why);
+	ck_assert(mbps > 0);
+	ck_assert_int_eq(request(&w, DIRECT, "/small", 5, &us, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "36 bytes of body, expected 5");
+	/* port 81 is not on the policy's port list */
+	w.upstream.sin_port = htons(81);
+	ck_assert_int_eq(request(&w, PROXY_CONNECT, "/small", 36, &us, why, sizeof(why)), -1);
+	ck_assert_msg(strncmp(why, "CONNECT answered 'HTTP/1.1 403", 30) == 0, "%s", why);
+	ck_assert_int_eq(request(&w, DIRECT, "/small", 36, &us, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "connect '127.0.0.1:81': Connection refused");
+	stop(eng);
+	stop(up);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bench");
@@ -122,5 +179,7 @@ int main(void)
 	tcase_add_test(tc, test_argv_join);
 	tcase_add_test(tc, test_rec_cmdline);
 	tcase_add_test(tc, test_exec);
+	tc = harness_tcase(s, "network", "userns");
+	tcase_add_test(tc, test_net_pieces);
 	return harness_main(s);
 }
