@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "runtime/util-internal.h"
+#include "ward/ratelimit.h"
+#include "ward/validate.h"
 
 void ward_config_init(struct ward_config *cfg)
 {
@@ -20,6 +22,8 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->landlock = WARD_LANDLOCK_REQUIRED;
 	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
+	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
 }
 
 void ward_config_release(struct ward_config *cfg)
@@ -37,6 +41,7 @@ void ward_config_release(struct ward_config *cfg)
 		free(cfg->mounts[i].target);
 	}
 	free(cfg->mounts);
+	ward_rules_free(cfg->rules);
 	ward_config_init(cfg);
 }
 

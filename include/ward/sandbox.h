@@ -63,6 +63,8 @@ enum ward_mount_kind {
 	WARD_MOUNT_TMPFS,   /* --tmpfs DST */
 };
 
+struct ward_rules;
+
 struct ward_mount {
 	enum ward_mount_kind kind;
 	char *source; /* absolute, resolved; NULL for tmpfs */
@@ -97,6 +99,12 @@ struct ward_config {
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
+	/* The front door (ward/frontdoor.h), not looked at by ward_run(): the
+	 * validator rules as the policy changed them (NULL: the built-in set,
+	 * owned by the configuration) and the rate limits (default 30 per minute,
+	 * 300 per hour; 0 for none). */
+	struct ward_rules *rules;
+	unsigned rate_per_minute, rate_per_hour;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
