@@ -469,7 +469,10 @@ static bool flag_in_view(const struct view *v, const char *item, size_t from)
 			if (t[1] == '-' && long_opt_is(t, item))
 				return true;
 		} else if (item[2] == '\0') {
-			if (t[1] != '-' && strchr(t + 1, item[1]) &&
+			/* case folded like everything else: -R is -r to a rule */
+			if (t[1] != '-' &&
+			    (strchr(t + 1, tolower((unsigned char)item[1])) ||
+			     strchr(t + 1, toupper((unsigned char)item[1]))) &&
 			    strspn(t + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
 				    strlen(t + 1))
 				return true;
@@ -976,7 +979,7 @@ static const struct redir *stdin_text(const struct cmd *cmd)
 static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
 {
 	size_t i;
-	bool cmode = false;
+	bool cmode = false, smode = false;
 	const struct redir *here;
 
 	for (i = 1; i < v->n; i++) {
@@ -995,6 +998,8 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		if (strchr(t + 1, 'c'))
 			cmode = true;
+		if (strchr(t + 1, 's'))
+			smode = true; /* the program from stdin, the words are its arguments */
 		if (strchr(t + 1, 'o') || strchr(t + 1, 'O'))
 			i++;
 	}
@@ -1006,7 +1011,7 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		return;
 	}
-	if (i < v->n)
+	if (i < v->n && !smode)
 		return; /* a script file: ward sees its name, not its text */
 	here = stdin_text(v->cmd);
 	if (here) {
@@ -1471,15 +1476,21 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		for (i = 1; i < v->n; i++) {
 			const char *t = v->w[i].text;
 
-			if (strncmp(t, "--compress-program=", 19) == 0) {
-				struct word w;
-				struct view inner = { .w = &w, .n = 1, .cmd = v->cmd };
+			/* the compress program reads sort's data from a pipe */
+			struct cmd piped = { .off = v->cmd->off, .len = v->cmd->len,
+					     .depth = v->cmd->depth, .in_subst = v->cmd->in_subst,
+					     .piped = true };
+			struct word w;
+			struct view inner = { .w = &w, .n = 1, .cmd = &piped };
 
+			if (strncmp(t, "--compress-program=", 19) == 0) {
 				if (word_init(c, &w, t + 19, v->w[i].flags, v->w[i].off, v->w[i].len))
 					check_view(c, &inner, depth + 1);
 				word_release(&w);
-			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n)
-				sub_view(c, v, i + 1, i + 2, depth + 1);
+			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n) {
+				inner.w = &v->w[i + 1];
+				check_view(c, &inner, depth + 1);
+			}
 		}
 	} else if (strcmp(prog, "git") == 0) {
 		unwrap_git(c, v, depth);
@@ -1859,10 +1870,20 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 	if (!command)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no command");
 	c.top_len = strlen(command);
-	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
-	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0)
-		return -1;
+	/* The whole-string rules first: what they catch (a fork bomb) may be
+	 * what the parser cannot read. */
 	check_whole(&c, command, c.top_len, 0, c.top_len);
+	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
+	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0) {
+		if (c.best.kind == WARD_VERDICT_REFUSED && err && *err &&
+		    (*err)->kind == WARD_ERR_INVALID_PARAMETERS) {
+			ward_error_free(*err);
+			*err = NULL;
+			return finish(&c, v, err);
+		}
+		free(c.best.matched);
+		return -1;
+	}
 	wk.t = t;
 	ward_sh_visit_nodes(t, visit, &wk);
 	ward_sh_tree_free(t);

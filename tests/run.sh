@@ -11,6 +11,18 @@ B=$(realpath "${B:-build}")
 what=${1:-all}
 pass=0 fail=0 skip=0 bins_failed=()
 
+# ward run's front door counts every command against a per-user rate limit
+# (30 a minute by default) kept under XDG_STATE_HOME. The suite runs ward
+# hundreds of times: it gets a state directory of its own, never the user's,
+# and a policy without limits (tests of the limits pass their own policy).
+STATE=$(mktemp -d /tmp/ward-tests-state.XXXXXX)
+chmod 755 "$STATE"
+printf '{"rate_limit": {"per_minute": 0, "per_hour": 0}}\n' >"$STATE/policy.json"
+chmod 644 "$STATE/policy.json"
+export WARD_POLICY=${WARD_POLICY:-$STATE/policy.json}
+export XDG_STATE_HOME=$STATE/state
+trap 'rm -rf "$STATE"' EXIT
+
 run_one() { # label, then the command
 	local label=$1 out rc n f e
 	shift
@@ -51,7 +63,7 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 	done
 	if [ "$(id -u)" = 0 ]; then
 		T=$(mktemp -d /tmp/ward-tests.XXXXXX)
-		trap 'rm -rf "$T"' EXIT
+		trap 'rm -rf "$T" "$STATE"' EXIT
 		chmod 755 "$T"
 		cp -a "$B" "$T/build"
 		chmod -R a+rX "$T"
