@@ -1531,6 +1531,12 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 		*o = wk->span_off;
 		*l = wk->span_len;
 	} else {
+		/* a node's span runs to the next operator: drop the blanks */
+		const char *src = wk->c->top;
+
+		while (len && off + len <= wk->c->top_len &&
+		       (src[off + len - 1] == ' ' || src[off + len - 1] == '\t'))
+			len--;
 		*o = off;
 		*l = len;
 	}
