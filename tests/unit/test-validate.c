@@ -263,6 +263,21 @@ static const struct expect obfuscated[] = {
 	R("dangerous.ssh", "cat ~/.SSH/id_rsa"),
 	R("dangerous.ssh", "cat \"$HOME/.ssh/id_rsa\""),
 	R("dangerous.ssh", "cat ${HOME}/.ssh/id_rsa"),
+	/* globs the shell expands, variables set in the string */
+	R("dangerous.system-accounts", "cat /etc/sha*"),
+	R("dangerous.system-accounts", "cat /?" "?" "?/shadow"),
+	R("dangerous.ssh", "cat ~/.ss?/id_*"),
+	R("sensitive.cloud-credentials", "cat ~/.*/config.json"),
+	R("dangerous.system-accounts", "cat /etc/sha${x}dow"),
+	R("blocked.rm-root", "x=rm; $x -rf /"),
+	R("blocked.rm-root", "x='rm -rf /'; $x"),
+	R("dangerous.system-accounts", "export X=/etc/shadow; cat $X"),
+	R("blocked.rm-root", "rm -rf /$EMPTY"),
+	R("dangerous.ssh", "D=~/.ssh; ls $D"),
+	/* files named in code run by an interpreter */
+	R("sensitive.env-file", "python3 -c 'print(open(\".env\").read())'"),
+	R("dangerous.system-accounts", "node -e 'require(\"fs\").readFileSync(\"/etc/shadow\")'"),
+	R("dangerous.system-accounts", "awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) print l}'"),
 };
 
 static const struct expect approvals[] = {
@@ -610,6 +625,13 @@ static const char *const ordinary[] = {
 	"bash -c 'diff <(sort a) <(sort b) || true'",
 	"grep -q needle file && echo found",
 	"true",
+	"ls *",
+	"ls */*",
+	"wc -l *.c *.h",
+	"python3 -c 'print(\"hello world\")'",
+	"python3 -c 'import json; print(json.load(open(\"package.json\")))'",
+	"X=build; make -C $X",
+	"for d in */; do ls \"$d\"; done",
 };
 
 static bool expected_in(const struct expect *e, size_t n, const char *rule)
