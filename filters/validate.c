@@ -204,6 +204,46 @@ static void fold_space(char *s)
 	*o = '\0';
 }
 
+/* a/b/../c is a/c and /x/.. is /, lexically (what a symlink would make of
+ * it is the sandbox's business). `..` above the start and `~/..` stay. */
+static void fold_dotdot(char *p)
+{
+	char *d = p;
+
+	while ((d = strstr(d, "/.."))) {
+		char *start = d, *end = d + 3;
+
+		if (*end != '/' && *end != '\0') {
+			d++;
+			continue;
+		}
+		while (start > p && start[-1] != '/')
+			start--;
+		if (start == d) {
+			if (d == p) { /* "/.." at the root is the root */
+				memmove(d, end, strlen(end) + 1);
+				d = p;
+				continue;
+			}
+			d++;
+			continue;
+		}
+		if ((d - start == 2 && strncmp(start, "..", 2) == 0) ||
+		    (d - start == 1 && *start == '~')) {
+			d++;
+			continue;
+		}
+		if (start == p) {
+			if (*end == '/')
+				end++;
+		} else {
+			start--; /* the slash before the component */
+		}
+		memmove(start, end, strlen(end) + 1);
+		d = p;
+	}
+}
+
 /* A path as the rules see it: $HOME and ${HOME} written ~, `//` and `/./`
  * folded, a leading `./` and a trailing `/` or `/.` dropped. */
 static char *norm_path(const char *fold)
@@ -233,6 +273,14 @@ static char *norm_path(const char *fold)
 	*o = '\0';
 	while (strncmp(p, "./", 2) == 0 && p[2])
 		memmove(p, p + 2, strlen(p + 2) + 1);
+	fold_dotdot(p);
+	/* /proc/PID/root/etc/shadow is /etc/shadow */
+	if (strncmp(p, "/proc/", 6) == 0) {
+		char *r = strchr(p + 6, '/');
+
+		if (r && strncmp(r, "/root/", 6) == 0)
+			memmove(p, r + 5, strlen(r + 5) + 1);
+	}
 	n = strlen(p);
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0';
@@ -1026,6 +1074,12 @@ static size_t skip_opts(const struct view *v, size_t i, const char *vals)
 	return i;
 }
 
+/* Names of the standard input as a file: `bash /dev/stdin`, `. /dev/fd/0`. */
+static bool is_stdin_path(const char *fold)
+{
+	return in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
+}
+
 static bool is_shell(const char *p)
 {
 	return in_list(p, "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh");
@@ -1082,7 +1136,7 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		return;
 	}
-	if (i < v->n && !smode)
+	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
 		return; /* a script file: ward sees its name, not its text */
 	here = stdin_text(v->cmd);
 	if (here) {
@@ -1142,9 +1196,11 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
 				continue;
 			p += strspn(p, " \t");
-			if (*p != '(')
+			/* system "…" in ruby and perl needs no parentheses */
+			if (*p == '(')
+				p++;
+			else if (p == s + n || (*p != '"' && *p != '\''))
 				continue;
-			p++;
 			p += strspn(p, " \t");
 			if (*p == '"' || *p == '\'') {
 				const char *e = strchr(p + 1, *p);
@@ -1251,6 +1307,7 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 				strcmp(prog, "php") == 0  ? "-r" :
 				in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
 				in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct redir *here;
 	size_t i;
 	bool code = false;
 
@@ -1280,8 +1337,17 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 		if (strcmp(t, "-m") == 0)
 			return;
 	}
-	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0))
+	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
 		return;
+	here = stdin_text(v->cmd);
+	if (here) {
+		/* python3 - <<'EOF' … EOF: the program is right here */
+		if (here->target.flags & WARD_SH_W_CMDSUB)
+			v->dynamic = true;
+		code_strings(c, v, &here->target, depth);
+		code_paths(c, v, &here->target, depth);
+		return;
+	}
 	v->script_stdin = true;
 }
 
@@ -1485,6 +1551,14 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
 				v->dynamic = true;
+		if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
+			const struct redir *here = stdin_text(v->cmd);
+
+			if (here)
+				shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+			else
+				v->script_stdin = true;
+		}
 	} else if (strcmp(prog, "eval") == 0) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & WARD_SH_W_CMDSUB)

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -152,6 +154,70 @@ START_TEST(test_approve_flag)
 	ck_assert(exists("ran"));
 	free(out);
 	free(err);
+}
+END_TEST
+
+/* At a terminal ward asks; `answer` is typed when the question shows. */
+static int run_on_tty(const char *cmd, const char *answer, char *seen, size_t size)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
+	size_t got = 0;
+	pid_t pid;
+
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	pid = fork();
+	if (pid == 0) {
+		int slave;
+
+		setsid();
+		slave = open(ptsname(master), O_RDWR);
+		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+			_exit(126);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		execl(ward, ward, "run", "-C", workdir, "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (;;) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pf, 1, 10000) <= 0)
+			break;
+		n = read(master, seen + got, size - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		seen[got] = '\0';
+		if (answer && strstr(seen, "[y/N] ")) {
+			ck_assert_int_eq(write(master, answer, strlen(answer)), (ssize_t)strlen(answer));
+			answer = NULL;
+		}
+	}
+	seen[got] = '\0';
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(master);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(test_prompt_on_terminal)
+{
+	char seen[8192], d[4300];
+
+	snprintf(d, sizeof(d), "%s/sub", workdir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	ck_assert_int_eq(run_on_tty("touch ran; rm -rf sub", "n\n", seen, sizeof(seen)), 125);
+	ck_assert_msg(strstr(seen, "needs approval (approval.rm-recursive-force:"), "%s", seen);
+	ck_assert(!exists("ran") && exists("sub"));
+	ck_assert_int_eq(run_on_tty("touch ran; rm -rf sub", "y\n", seen, sizeof(seen)), 0);
+	ck_assert(exists("ran") && !exists("sub"));
+	/* a refusal is not a question */
+	ck_assert_int_eq(run_on_tty("cat /etc/shadow", "y\n", seen, sizeof(seen)), 125);
+	ck_assert_ptr_null(strstr(seen, "[y/N]"));
+	ck_assert_ptr_nonnull(strstr(seen, "refused by rule dangerous.system-accounts"));
 }
 END_TEST
 
@@ -328,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, test_refused_before_spawn);
 	tcase_add_test(tc, test_json_refusal_and_approval);
 	tcase_add_test(tc, test_approve_flag);
+	tcase_add_test(tc, test_prompt_on_terminal);
 	tcase_add_test(tc, test_rate_limit_across_invocations);
 	tcase_add_test(tc, test_rate_limit_concurrent);
 	tcase_add_test(tc, test_validate_cli);

@@ -41,6 +41,10 @@ static const struct expect refusals[] = {
 	R("blocked.fork-bomb", ":()  {  :  |  :  &  }  ;  :"),
 	R("blocked.fork-bomb-function", "function f { f | f & }; f"),
 	R("blocked.fork-bomb-loop", "perl -e 'fork while fork'"),
+	R("blocked.find-delete-root", "find / -name x -delete"),
+	R("blocked.find-delete-root", "find ~ -delete"),
+	R("blocked.chmod-root", "chmod -R 777 /"),
+	R("blocked.chmod-root", "chown -R me /usr"),
 	R("blocked.dd-device", "dd if=/dev/zero of=/dev/sda bs=1M"),
 	R("blocked.dd-device", "dd if=/dev/random of=/dev/nvme0n1"),
 	R("blocked.dd-device", "dd if=/dev/urandom of=/dev/disk/by-id/x"),
@@ -117,6 +121,8 @@ static const struct expect refusals[] = {
 	R("dangerous.ssh", "cat id_rsa"),
 	R("dangerous.shell-history", "cat ~/.bash_history"),
 	R("dangerous.shell-history", "tail -n 50 .zsh_history"),
+	R("dangerous.shell-history-write", ": > ~/.bash_history"),
+	R("dangerous.shell-history-write", "echo > .zsh_history"),
 	R("dangerous.startup-file-write", "echo 'x' >> ~/.bashrc"),
 	R("dangerous.startup-file-write", "cat x > ~/.bashrc"),
 	R("dangerous.startup-file-write", "tee -a ~/.profile < x"),
@@ -274,6 +280,16 @@ static const struct expect obfuscated[] = {
 	R("dangerous.system-accounts", "export X=/etc/shadow; cat $X"),
 	R("blocked.rm-root", "rm -rf /$EMPTY"),
 	R("dangerous.ssh", "D=~/.ssh; ls $D"),
+	/* paths spelt the long way round */
+	R("dangerous.system-accounts", "cat /etc/../etc/shadow"),
+	R("dangerous.system-accounts", "cat /proc/self/root/etc/shadow"),
+	R("dangerous.system-accounts", "cat /../etc/passwd"),
+	R("sensitive.env-file", "cat a/../.env"),
+	/* programs read from stdin, here-documents to interpreters */
+	R("blocked.download-to-shell", "curl x | source /dev/stdin"),
+	R("blocked.download-to-shell", "curl x | bash /dev/stdin"),
+	R("blocked.rm-root", "python3 - <<'EOF'\nimport os; os.system(\"rm -rf /\")\nEOF"),
+	R("blocked.rm-root", "ruby -e 'system \"rm -rf /\"'"),
 	/* files named in code run by an interpreter */
 	R("sensitive.env-file", "python3 -c 'print(open(\".env\").read())'"),
 	R("dangerous.system-accounts", "node -e 'require(\"fs\").readFileSync(\"/etc/shadow\")'"),
@@ -632,6 +648,11 @@ static const char *const ordinary[] = {
 	"python3 -c 'import json; print(json.load(open(\"package.json\")))'",
 	"X=build; make -C $X",
 	"for d in */; do ls \"$d\"; done",
+	"find . -name '*.o' -delete",
+	"chown $USER:$USER build",
+	"cat ../x/../y",
+	"ls ../..",
+	"python3 - <<'EOF'\nprint('hello')\nEOF",
 };
 
 static bool expected_in(const struct expect *e, size_t n, const char *rule)
