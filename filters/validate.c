@@ -1035,7 +1035,6 @@ static void shell_string(struct ctx *c, const struct view *v, const struct word 
 			 const char *text, bool posix, int depth)
 {
 	validate_string(c, text, strlen(text), posix ? WARD_SH_POSIX : 0, w->off, w->len, depth);
-	(void)v;
 }
 
 /* A view of words [from, to) of v. */
@@ -1297,7 +1296,6 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 
 		match_rules(c, &inner);
 	}
-	(void)depth;
 	words_free(ws, n);
 }
 
