@@ -478,6 +478,16 @@ static bool opt_named(const char *word, const char *list)
 	return in_list(name, list);
 }
 
+/* Options whose value is a file the program writes. */
+static bool is_output_opt(const char *prog, const char *opt)
+{
+	if (strcmp(prog, "ssh") == 0 || strcmp(prog, "scp") == 0)
+		return false; /* -o Option=value */
+	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
+		return true;
+	return opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
+}
+
 /* Fill roles[1..n) for a view. */
 static void compute_roles(const struct view *v, unsigned *roles)
 {
@@ -514,13 +524,13 @@ static void compute_roles(const struct view *v, unsigned *roles)
 			/* the value in the next word */
 			if (!strchr(t, '=') && opt_named(t, val_opts) && i + 1 < v->n) {
 				i++;
-				roles[i] = opt_named(t, data_opts) ? ROLE_DATA : ROLE_READ;
-				if (strcmp(t, "-o") == 0 || strcmp(t, "--output") == 0)
-					roles[i] |= ROLE_WRITE;
-			} else if (opt_named(t, "-o --output --output-document --output-file") &&
-				   !strchr(t, '=') && i + 1 < v->n && strcmp(prog, "ssh") != 0) {
+				roles[i] = opt_named(t, data_opts) ? ROLE_DATA :
+					   is_output_opt(prog, t)  ? ROLE_WRITE :
+								     ROLE_READ;
+			} else if (is_output_opt(prog, t) && !strchr(t, '=') && i + 1 < v->n) {
+				/* written, not read: openssl req -keyout key.pem makes a key */
 				i++;
-				roles[i] = ROLE_WRITE | ROLE_READ;
+				roles[i] = ROLE_WRITE;
 			} else if (strcmp(prog, "wget") == 0 && strcmp(t, "-O") == 0 && i + 1 < v->n) {
 				i++;
 				roles[i] = ROLE_WRITE;
@@ -732,8 +742,9 @@ static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *
 		if (roles[i] & ROLE_DATA)
 			continue;
 		if (roles[i] & ROLE_OPT) {
-			/* --file=PATH names a path too */
-			if (want == ROLE_READ && t[0] == '-' && (eq = strchr(t, '=')) &&
+			/* --file=PATH names a path too, --output=PATH one written */
+			if (t[0] == '-' && (eq = strchr(t, '=')) &&
+			    (is_output_opt(prog_of(v), v->w[i].text) == (want == ROLE_WRITE)) &&
 			    path_matches(cd, &v->w[i], eq + 1)) {
 				c->hit = v->w[i].text;
 				return true;
