@@ -182,8 +182,15 @@ START_TEST(test_file)
 	ck_assert_int_eq(err->kind, WARD_ERR_EXECUTION_FAILED);
 	ck_assert_ptr_nonnull(strstr(err->message, path));
 	ward_error_free(err);
+	err = NULL;
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 9);
+	/* a state directory that cannot be made says how to fix it */
+	snprintf(sub, sizeof(sub), "/proc/ward-no-such/ratelimit");
+	ck_assert_int_lt(ward_ratelimit_take_file(sub, 3, 10, &retry, &err), 0);
+	ck_assert_msg(strstr(err->message, "XDG_STATE_HOME") && strstr(err->message, "/proc/ward-no-such"),
+		      "%s", err->message);
+	ward_error_free(err);
 	harness_rmtree(dir);
 	free(dir);
 }
