@@ -35,6 +35,12 @@
  * one into needing approval, or add rules in the same syntax.
  *
  * In a chain the highest risk wins: refused over approval over allowed.
+ * Two refusals come from the validators themselves: "validator.unparsed" (a
+ * string a shell would run that cannot be parsed) and "validator.too-deep"
+ * (wrappers or strings nested beyond any ordinary use).
+ *
+ * Threads: ward_validate() may run in several threads at once, on the same
+ * rule set; a rule set must not be changed while it is in use.
  */
 #ifndef WARD_VALIDATE_H
 #define WARD_VALIDATE_H
