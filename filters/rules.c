@@ -222,9 +222,9 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 			return bad(p, "argsubst must be yes, not \"%s\"", value);
 		return 0;
 	case C_CODE:
-		if (strcmp(value, "dynamic"))
-			return bad(p, "code must be dynamic, not \"%s\"", value);
-		return 0;
+		if (strcmp(value, "dynamic") && strcmp(value, "downloaded"))
+			return bad(p, "code must be dynamic or downloaded, not \"%s\"", value);
+		return split_items(p, value, &c->items, &c->n_items, false);
 	case C_OPT: {
 		char **items = NULL;
 		size_t n = 0, k;

@@ -70,6 +70,7 @@ struct view {
 	const struct cmd *cmd;
 	bool script_stdin;    /* a shell or interpreter reading its program from stdin */
 	bool dynamic;         /* it runs code only known at run time */
+	bool runs_download;   /* it runs a file a download earlier in the string wrote */
 };
 
 struct match {
@@ -91,6 +92,9 @@ struct ctx {
 	struct ward_error **err;
 	int failed;           /* out of memory */
 	const char *hit;      /* the word that made the last condition true */
+	/* Files downloads earlier in the string wrote (normalised paths). */
+	char **downloads;
+	size_t n_downloads;
 	/* Variables set in the string (x=rm), in source order. */
 	struct var {
 		char *name, *value;
@@ -940,7 +944,7 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 			}
 		return false;
 	case C_CODE:
-		return v->dynamic;
+		return strcmp(cd->items[0], "downloaded") == 0 ? v->runs_download : v->dynamic;
 	case C_TEXT:
 		return cond_text(c, cd, v);
 	case C_WHOLE:
@@ -1534,6 +1538,111 @@ static void unwrap_env(struct ctx *c, const struct view *v, int depth)
 	sub_view(c, v, i, v->n, depth + 1);
 }
 
+static bool downloaded(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_downloads; i++)
+		if (strcmp(c->downloads[i], p) == 0)
+			return true;
+	return false;
+}
+
+static void add_download(struct ctx *c, const char *fold)
+{
+	char **g;
+	char *p;
+
+	if (!*fold || strcmp(fold, "-") == 0 || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	p = norm_path(fold);
+	g = p ? realloc(c->downloads, (c->n_downloads + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->downloads = g;
+	g[c->n_downloads++] = p;
+}
+
+/* The file a URL is saved as by curl -O or wget: its last path component. */
+static void add_url_name(struct ctx *c, const char *url)
+{
+	const char *s = strstr(url, "://"), *slash;
+	char name[256];
+	size_t k;
+
+	if (!s)
+		return;
+	slash = strrchr(s + 3, '/');
+	if (!slash)
+		return;
+	k = strcspn(slash + 1, "?#");
+	if (!k || k >= sizeof(name))
+		return;
+	memcpy(name, slash + 1, k);
+	name[k] = '\0';
+	add_download(c, name);
+}
+
+/* What a download writes: -o/--output/-O files, curl -O's and wget's names
+ * from the URL, and stdout redirected to a file. */
+static void record_downloads(struct ctx *c, const struct view *v)
+{
+	const char *prog = prog_of(v);
+	bool wget = strcmp(prog, "wget") == 0, named = wget, explicit_out = false;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (is_output_opt(prog, v->w[i].text)) {
+			if (strchr(t, '='))
+				add_download(c, strchr(t, '=') + 1);
+			else if (i + 1 < v->n)
+				add_download(c, v->w[++i].fold);
+			explicit_out = true;
+		} else if (!wget && (strcmp(v->w[i].text, "-O") == 0 ||
+				     strcmp(t, "--remote-name") == 0 || strcmp(t, "--remote-name-all") == 0)) {
+			named = true;
+		}
+	}
+	if (named && !explicit_out)
+		for (i = 1; i < v->n; i++)
+			add_url_name(c, v->w[i].fold);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			add_download(c, v->cmd->r[i].target.fold);
+}
+
+/* The script a shell, an interpreter or `source` runs from a file, or the
+ * program itself when named by a path. */
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+{
+	size_t i;
+
+	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
+		v->runs_download = true;
+		return;
+	}
+	if (!is_shell(prog) && !in_list(prog, "source . python python2 python3 pypy pypy3 perl "
+					      "ruby node nodejs php lua deno bun"))
+		return;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-' && t[1])
+			continue;
+		if (v->w[i].flags & (WARD_SH_W_PROCSUB | WARD_SH_W_CMDSUB))
+			v->dynamic = true; /* bash <(curl …) */
+		else if (downloaded(c, v->w[i].fold))
+			v->runs_download = true;
+		return;
+	}
+}
+
 static void check_view(struct ctx *c, struct view *v, int depth)
 {
 	_cleanup_free_ unsigned *roles = NULL;
@@ -1573,7 +1682,11 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 			if (v->w[i].flags & WARD_SH_W_CMDSUB)
 				v->dynamic = true;
 	}
+	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog);
 	match_rules(c, v);
+	if (in_list(prog, "curl wget fetch aria2c http https"))
+		record_downloads(c, v);
 
 	roles = calloc(v->n + 1, sizeof(*roles));
 	if (!roles) {
@@ -2142,6 +2255,9 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 		free(c->vars[i].value);
 	}
 	free(c->vars);
+	for (size_t i = 0; i < c->n_downloads; i++)
+		free(c->downloads[i]);
+	free(c->downloads);
 	if (c->failed) {
 		free(b->matched);
 		for (size_t i = 0; i < c->n_segs; i++) {
