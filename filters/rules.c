@@ -34,6 +34,7 @@ static const struct {
 } cond_keys[] = {
 	{ "program", C_PROGRAM }, { "sub", C_SUB },         { "flag", C_FLAG },
 	{ "opt", C_OPT },         { "arg", C_ARG },         { "word", C_WORD },
+	{ "noword", C_NOWORD },
 	{ "path", C_PATH },       { "write", C_WRITE },     { "redirect", C_REDIRECT },
 	{ "upstream", C_UPSTREAM }, { "stdin", C_STDIN },   { "context", C_CONTEXT },
 	{ "argsubst", C_ARGSUBST }, { "code", C_CODE },     { "text", C_TEXT },

@@ -922,6 +922,11 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 				return true;
 			}
 		return false;
+	case C_NOWORD:
+		for (i = 1; i < v->n; i++)
+			if (glob_any(cd->items, cd->n_items, v->w[i].fold, 0))
+				return false;
+		return true;
 	case C_PATH:
 		return cond_paths(c, cd, v, roles, ROLE_READ);
 	case C_WRITE:
