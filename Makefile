@@ -168,7 +168,8 @@ test-integration: check
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
-FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c runtime/error.c
+FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
+	     runtime/error.c
 $(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. \
