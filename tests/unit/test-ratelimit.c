@@ -2,6 +2,7 @@
  * shared by concurrent processes under its lock. */
 #include "harness.h"
 #include "ward/ratelimit.h"
+#include "ward/sandbox.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -128,7 +129,14 @@ END_TEST
 
 START_TEST(test_default_path)
 {
+	struct ward_config cfg;
 	char *p;
+
+	/* a user's default: 30 a minute, 300 an hour */
+	ward_config_init(&cfg);
+	ck_assert_uint_eq(cfg.rate_per_minute, 30);
+	ck_assert_uint_eq(cfg.rate_per_hour, 300);
+	ward_config_release(&cfg);
 
 	setenv("XDG_STATE_HOME", "/x/state", 1);
 	p = ward_ratelimit_default_path();
