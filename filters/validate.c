@@ -27,6 +27,9 @@
 /* Wrappers and strings inside strings deeper than this are refused: a
  * legitimate command never nests so deep, and the validators must end. */
 #define MAX_DEPTH 12
+/* Earlier commands of a pipeline looked at for one command (`upstream`):
+ * the nearest ones, so that a long pipeline costs linear time. */
+#define MAX_UPSTREAM 16
 
 struct word {
 	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
@@ -95,6 +98,9 @@ struct ctx {
 	/* Files downloads earlier in the string wrote (normalised paths). */
 	char **downloads;
 	size_t n_downloads;
+	/* Where the last pipeline element was found (see find_pipe). */
+	const struct ward_sh_node *pipe_node;
+	size_t pipe_idx;
 	/* Variables set in the string (x=rm), in source order. */
 	struct var {
 		char *name, *value;
@@ -2043,7 +2049,7 @@ static void collect_simple(const struct walk *wk, const struct ward_sh_node *n, 
 {
 	size_t i;
 
-	if (!n)
+	if (!n || *nv >= MAX_UPSTREAM)
 		return;
 	if (n->kind == WARD_SH_SIMPLE) {
 		struct cmd *g = realloc(*v, (*nv + 1) * sizeof(*g));
@@ -2065,6 +2071,7 @@ static void collect_simple(const struct walk *wk, const struct ward_sh_node *n, 
  * later element of a pipeline. Fills the earlier elements' commands. */
 static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struct cmd *cmd)
 {
+	struct ctx *c = wk->c;
 	const struct ward_sh_node *p;
 
 	for (; (p = n->parent); n = p) {
@@ -2072,11 +2079,20 @@ static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struc
 
 		if (p->kind != WARD_SH_PIPELINE)
 			continue;
-		for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
-			;
+		/* the elements are visited in order: go on from the last one
+		 * found, so a long pipeline costs linear time */
+		i = c->pipe_node == p && c->pipe_idx < p->n_kids ? c->pipe_idx : 0;
+		while (i < p->n_kids && p->kids[i] != n)
+			i++;
+		if (i == p->n_kids)
+			for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
+				;
+		c->pipe_node = p;
+		c->pipe_idx = i;
 		if (i == 0 || i == p->n_kids)
 			continue;
-		for (k = 0; k < i; k++)
+		/* the nearest elements: what feeds a shell sits right before it */
+		for (k = i > MAX_UPSTREAM ? i - MAX_UPSTREAM : 0; k < i; k++)
 			collect_simple(wk, p->kids[k], &cmd->up, &cmd->n_up);
 		return true;
 	}
@@ -2214,6 +2230,7 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 	}
 	words_free(v.w, v.n);
 	cmd_release(&cmd);
+	held_free(c); /* the upstream views of this command */
 	return c->failed ? 1 : 0;
 }
 
