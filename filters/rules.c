@@ -197,7 +197,17 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 	switch (kind) {
 	case C_TEXT:
 	case C_WHOLE: {
-		int rc = regcomp(&c->re, value, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+		int rc;
+		const char *b;
+
+		/* a back-reference makes matching exponential on a long string:
+		 * the validators must answer in bounded time */
+		for (b = value; (b = strchr(b, '\\')); b += 2)
+			if (b[1] >= '1' && b[1] <= '9')
+				return bad(p, "%s: back-references (\\%c) are not allowed", key, b[1]);
+			else if (!b[1])
+				break;
+		rc = regcomp(&c->re, value, REG_EXTENDED | REG_ICASE | REG_NOSUB);
 
 		if (rc != 0) {
 			char msg[256];

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct expect {
 	const char *rule;
@@ -1041,6 +1042,9 @@ START_TEST(test_policy_mistakes)
 	policy_error("{\"validators\": {\"add\": [{\"id\": \"x\", \"category\": \"blocked\","
 		     " \"words\": \"w\", \"except\": \"y\"}]}}",
 		     "except applies to one path or write key");
+	policy_error("{\"validators\": {\"add\": [{\"id\": \"x\", \"category\": \"blocked\","
+		     " \"words\": \"w\", \"whole\": \"(a)\\\\1\"}]}}",
+		     "back-references (\\1) are not allowed");
 	policy_error("{\"rate_limit\": {\"per_minute\": -1}}", "rate_limit.per_minute");
 	policy_error("{\"rate_limit\": {\"per_hour\": 1.5}}", "rate_limit.per_hour");
 	policy_error("{\"rate_limit\": {\"per_day\": 5}}", "unknown key \"per_day\"");
@@ -1074,6 +1078,36 @@ START_TEST(test_table_text)
 }
 END_TEST
 
+/* Adversarial strings are answered in bounded time: the parser's limits,
+ * no back-references, the nearest upstream commands only. */
+START_TEST(test_bounded_time)
+{
+	static const char *const units[] = { "x(){ ", "sh|", "a(){ a|", "$(", "env " };
+	size_t u;
+
+	for (u = 0; u < ARRAY_N(units); u++) {
+		size_t n = strlen(units[u]), reps = 200000 / n, i;
+		char *s = malloc(reps * n + 1);
+		struct ward_verdict v;
+		struct ward_error *err = NULL;
+		struct timespec t0, t1;
+		double secs;
+
+		for (i = 0; i < reps; i++)
+			memcpy(s + i * n, units[u], n);
+		s[reps * n] = '\0';
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (ward_validate(NULL, s, &v, &err) == 0)
+			ward_verdict_release(&v);
+		ward_error_free(err);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		ck_assert_msg(secs < 10, "'%s' x %zu took %.1f s", units[u], reps, secs);
+		free(s);
+	}
+}
+END_TEST
+
 /* The counts, for the test output (checked above). */
 START_TEST(test_counts)
 {
@@ -1101,6 +1135,7 @@ int main(void)
 	tcase_add_test(tc, test_policy_changes);
 	tcase_add_test(tc, test_policy_mistakes);
 	tcase_add_test(tc, test_table_text);
+	tcase_add_test(tc, test_bounded_time);
 	tcase_add_test(tc, test_counts);
 	return harness_main(s);
 }
