@@ -61,6 +61,7 @@ struct cmd {
 	struct word *assigns; /* NAME=value prefixes */
 	size_t n_assigns;
 	const struct ward_sh_node *node; /* NULL for argv or a synthesised command */
+	const struct ward_sh_tree *tree; /* the node's tree */
 	/* Earlier commands of the same pipeline (for `upstream` and `text`). */
 	struct cmd *up;
 	size_t n_up;
@@ -2014,6 +2015,7 @@ static void fill_cmd(const struct walk *wk, struct cmd *cmd, const struct ward_s
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->node = n;
+	cmd->tree = wk->t;
 	span(wk, n->off, n->len, &cmd->off, &cmd->len);
 	cmd->depth = wk->depth;
 	fill_redirs(wk, cmd, n->redirs, n->n_redirs);
@@ -2030,17 +2032,46 @@ static void fill_cmd(const struct walk *wk, struct cmd *cmd, const struct ward_s
 static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const struct walk *wk,
 			     struct word **out, size_t *n_out)
 {
-	size_t i;
+	size_t i, cap = n->n_words + 1;
 
-	*out = calloc(n->n_words + 1, sizeof(**out));
+	*out = calloc(cap, sizeof(**out));
 	*n_out = 0;
 	if (!*out) {
 		c->failed = 1;
 		return;
 	}
-	for (i = 0; i < n->n_words; i++)
-		if (sh_word(wk, &(*out)[*n_out], &n->words[i]))
-			(*n_out)++;
+	for (i = 0; i < n->n_words && !c->failed; i++) {
+		const struct ward_sh_word *w = &n->words[i];
+		char **parts = NULL;
+		size_t n_parts = 0, k;
+
+		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
+		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
+		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
+			if (sh_word(wk, &(*out)[*n_out], w))
+				(*n_out)++;
+			continue;
+		}
+		if (*n_out + n_parts + 1 > cap) {
+			struct word *g = realloc(*out, (cap = *n_out + n_parts + n->n_words + 1) *
+							       sizeof(*g));
+
+			if (!g) {
+				ward_sh_strv_free(parts, n_parts);
+				c->failed = 1;
+				return;
+			}
+			*out = g;
+		}
+		for (k = 0; k < n_parts; k++) {
+			size_t o, l;
+
+			span(wk, w->off, w->len, &o, &l);
+			if (word_init(c, &(*out)[*n_out], parts[k], w->flags & ~WARD_SH_W_BRACE, o, l))
+				(*n_out)++;
+		}
+		ward_sh_strv_free(parts, n_parts);
+	}
 }
 
 /* Simple commands inside a node (for the earlier commands of a pipeline). */
@@ -2103,7 +2134,7 @@ static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struc
  * the ctx until the end. */
 static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out)
 {
-	struct walk wk = { .c = c, .span_len = (size_t)-1 };
+	struct walk wk = { .c = c, .span_len = (size_t)-1, .t = cmd->tree };
 	struct held *g;
 
 	memset(out, 0, sizeof(*out));

@@ -294,6 +294,11 @@ static const struct expect obfuscated[] = {
 	R("dangerous.system-accounts", "export X=/etc/shadow; cat $X"),
 	R("blocked.rm-root", "rm -rf /$EMPTY"),
 	R("dangerous.ssh", "D=~/.ssh; ls $D"),
+	/* bash brace expansion makes words */
+	R("blocked.rm-root", "bash -c 'rm -rf /{usr,etc}'"),
+	R("blocked.rm-root", "bash -c '{rm,-rf,/}'"),
+	R("dangerous.system-accounts", "bash -c 'cat /etc/{passwd,group}'"),
+	R("dangerous.ssh", "bash -c 'cat ~/.{ssh,aws}/x'"),
 	/* paths spelt the long way round */
 	R("dangerous.system-accounts", "cat /etc/../etc/shadow"),
 	R("dangerous.system-accounts", "cat /proc/self/root/etc/shadow"),
@@ -663,6 +668,8 @@ static const char *const ordinary[] = {
 	"X=build; make -C $X",
 	"for d in */; do ls \"$d\"; done",
 	"find . -name '*.o' -delete",
+	"bash -c 'mkdir -p src/{a,b}/tests'",
+	"bash -c 'cp config.{yml,yml.bak}'",
 	"echo PING | nc localhost 6379",
 	"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 8080",
 	"echo hi | socat - TCP:localhost:9000",
