@@ -1689,7 +1689,7 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 			else
 				v->script_stdin = true;
 		}
-	} else if (strcmp(prog, "eval") == 0) {
+	} else if (strcmp(prog, "eval") == 0 || strcmp(prog, "trap") == 0) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & WARD_SH_W_CMDSUB)
 				v->dynamic = true;
@@ -1823,6 +1823,11 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		unwrap_git(c, v, depth);
 	} else if (in_list(prog, "awk gawk mawk nawk")) {
 		unwrap_awk(c, v, roles, depth);
+	} else if (strcmp(prog, "trap") == 0) {
+		/* trap 'CODE' SIGNAL...: the shell runs CODE later */
+		i = v->n > 1 && strcmp(v->w[1].text, "--") == 0 ? 2 : 1;
+		if (i < v->n && v->w[i].text[0] != '-' && v->n > i + 1)
+			shell_string(c, v, &v->w[i], v->w[i].text, true, depth + 1);
 	} else if (in_list(prog, "export declare typeset local readonly")) {
 		for (i = 1; i < v->n; i++)
 			assignment(c, v, &v->w[i], depth);
