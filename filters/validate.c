@@ -38,6 +38,9 @@ struct word {
 	 * variables set earlier in the string by their value, others empty —
 	 * or NULL. */
 	char *alt;
+	/* norm_path() of fold and of alt, made when first asked (a word is
+	 * matched by many rules, and by each wrapper's view) */
+	char *norm, *norm_alt;
 	unsigned flags; /* WARD_SH_W_* */
 	size_t off, len; /* span in the validated string */
 };
@@ -137,6 +140,7 @@ static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned 
 	w->text = strdup(text ? text : "");
 	w->fold = lower_dup(text);
 	w->alt = NULL;
+	w->norm = w->norm_alt = NULL;
 	w->flags = flags;
 	w->off = off;
 	w->len = len;
@@ -152,6 +156,8 @@ static void word_release(struct word *w)
 	free(w->text);
 	free(w->fold);
 	free(w->alt);
+	free(w->norm);
+	free(w->norm_alt);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -382,16 +388,14 @@ static bool path_glob_rev(const char *item, const char *path)
 	return false;
 }
 
-static bool path_matches_one(const struct cond *cd, const char *fold, bool glob)
+static bool path_matches_one(const struct cond *cd, const char *fold, const char *p, bool glob)
 {
-	_cleanup_free_ char *p = NULL;
 	const char *last;
 	size_t i;
 
 	/* A URL names something elsewhere, not a file here. */
 	if (strstr(fold, "://") && strncmp(fold, "file://", 7) != 0)
 		return false;
-	p = norm_path(fold);
 	if (!p)
 		return false;
 	last = basename_of(p);
@@ -403,15 +407,34 @@ static bool path_matches_one(const struct cond *cd, const char *fold, bool glob)
 	return false;
 }
 
+/* The normalised path of a word's text (alt: of its expanded form), kept in
+ * the word. The cache is not part of what the word says, hence the cast. */
+static const char *word_norm(const struct word *w, bool alt)
+{
+	struct word *m = (struct word *)w;
+
+	if (alt && !m->norm_alt && m->alt)
+		m->norm_alt = norm_path(m->alt);
+	if (!alt && !m->norm)
+		m->norm = norm_path(m->fold);
+	return alt ? m->norm_alt : m->norm;
+}
+
 static bool path_matches(const struct cond *cd, const struct word *w, const char *fold)
 {
 	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
 
-	if (path_matches_one(cd, fold, glob))
+	if (fold != w->fold) {
+		/* a part of the word (the value after '='): not cached */
+		_cleanup_free_ char *p = norm_path(fold);
+
+		return path_matches_one(cd, fold, p, glob);
+	}
+	if (path_matches_one(cd, fold, word_norm(w, false), glob))
 		return true;
 	/* the same word with its variables expanded, when that differs */
-	if (w->alt && fold == w->fold)
-		return path_matches_one(cd, w->alt, glob);
+	if (w->alt)
+		return path_matches_one(cd, w->alt, word_norm(w, true), glob);
 	return false;
 }
 
@@ -905,17 +928,16 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 		return cond_opt(c, cd, v);
 	case C_ARG:
 		for (i = 1; i < v->n; i++) {
-			_cleanup_free_ char *p = NULL;
+			const char *p;
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
-			p = norm_path(v->w[i].fold);
+			p = word_norm(&v->w[i], false);
 			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
-			free(p);
-			p = v->w[i].alt ? norm_path(v->w[i].alt) : NULL;
+			p = word_norm(&v->w[i], true);
 			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;

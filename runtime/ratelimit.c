@@ -35,6 +35,8 @@ static void prune(struct ward_ratelog *log, int64_t now_ms, size_t keep)
 		i++;
 	if (log->n - i > keep)
 		i = log->n - keep;
+	if (i == 0)
+		return;
 	memmove(log->t, log->t + i, (log->n - i) * sizeof(*log->t));
 	log->n -= i;
 }
