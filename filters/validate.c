@@ -2075,11 +2075,13 @@ static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const 
 		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
 		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
 		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
+			ward_sh_strv_free(parts, n_parts);
 			if (sh_word(wk, &(*out)[*n_out], w))
 				(*n_out)++;
 			continue;
 		}
-		if (*n_out + n_parts + 1 > cap) {
+		/* room for these and for the words still to come */
+		if (*n_out + n_parts + (n->n_words - i - 1) + 1 > cap) {
 			struct word *g = realloc(*out, (cap = *n_out + n_parts + n->n_words + 1) *
 							       sizeof(*g));
 

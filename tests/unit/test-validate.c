@@ -674,6 +674,7 @@ static const char *const ordinary[] = {
 	"trap - INT",
 	"bash -c 'mkdir -p src/{a,b}/tests'",
 	"bash -c 'cp config.{yml,yml.bak}'",
+	"bash -c 'echo {a,b,c,d} w x y z'",
 	"echo PING | nc localhost 6379",
 	"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 8080",
 	"echo hi | socat - TCP:localhost:9000",
