@@ -332,6 +332,7 @@ static const struct expect approvals[] = {
 	R("approval.chmod-777", "chmod 777 f"),
 	R("approval.chmod-777", "chmod -R 777 dir"),
 	R("approval.chmod-777", "chmod a+rwx x"),
+	R("approval.chmod-777", "chmod 1777 shared"),
 	R("approval.chown-recursive", "chown -R user:user ."),
 	R("approval.chown-recursive", "chgrp -R staff d"),
 	R("approval.power", "shutdown -h now"),
