@@ -75,6 +75,9 @@ static void rule_release(struct rule *r)
 	for (i = 0; i < r->n_conds; i++)
 		cond_release(&r->conds[i]);
 	free(r->conds);
+	for (i = 0; i < r->n_added_except; i++)
+		free(r->added_except[i]);
+	free(r->added_except);
 	free(r->id);
 	free(r->category);
 	free(r->words);
@@ -465,6 +468,29 @@ out:
 	return rc;
 }
 
+/* Add an exception to every path and write condition of r (and remember it
+ * when `remember`). */
+static int rule_add_except(struct rule *r, const char *glob, bool remember)
+{
+	size_t i;
+	bool any = false;
+
+	for (i = 0; i < r->n_conds; i++) {
+		struct cond *c = &r->conds[i];
+
+		if (c->kind != C_PATH && c->kind != C_WRITE)
+			continue;
+		if (push_str(&c->except, &c->n_except, glob, strlen(glob), true) < 0)
+			return -ENOMEM;
+		any = true;
+	}
+	if (!any)
+		return -EINVAL;
+	if (remember && push_str(&r->added_except, &r->n_added_except, glob, strlen(glob), false) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static struct ward_rules builtin_rules;
 static struct ward_error builtin_error;
 static int builtin_rc;
@@ -510,6 +536,12 @@ struct ward_rules *ward_rules_dup(const struct ward_rules *rules, struct ward_er
 		}
 		out->rules[out->n - 1].relaxed = r->relaxed;
 		out->rules[out->n - 1].refuses = r->refuses;
+		for (size_t k = 0; k < r->n_added_except; k++)
+			if (rule_add_except(&out->rules[out->n - 1], r->added_except[k], true) < 0) {
+				ward_rules_free(out);
+				ward_error_make(err, ENOMEM, "rules");
+				return NULL;
+			}
 	}
 	return out;
 }
@@ -557,6 +589,28 @@ int ward_rules_relax(struct ward_rules *rules, const char *id, struct ward_error
 					    "to allow what it matches", id);
 	r->refuses = false;
 	r->relaxed = true;
+	return 0;
+}
+
+int ward_rules_except(struct ward_rules *rules, const char *id, const char *glob,
+		      struct ward_error **err)
+{
+	struct rule *r = find(rules, id);
+	int rc;
+
+	if (!r)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "no rule \"%s\" to make an exception to", id);
+	if (!glob || !*glob)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "rule \"%s\": an exception is a non-empty glob", id);
+	rc = rule_add_except(r, glob, true);
+	if (rc == -EINVAL)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "rule \"%s\" matches no path: it takes no exceptions "
+					    "(remove or relax it instead)", id);
+	if (rc < 0)
+		return ward_error_make(err, ENOMEM, "rules");
 	return 0;
 }
 

@@ -49,6 +49,10 @@ struct rule {
 	struct cond *conds;
 	size_t n_conds;
 	bool whole_only;    /* has a C_WHOLE condition */
+	/* Exceptions a policy added to the path and write conditions (kept
+	 * apart from text, to copy the rule). */
+	char **added_except;
+	size_t n_added_except;
 };
 
 struct ward_rules {

@@ -399,8 +399,10 @@ static bool path_matches_one(const struct cond *cd, const char *fold, const char
 	if (!p)
 		return false;
 	last = basename_of(p);
-	if (cd->n_except && glob_any(cd->except, cd->n_except, last, 0))
-		return false;
+	for (i = 0; i < cd->n_except; i++)
+		if (strchr(cd->except[i], '/') ? path_glob(cd->except[i], p) :
+						 fnmatch(cd->except[i], last, 0) == 0)
+			return false;
 	for (i = 0; i < cd->n_items; i++)
 		if (path_glob(cd->items[i], p) || (glob && path_glob_rev(cd->items[i], p)))
 			return true;

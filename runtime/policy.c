@@ -318,7 +318,7 @@ static int rule_object_text(struct ctx *c, json_t *o, const char *where, char **
  * rule is an object or a block of the rule table's text. */
 static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "remove", "relax", "add", NULL };
+	static const char *const keys[] = { "remove", "relax", "add", "except", NULL };
 	static const char *const lists[] = { "remove", "relax" };
 	char where[64];
 	size_t i, k;
@@ -346,6 +346,25 @@ static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 				      ward_rules_relax(cfg->rules, json_string_value(e), c->err);
 			if (rc < 0)
 				return setter_failed(c, where);
+		}
+	}
+	a = json_object_get(v, "except");
+	if (a) {
+		const char *id;
+		json_t *globs;
+
+		if (!json_is_object(a))
+			return bad(c, "validators.except", "must be an object of rule id: [globs]");
+		json_object_foreach(a, id, globs) {
+			snprintf(where, sizeof(where), "validators.except.%.40s", id);
+			if (!json_is_array(globs))
+				return bad(c, where, "must be an array of path globs");
+			json_array_foreach(globs, i, e) {
+				if (!json_is_string(e))
+					return bad(c, where, "element %zu must be a path glob", i);
+				if (ward_rules_except(cfg->rules, id, json_string_value(e), c->err) < 0)
+					return setter_failed(c, where);
+			}
 		}
 	}
 	a = json_object_get(v, "add");

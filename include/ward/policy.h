@@ -27,6 +27,7 @@
  *
  *     "validators": {"remove": ["dangerous.pipe-to-shell"],   // rule ids
  *                    "relax": ["sensitive.env-file"],         // refusal -> approval
+ *                    "except": {"sensitive.private-key": ["fixtures/ca.pem"]},
  *                    "add": [{"id": "local.x", "category": "approval",
  *                             "words": "...", "program": "terraform", "sub": "destroy"},
  *                            "[local.y]\ncategory = blocked\n..."]},  // table syntax

@@ -107,6 +107,13 @@ WARD_API int ward_rules_remove(struct ward_rules *rules, const char *id, struct 
  * there is no such rule or it already needs approval. */
 WARD_API int ward_rules_relax(struct ward_rules *rules, const char *id, struct ward_error **err);
 
+/* Let the path and write conditions of rule `id` pass paths matching glob:
+ * a name ("test.key", "dev-?.pem"), or with a slash, a path or a path's tail
+ * ("tests/fixtures/server.pem", globs allowed in each component).
+ * InvalidParameters when there is no such rule or it matches no path. */
+WARD_API int ward_rules_except(struct ward_rules *rules, const char *id, const char *glob,
+			       struct ward_error **err);
+
 /* Add rules written in the syntax of filters/validators.rules; `origin`
  * names the text in messages. InvalidParameters naming the line and the
  * key for a mistake; a duplicate id is a mistake. On failure nothing is

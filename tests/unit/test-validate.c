@@ -966,6 +966,8 @@ START_TEST(test_policy_changes)
 
 	rs = rules_from_policy("{\"validators\": {\"remove\": [\"dangerous.privilege\"],"
 			       " \"relax\": [\"sensitive.env-file\"],"
+			       " \"except\": {\"sensitive.private-key\": [\"tests/fixtures/*.pem\","
+			       "  \"dev-?.key\"]},"
 			       " \"add\": [{\"id\": \"local.terraform-destroy\", \"category\": \"approval\","
 			       "  \"words\": \"destroying infrastructure\", \"program\": \"terraform\","
 			       "  \"sub\": \"destroy\"},"
@@ -994,6 +996,19 @@ START_TEST(test_policy_changes)
 	ck_assert_int_eq(k, WARD_VERDICT_REFUSED);
 	ck_assert_str_eq(verdict_rule(rs, "cat secrets/README.md", &k), "");
 	ck_assert_str_eq(verdict_rule(rs, "terraform plan", &k), "");
+	/* exceptions: a tail with a slash, a name without */
+	ck_assert_str_eq(verdict_rule(rs, "openssl x509 -in tests/fixtures/ca.pem", &k), "");
+	ck_assert_str_eq(verdict_rule(rs, "cat ./repo/tests/fixtures/ca.pem", &k), "");
+	ck_assert_str_eq(verdict_rule(rs, "cat dev-1.key", &k), "");
+	ck_assert_str_eq(verdict_rule(rs, "cat tests/ca.pem", &k), "sensitive.private-key");
+	ck_assert_str_eq(verdict_rule(rs, "cat dev-12.key", &k), "sensitive.private-key");
+	{
+		struct ward_error *e = NULL;
+		struct ward_rules *copy = ward_rules_dup(rs, &e);
+
+		ck_assert_str_eq(verdict_rule(copy, "cat dev-1.key", &k), "");
+		ward_rules_free(copy);
+	}
 	/* the built-in rules are untouched */
 	ck_assert_str_eq(verdict_rule(NULL, "sudo ls", &k), "dangerous.privilege");
 	ward_config_release(&cfg);
@@ -1064,6 +1079,10 @@ START_TEST(test_policy_mistakes)
 	policy_error("{\"validators\": {\"add\": [{\"id\": \"x\", \"category\": \"blocked\","
 		     " \"words\": \"w\", \"whole\": \"(a)\\\\1\"}]}}",
 		     "back-references (\\1) are not allowed");
+	policy_error("{\"validators\": {\"except\": {\"blocked.rm-root\": [\"/tmp\"]}}}",
+		     "matches no path");
+	policy_error("{\"validators\": {\"except\": {\"no.such\": [\"x\"]}}}", "no rule \"no.such\"");
+	policy_error("{\"validators\": {\"except\": [\"x\"]}}", "must be an object");
 	policy_error("{\"rate_limit\": {\"per_minute\": -1}}", "rate_limit.per_minute");
 	policy_error("{\"rate_limit\": {\"per_hour\": 1.5}}", "rate_limit.per_hour");
 	policy_error("{\"rate_limit\": {\"per_day\": 5}}", "unknown key \"per_day\"");
