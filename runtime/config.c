@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "runtime/util-internal.h"
+#include "ward/ratelimit.h"
+#include "ward/validate.h"
 
 void ward_config_init(struct ward_config *cfg)
 {
@@ -25,6 +27,8 @@ void ward_config_init(struct ward_config *cfg)
 	ward_netpolicy_init(&cfg->netpolicy);
 	cfg->proxy_port = WARD_NET_DEFAULT_PORT;
 	ward_cidr_parse(WARD_NET_DEFAULT_SUBNET, &cfg->net_subnet, NULL);
+	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
+	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
 }
 
 void ward_config_release(struct ward_config *cfg)
@@ -47,6 +51,7 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->mounts);
 	ward_netpolicy_release(&cfg->netpolicy);
 	free(cfg->net_log);
+	ward_rules_free(cfg->rules);
 	ward_config_init(cfg);
 }
 

@@ -17,6 +17,7 @@ static const struct {
 	{ "diff", ward_cmd_diff, "show a kept change set as a unified diff" },
 	{ "apply", ward_cmd_apply, "copy a kept change set into its workdir" },
 	{ "discard", ward_cmd_discard, "drop a kept change set" },
+	{ "validate", ward_cmd_validate, "check a command against the validators without running it" },
 };
 
 static void usage(FILE *f)

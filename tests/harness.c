@@ -464,3 +464,31 @@ int harness_capture(char *const argv[], char **out, char **err_out)
 {
 	return harness_capture_input(argv, NULL, out, err_out);
 }
+
+const char *harness_fences_policy_opt(void)
+{
+	static const char text[] = "{\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0},\n"
+				   " \"validators\": {\"enabled\": false}}\n";
+	static char opt[4096];
+	const char *path = getenv("WARD_TEST_FENCES_POLICY");
+	char tmp[1024];
+	int fd;
+
+	if (opt[0])
+		return opt;
+	if (!path || !*path) {
+		const char *dir = getenv("TMPDIR");
+
+		snprintf(tmp, sizeof(tmp), "%s/ward-fences-policy.%u.json",
+			 dir && *dir ? dir : "/tmp", (unsigned)getuid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			if (write(fd, text, sizeof(text) - 1) < 0)
+				perror("harness: write fences policy");
+			close(fd);
+		}
+		path = tmp;
+	}
+	snprintf(opt, sizeof(opt), "--policy=%s", path);
+	return opt;
+}

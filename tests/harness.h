@@ -46,6 +46,13 @@ char *harness_path(const char *rel);
 /* Whether the probe for tag passes (runs it once, caches). */
 bool harness_have(const char *tag);
 
+/* "--policy=FILE" for tests of the sandbox's own layers through the CLI:
+ * a policy with the front door's validators and rate limits off, so that a
+ * test can run what the validators would refuse (an attack on a protected
+ * path) and hundreds of commands. FILE is $WARD_TEST_FENCES_POLICY (set by
+ * tests/run.sh), else one written under $TMPDIR. Returns a static string. */
+const char *harness_fences_policy_opt(void);
+
 /* A fresh world-readable (0755) temporary directory under $TMPDIR or /tmp,
  * malloc'd; harness_rmtree() removes a tree. */
 char *harness_tmpdir(void);

@@ -11,6 +11,22 @@ B=$(realpath "${B:-build}")
 what=${1:-all}
 pass=0 fail=0 skip=0 bins_failed=()
 
+# ward run's front door counts every command against a per-user rate limit
+# (30 a minute by default) kept under XDG_STATE_HOME. The suite runs ward
+# hundreds of times: it gets a state directory of its own, never the user's,
+# and a policy without limits (tests of the limits pass their own policy).
+STATE=$(mktemp -d /tmp/ward-tests-state.XXXXXX)
+chmod 755 "$STATE"
+printf '{"rate_limit": {"per_minute": 0, "per_hour": 0}}\n' >"$STATE/policy.json"
+printf '{"rate_limit": {"per_minute": 0, "per_hour": 0},\n "validators": {"enabled": false}}\n' \
+	>"$STATE/fences.json"
+chmod 644 "$STATE/policy.json" "$STATE/fences.json"
+export WARD_POLICY=${WARD_POLICY:-$STATE/policy.json}
+# tests of the sandbox's own layers through the CLI (harness_fences_policy_opt)
+export WARD_TEST_FENCES_POLICY=$STATE/fences.json
+export XDG_STATE_HOME=$STATE/state
+trap 'rm -rf "$STATE"' EXIT
+
 run_one() { # label, then the command
 	local label=$1 out rc n f e
 	shift
@@ -51,16 +67,18 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 	done
 	if [ "$(id -u)" = 0 ]; then
 		T=$(mktemp -d /tmp/ward-tests.XXXXXX)
-		trap 'rm -rf "$T"' EXIT
+		trap 'rm -rf "$T" "$STATE"' EXIT
 		chmod 755 "$T"
 		cp -a "$B" "$T/build"
 		chmod -R a+rX "$T"
 		req=$(drop_root_only)
+		mkdir -p "$STATE/state-65534" && chown 65534:65534 "$STATE/state-65534"
 		for t in "$T"/build/tests/integration/test-*; do
 			[ -x "$t" ] || continue
 			run_one "integration/${t##*/} (uid 65534)" \
 				setpriv --reuid=65534 --regid=65534 --clear-groups \
-				env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" "$t"
+				env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" \
+				XDG_STATE_HOME="$STATE/state-65534" "$t"
 		done
 	fi
 fi
@@ -86,6 +104,31 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 		fi
 	else
 		echo "# FAIL fuzz/shparse: $fz not built (make check builds it)"
+		fail=$((fail + 1))
+	fi
+fi
+
+# The validators' fuzz target, the same way (its seeds, then the parser's).
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+	fz="$B/fuzz/fuzz-validate"
+	echo "== fuzz/validate (${WARD_FUZZ_TIME:-20} s)"
+	if [ -x "$fz" ]; then
+		FC=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
+		fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 "$FC" tests/fuzz/validate \
+			tests/fuzz/shparse 2>&1)
+		frc=$?
+		rm -rf "$FC"
+		printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
+		if [ $frc -eq 0 ]; then
+			pass=$((pass + 1))
+		else
+			printf '%s\n' "$fout" | tail -40
+			fail=$((fail + 1))
+			bins_failed+=("fuzz/validate")
+		fi
+	else
+		echo "# FAIL fuzz/validate: $fz not built (make check builds it)"
 		fail=$((fail + 1))
 	fi
 fi

@@ -82,6 +82,7 @@ enum ward_net_transport {
 
 #define WARD_NET_DEFAULT_PORT 3128
 #define WARD_NET_DEFAULT_SUBNET "10.0.2.0/30"
+struct ward_rules;
 
 struct ward_mount {
 	enum ward_mount_kind kind;
@@ -148,6 +149,12 @@ struct ward_config {
 	 * making placeholders in the workdir for the run (reported as
 	 * "unprotected"; overlay mode needs none). */
 	bool no_placeholders;
+	/* The front door (ward/frontdoor.h), not looked at by ward_run(): the
+	 * validator rules as the policy changed them (NULL: the built-in set,
+	 * owned by the configuration) and the rate limits (default 30 per minute,
+	 * 300 per hour; 0 for none). */
+	struct ward_rules *rules;
+	unsigned rate_per_minute, rate_per_hour;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",

@@ -1011,7 +1011,7 @@ START_TEST(test_veth_inside)
 
 				dup2(null, 1);
 				dup2(null, 2);
-				execl(ward, ward, "run", "--no-policy", "--net=proxy", "--allow-host",
+				execl(ward, ward, "run", harness_fences_policy_opt(), "--net=proxy", "--allow-host",
 				      "www.example.com", "-C", W.dir, "-c",
 				      "sleep 0.2; curl -sf -m 5 http://www.example.com/ | grep -q upstream-ok",
 				      (char *)NULL);
@@ -1040,7 +1040,7 @@ static json_t *cli_json(const char *const *args, const char *request)
 	argv[n++] = ward;
 	argv[n++] = (char *)"run";
 	argv[n++] = (char *)"--json";
-	argv[n++] = (char *)"--no-policy";
+	argv[n++] = (char *)harness_fences_policy_opt();
 	argv[n++] = (char *)"-C";
 	argv[n++] = W.dir;
 	while (*args)

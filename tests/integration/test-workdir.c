@@ -83,7 +83,7 @@ static char *manifest(void)
 	return host_sh(workdir, MANIFEST);
 }
 
-/* ward run --no-policy OPTS... -c CMD in the workdir; stdout in *out. */
+/* ward run --policy=(fences only) OPTS... -c CMD in the workdir; stdout in *out. */
 static int cli(char **out, char **err, const char *cmd, ...)
 {
 	char *argv[40];
@@ -93,7 +93,7 @@ static int cli(char **out, char **err, const char *cmd, ...)
 
 	argv[n++] = ward;
 	argv[n++] = (char *)"run";
-	argv[n++] = (char *)"--no-policy";
+	argv[n++] = (char *)harness_fences_policy_opt();
 	argv[n++] = (char *)"-C";
 	argv[n++] = workdir;
 	va_start(ap, cmd);
@@ -124,7 +124,7 @@ static json_t *cli_json(const char *cmd, const char *const *opts)
 
 	argv[n++] = ward;
 	argv[n++] = (char *)"run";
-	argv[n++] = (char *)"--no-policy";
+	argv[n++] = (char *)harness_fences_policy_opt();
 	argv[n++] = (char *)"--json";
 	for (; opts && *opts && n < 36; opts++)
 		argv[n++] = (char *)*opts;
@@ -520,7 +520,7 @@ START_TEST(test_placeholders_shared)
 {
 	char *argv[] = { ward,
 			 (char *)"run",
-			 (char *)"--no-policy",
+			 (char *)harness_fences_policy_opt(),
 			 (char *)"-C",
 			 workdir,
 			 (char *)"-c",
@@ -576,7 +576,7 @@ START_TEST(test_placeholders_many_at_once)
 			 i * 15 % 10);
 		pids[i] = fork();
 		if (pids[i] == 0) {
-			char *argv[] = { ward, (char *)"run", (char *)"--no-policy", (char *)"-C",
+			char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
 					 workdir, (char *)"-c", cmd, NULL };
 
 			dup2(p[1], 1);
@@ -607,7 +607,7 @@ END_TEST
  * upper directory); the next ward removes them, since their owner is dead. */
 static void killed_then_swept(const char *mode)
 {
-	char *argv[] = { ward,	 (char *)"run",	       (char *)"--no-policy",
+	char *argv[] = { ward,	 (char *)"run",	       (char *)harness_fences_policy_opt(),
 			 (char *)"-C", workdir,		       (char *)"--workdir-mode",
 			 (char *)mode, (char *)"-c",	       (char *)"echo x > f; echo started; sleep 30",
 			 NULL };
@@ -1159,7 +1159,7 @@ START_TEST(test_changes_accumulate)
 	ck_assert_int_eq(pipe(pfd), 0);
 	slow = fork();
 	if (slow == 0) {
-		char *argv[] = { ward, (char *)"run", (char *)"--no-policy", (char *)"-C", workdir,
+		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C", workdir,
 				 (char *)"--changes", name, (char *)"-c",
 				 (char *)"echo started; exec sleep 60", NULL };
 		int fd = open("/dev/null", O_WRONLY);
