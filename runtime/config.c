@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "runtime/util-internal.h"
+#include "ward/session.h"
 
 void ward_config_init(struct ward_config *cfg)
 {
@@ -20,6 +21,7 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->landlock = WARD_LANDLOCK_REQUIRED;
 	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	cfg->pass_fd = -1;
 }
 
 void ward_config_release(struct ward_config *cfg)
@@ -37,6 +39,10 @@ void ward_config_release(struct ward_config *cfg)
 		free(cfg->mounts[i].target);
 	}
 	free(cfg->mounts);
+	if (cfg->session) {
+		ward_session_options_release(cfg->session);
+		free(cfg->session);
+	}
 	ward_config_init(cfg);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
 
 struct ctx {
@@ -235,7 +236,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
-					    "env",     "mounts",  "landlock",   "seccomp",  NULL };
+					    "env",     "mounts",  "landlock",   "seccomp",
+					    "session", NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -301,6 +303,9 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "landlock")) && apply_landlock(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "session")) &&
+	    ward_session_policy_apply(v, c.origin, cfg, err) < 0)
 		goto out;
 	rc = 0;
 out:

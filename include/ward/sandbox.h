@@ -63,6 +63,8 @@ enum ward_mount_kind {
 	WARD_MOUNT_TMPFS,   /* --tmpfs DST */
 };
 
+struct ward_session_options;
+
 struct ward_mount {
 	enum ward_mount_kind kind;
 	char *source; /* absolute, resolved; NULL for tmpfs */
@@ -97,6 +99,11 @@ struct ward_config {
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
+	/* Given to the command as its fd 3 when ≥ 0 (default -1): a side channel
+	 * (sessions read the directory a command ended in from it). */
+	int pass_fd;
+	/* The policy's "session" object (ward/session.h), or NULL; owned. */
+	struct ward_session_options *session;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
