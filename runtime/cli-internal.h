@@ -37,5 +37,7 @@ int ward_parse_timeout(const char *s, long long *out, struct ward_error **err);
 int ward_cmd_run(int argc, char **argv);
 int ward_cmd_doctor(int argc, char **argv);
 int ward_cmd_validate(int argc, char **argv);
+int ward_cmd_serve(int argc, char **argv);
+int ward_cmd_shell(int argc, char **argv);
 
 #endif
