@@ -838,7 +838,9 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 	}
 	json_decref(args);
 	text = tool_text(r);
-	is_error = json_object_get(r, "error") && !json_is_null(json_object_get(r, "error"));
+	/* A command that failed is an error result for the model to see; the
+	 * methods that are not commands have no "success". */
+	is_error = json_is_false(json_object_get(r, "success"));
 	*result = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
 			    text ? text : "", "structuredContent", r, "isError", is_error);
 	free(text);
