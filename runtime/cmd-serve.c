@@ -50,6 +50,9 @@ struct server {
 	size_t n_sessions;
 	unsigned long next_id;
 	int threads;              /* concurrent requests still running */
+	/* One rate limit for every session of the server: the user's. */
+	struct ward_ratelog ratelog;
+	pthread_mutex_t rate_lock;
 	const struct serve_options *o;
 };
 
@@ -231,6 +234,7 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 		opt.empty_env = true;
 	if (ward_session_new(&cfg, &opt, out, &err) < 0)
 		goto fail;
+	ward_session_share_ratelog(*out, &sv->ratelog, &sv->rate_lock);
 	if (json_is_object(env)) {
 		const char *k;
 		json_t *v;
@@ -1111,6 +1115,7 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 	pthread_mutex_init(&sv.lock, NULL);
 	pthread_mutex_init(&sv.out_lock, NULL);
 	pthread_cond_init(&sv.idle, NULL);
+	pthread_mutex_init(&sv.rate_lock, NULL);
 	sv.out_fd = out_fd;
 	sv.o = o;
 	signal(SIGPIPE, SIG_IGN);
@@ -1179,6 +1184,7 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 	for (i = 0; i < sv.n_sessions; i++)
 		ward_session_free(sv.sessions[i].s);
 	free(sv.sessions);
+	ward_ratelog_release(&sv.ratelog);
 	return 0;
 }
 

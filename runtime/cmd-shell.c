@@ -303,6 +303,20 @@ done:
 	return 1;
 }
 
+/* The person at the terminal approves a command that needs approval. */
+static bool ask_person(void *ctx, const struct ward_verdict *v)
+{
+	char answer[16] = "";
+
+	(void)ctx;
+	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ",
+		v->segment ? v->segment : "", v->rule ? v->rule : "");
+	fflush(stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return false;
+	return answer[0] == 'y' || answer[0] == 'Y';
+}
+
 static const char usage[] =
 	"usage: ward shell [options]\n"
 	"\n"
@@ -377,7 +391,9 @@ int ward_cmd_shell(int argc, char **argv)
 			break;
 		}
 		if (b == 0) {
-			if (ward_session_exec(s, line, NULL, &r, &err) < 0) {
+			struct ward_session_exec_options eo = { .ask = tty ? ask_person : NULL };
+
+			if (ward_session_exec(s, line, &eo, &r, &err) < 0) {
 				fprintf(stderr, "ward: %s\n", err->message);
 				ward_error_free(err);
 				err = NULL;

@@ -10,6 +10,8 @@
 
 #include "runtime/util-internal.h"
 #include "ward/session.h"
+#include "ward/ratelimit.h"
+#include "ward/validate.h"
 
 void ward_config_init(struct ward_config *cfg)
 {
@@ -22,6 +24,8 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
 	cfg->pass_fd = -1;
+	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
+	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
 }
 
 void ward_config_release(struct ward_config *cfg)
@@ -43,6 +47,7 @@ void ward_config_release(struct ward_config *cfg)
 		ward_session_options_release(cfg->session);
 		free(cfg->session);
 	}
+	ward_rules_free(cfg->rules);
 	ward_config_init(cfg);
 }
 

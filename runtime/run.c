@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/noshell-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
@@ -98,6 +99,7 @@ struct run_state {
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
 	const char **rw_paths;
+	struct spawn_chain *chain; /* --no-shell */
 };
 
 static void state_release(struct run_state *st)
@@ -113,11 +115,12 @@ static void state_release(struct run_state *st)
 	}
 	if (st->pidfd >= 0)
 		close(st->pidfd);
-	ward_env_free(st->env);
 	ward_fences_free(st->fences);
 	free(st->rw_paths);
+	ward_chain_free(st->chain); /* before the environment it points into */
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
+	ward_env_free(st->env);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */
@@ -150,7 +153,7 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 }
 
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
-		   const char *workdir, struct ward_error **err)
+		   const char *noshell, const char *workdir, struct ward_error **err)
 {
 	struct spawn_plan *p = &st->plan;
 	char *extra[2] = { NULL, NULL };
@@ -183,6 +186,13 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	free(set);
 	if (!st->env)
 		return -1;
+	/* --no-shell: the chain, expanded with the command's own environment */
+	if (noshell) {
+		st->chain = ward_chain_prepare(noshell, st->env, err);
+		if (!st->chain)
+			return -1;
+		p->chain = st->chain;
+	}
 
 	p->cfg = cfg;
 	p->ns = cfg->namespaces & WARD_NS_ALL;
@@ -313,8 +323,27 @@ static void fill_result(struct ward_result *res, const struct supervisor *sv,
 	}
 }
 
+static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
+	       struct ward_result *res, struct ward_error **err);
+
 int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
 	     struct ward_error **err)
+{
+	return run(cfg, argv, NULL, res, err);
+}
+
+int ward_run_noshell(const struct ward_config *cfg, const char *command, struct ward_result *res,
+		     struct ward_error **err)
+{
+	char *argv[] = { (char *)"(no-shell chain)", NULL };
+
+	if (!command)
+		command = "";
+	return run(cfg, argv, command, res, err);
+}
+
+static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
+	       struct ward_result *res, struct ward_error **err)
 {
 	struct run_state st;
 	struct supervisor sv;
@@ -352,7 +381,7 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 		workdir = cwd;
 	}
 
-	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0)
+	if (prepare(&st, cfg, argv, noshell, workdir, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
 	if (pid < 0)
@@ -439,7 +468,7 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	c.stdin_fd = c.stdout_fd = c.stderr_fd = devnull;
 	c.pass_fd = -1;
 	c.forward_signals = false;
-	if (prepare(&st, &c, argv, cfg->workdir, err) < 0)
+	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)
 		goto out;
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;

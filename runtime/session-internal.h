@@ -63,6 +63,9 @@ struct ward_session {
 	size_t n_allowed;
 	const struct session_backend *backend;
 	void *backend_data;
+	struct ward_ratelog own_log;  /* the rate limit's log, under lock */
+	struct ward_ratelog *ratelog; /* own_log, or a host's shared one */
+	pthread_mutex_t *rate_lock;   /* &lock, or the host's */
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to

@@ -14,6 +14,7 @@
 #include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/env.h"
+#include "ward/frontdoor.h"
 #include "ward/session.h"
 
 extern char **environ;
@@ -795,15 +796,29 @@ oom:
  * expanded), so that what is checked is what runs. Returns 0 to let it run,
  * or -1 with the refusal (NotAuthorized, ApprovalRequired, RateLimited) in
  * *err. */
-static int front_door(struct ward_session *s, const char *expanded, bool approved,
-		      struct ward_error **err)
+static int front_door(struct ward_session *s, const char *expanded,
+		      const struct ward_session_exec_options *opt, struct ward_error **err)
 {
-	(void)s;
-	(void)approved;
-	if (strlen(expanded) > 1024 * 1024)
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					    "command is larger than 1048576 bytes");
-	return 0;
+	struct ward_admission adm = { .approved = opt->approved, .ask = opt->ask,
+				      .ask_ctx = opt->ask_ctx };
+	struct ward_verdict v;
+	int rc;
+
+	pthread_mutex_lock(s->rate_lock);
+	adm.ratelog = s->ratelog;
+	rc = ward_frontdoor_check(&s->cfg, expanded, NULL, &adm, &v, err);
+	pthread_mutex_unlock(s->rate_lock);
+	ward_verdict_release(&v);
+	return rc;
+}
+
+void ward_session_share_ratelog(struct ward_session *s, struct ward_ratelog *log,
+				pthread_mutex_t *lock)
+{
+	pthread_mutex_lock(&s->lock);
+	s->ratelog = log;
+	s->rate_lock = lock;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void ward_session_result_release(struct ward_session_result *r)
@@ -894,7 +909,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 
 	he.start_ms = wall_ms();
 	t0 = ward_now_ns();
-	if (front_door(s, r->expanded, opt->approved, &why) < 0) {
+	if (front_door(s, r->expanded, opt, &why) < 0) {
 		refuse(r, why);
 	} else {
 		job.command = r->expanded;
@@ -1075,6 +1090,8 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->run_lock, NULL);
 	pthread_cond_init(&s->idle, NULL);
+	s->ratelog = &s->own_log;
+	s->rate_lock = &s->lock;
 	s->cfg = *cfg;
 	ward_config_init(cfg); /* taken over */
 	if (!o) {
@@ -1182,6 +1199,7 @@ void ward_session_free(struct ward_session *s)
 	free(s->alias_names);
 	free(s->alias_values);
 	ward_history_free(s->hist, s->n_hist);
+	ward_ratelog_release(&s->own_log);
 	for (i = 0; i < s->n_allowed; i++)
 		free(s->allowed[i]);
 	free(s->allowed);

@@ -59,6 +59,8 @@ struct spawn_plan {
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
+	/* --no-shell: the chain init runs instead of argv (noshell-internal.h) */
+	const struct spawn_chain *chain;
 };
 
 enum report_type {
@@ -108,5 +110,9 @@ __attribute__((noreturn)) void ward_direct_main(const struct spawn_plan *p);
 /* Child side: exec argv with the plan's PATH; on failure print the reason on
  * stderr and _exit(126/127). Never returns. */
 __attribute__((noreturn)) void ward_exec_command(const struct spawn_plan *p);
+
+/* The same for any argv, environment and PATH (the no-shell chain's segments). */
+__attribute__((noreturn)) void ward_exec_argv(char *const argv[], char *const envp[],
+					      const char *path_env);
 
 #endif

@@ -64,6 +64,7 @@ enum ward_mount_kind {
 };
 
 struct ward_session_options;
+struct ward_rules;
 
 struct ward_mount {
 	enum ward_mount_kind kind;
@@ -104,6 +105,12 @@ struct ward_config {
 	int pass_fd;
 	/* The policy's "session" object (ward/session.h), or NULL; owned. */
 	struct ward_session_options *session;
+	/* The front door (ward/frontdoor.h), not looked at by ward_run(): the
+	 * validator rules as the policy changed them (NULL: the built-in set,
+	 * owned by the configuration) and the rate limits (default 30 per minute,
+	 * 300 per hour; 0 for none). */
+	struct ward_rules *rules;
+	unsigned rate_per_minute, rate_per_hour;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
@@ -160,6 +167,19 @@ struct ward_result {
  * memory). Release res with ward_result_release(). */
 WARD_API int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
 		      struct ward_error **err);
+
+/* Run a command string without a shell (--no-shell): ward parses it
+ * (ward/shparse.h) and the sandbox's init runs the chain itself — one process
+ * per segment, `|` as pipes, `&&` `||` `;` and newlines by exit status,
+ * redirections (< > >> >| <> &> &>> N>&M N<&M N>&-) opened inside the sandbox
+ * under its fences, $NAME and ${NAME} expanded from the command's scrubbed
+ * environment (no field splitting, no globbing), one timeout for the whole
+ * chain, and the exit status of the last segment that ran. Anything else
+ * (substitutions, globs, heredocs, `&`, compound commands, …) is refused before
+ * anything runs: res->error is InvalidParameters naming the construct and its
+ * column. Returns as ward_run(). */
+WARD_API int ward_run_noshell(const struct ward_config *cfg, const char *command,
+			      struct ward_result *res, struct ward_error **err);
 
 WARD_API void ward_result_release(struct ward_result *res);
 

@@ -20,8 +20,11 @@
  *
  * Every command — typed, replayed from history, or run for cd — is expanded
  * (aliases, recursively, with a loop guard), then goes through the same front
- * door as `ward run` (parser, validators, approval, rate limit) before it runs,
- * and is recorded in the history with its exit code, start time and duration.
+ * door as `ward run` (ward/frontdoor.h: rate limit, parser, validators,
+ * approval, under the policy in cfg) with the expanded text, before it runs,
+ * and is recorded in the history with its exit code, start time and duration
+ * (refusals too). The rate limit is counted in memory, per session, unless
+ * the host shares one log between its sessions (ward_session_share_ratelog).
  *
  * The command runs with /bin/sh -c in the session's directory and environment.
  * The directory it ends in (`cd`, `cd -`, `cd dir && make`, a cd anywhere in
@@ -43,12 +46,15 @@
 #ifndef WARD_SESSION_H
 #define WARD_SESSION_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ward/error.h"
 #include "ward/sandbox.h"
+#include "ward/ratelimit.h"
+#include "ward/validate.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,6 +173,10 @@ struct ward_session_exec_options {
 	bool approved;      /* the request carries approval (ward/validate) */
 	const char *workdir;/* start this command here (within the policy), NULL: pwd */
 	bool no_history;    /* do not record it (front ends' own queries) */
+	/* Asked when the command needs approval and `approved` is false (a
+	 * person at a terminal); NULL: refused with ApprovalRequired. */
+	bool (*ask)(void *ctx, const struct ward_verdict *v);
+	void *ask_ctx;
 };
 
 struct ward_session_result {
@@ -226,6 +236,11 @@ WARD_API int ward_session_history(struct ward_session *s, enum ward_history_matc
 				  struct ward_history_entry **out, size_t *n,
 				  struct ward_error **err);
 WARD_API void ward_history_free(struct ward_history_entry *e, size_t n);
+
+/* Count this session's commands in `log` (guarded by `lock`) instead of its
+ * own: a server's sessions share one per-user limit. Both outlive s. */
+WARD_API void ward_session_share_ratelog(struct ward_session *s, struct ward_ratelog *log,
+					 pthread_mutex_t *lock);
 
 /* ---- information ------------------------------------------------------------ */
 

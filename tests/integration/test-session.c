@@ -444,6 +444,71 @@ START_TEST(test_sequential)
 }
 END_TEST
 
+START_TEST(test_frontdoor)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_exec_options eo = { 0 };
+	struct ward_history_entry *h;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	size_t n;
+
+	/* validators see the expansion, not the alias's name */
+	ck_assert_int_eq(ward_session_alias_set(s, "cleanup", "rm -rf /", &err), 0);
+	ck_assert_int_eq(ward_session_exec(s, "cleanup", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_NOT_AUTHORIZED);
+	ck_assert_str_eq(r.run.error->rule, "blocked.rm-root");
+	ck_assert(!r.run.started);
+	ward_session_result_release(&r);
+	/* replayed commands are checked again, with today's aliases */
+	ck_assert_int_eq(ward_session_alias_set(s, "x", "echo fine", &err), 0);
+	free(ok(s, "x"));
+	ck_assert_int_eq(ward_session_alias_set(s, "x", "sudo id", &err), 0);
+	ck_assert_int_eq(ward_session_replay(s, 2, NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_NOT_AUTHORIZED);
+	ward_session_result_release(&r);
+	/* approval */
+	ck_assert_int_eq(ward_session_exec(s, "touch f; chmod 777 f", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_APPROVAL_REQUIRED);
+	ward_session_result_release(&r);
+	eo.approved = true;
+	ck_assert_int_eq(ward_session_exec(s, "touch f; chmod 777 f", &eo, &r, &err), 0);
+	ck_assert_int_eq(r.run.exit_code, 0);
+	ck_assert_ptr_null(r.run.error);
+	ward_session_result_release(&r);
+	/* refusals are in the history too */
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_str_eq(h[0].error_kind, "NotAuthorized");
+	ck_assert_str_eq(h[0].expanded, "rm -rf /");
+	ck_assert_str_eq(h[3].error_kind, "ApprovalRequired");
+	ck_assert_ptr_null(h[4].error_kind);
+	ward_history_free(h, n);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_ratelimit)
+{
+	struct ward_config cfg;
+	struct ward_session *s = NULL;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	int i;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.rate_per_minute = 3;
+	ck_assert_int_eq(ward_session_new(&cfg, NULL, &s, &err), 0);
+	for (i = 0; i < 3; i++)
+		free(ok(s, "true"));
+	ck_assert_int_eq(ward_session_exec(s, "true", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_RATE_LIMITED);
+	ward_session_result_release(&r);
+	ward_session_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session");
@@ -457,6 +522,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_cd, 0, 2);
 	tcase_add_loop_test(tc, test_history, 0, 2);
 	tcase_add_test(tc, test_sequential);
+	tcase_add_loop_test(tc, test_frontdoor, 0, 2);
+	tcase_add_test(tc, test_ratelimit);
 
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);

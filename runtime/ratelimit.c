@@ -1,0 +1,299 @@
+/* ratelimit.c — per-user rate limits: a sliding window over the times of the
+ * commands of the last hour, kept in memory or in a locked state file. */
+#include "ward/ratelimit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/util-internal.h"
+
+#define MINUTE_MS 60000LL
+#define HOUR_MS 3600000LL
+#define HEADER "ward-ratelimit 1\n"
+/* A state file is a few KiB; anything much larger is not ward's. */
+#define STATE_MAX (16u << 20)
+
+void ward_ratelog_release(struct ward_ratelog *log)
+{
+	free(log->t);
+	memset(log, 0, sizeof(*log));
+}
+
+static void prune(struct ward_ratelog *log, int64_t now_ms, size_t keep)
+{
+	size_t i = 0;
+
+	while (i < log->n && log->t[i] <= now_ms - HOUR_MS)
+		i++;
+	if (log->n - i > keep)
+		i = log->n - keep;
+	memmove(log->t, log->t + i, (log->n - i) * sizeof(*log->t));
+	log->n -= i;
+}
+
+static int push(struct ward_ratelog *log, int64_t t)
+{
+	if (log->n == log->cap) {
+		size_t cap = log->cap ? log->cap * 2 : 64;
+		int64_t *g = realloc(log->t, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		log->t = g;
+		log->cap = cap;
+	}
+	log->t[log->n++] = t;
+	return 0;
+}
+
+int ward_ratelog_take(struct ward_ratelog *log, int64_t now_ms, unsigned per_minute,
+		      unsigned per_hour, unsigned *retry_after_s, struct ward_error **err)
+{
+	size_t in_minute = 0, i, keep = per_minute > per_hour ? per_minute : per_hour;
+	int64_t wait = 0;
+	const char *which = NULL;
+	unsigned limit = 0;
+
+	if (retry_after_s)
+		*retry_after_s = 0;
+	if (!per_minute && !per_hour)
+		return 0;
+	/* a clock set back: what was recorded "later" counts as now */
+	for (i = 0; i < log->n; i++)
+		if (log->t[i] > now_ms)
+			log->t[i] = now_ms;
+	prune(log, now_ms, keep);
+	for (i = 0; i < log->n; i++)
+		in_minute += log->t[i] > now_ms - MINUTE_MS;
+	if (per_minute && in_minute >= per_minute) {
+		wait = log->t[log->n - per_minute] + MINUTE_MS - now_ms;
+		which = "minute";
+		limit = per_minute;
+	}
+	if (per_hour && log->n >= per_hour) {
+		int64_t w = log->t[log->n - per_hour] + HOUR_MS - now_ms;
+
+		if (w > wait) {
+			wait = w;
+			which = "hour";
+			limit = per_hour;
+		}
+	}
+	if (which) {
+		unsigned s = (unsigned)((wait + 999) / 1000);
+
+		if (s < 1)
+			s = 1;
+		if (retry_after_s)
+			*retry_after_s = s;
+		ward_error_make_kind(err, WARD_ERR_RATE_LIMITED, 0,
+				     "rate limit of %u commands per %s reached: next slot in %u s",
+				     limit, which, s);
+		if (err && *err)
+			ward_error_set_rule(*err, strcmp(which, "minute") == 0 ? "rate_limit.per_minute" :
+									  "rate_limit.per_hour");
+		return -1;
+	}
+	if (push(log, now_ms) < 0)
+		return ward_error_make(err, ENOMEM, "rate limit");
+	return 0;
+}
+
+int ward_ratelog_parse(const char *text, size_t len, int64_t now_ms, struct ward_ratelog *log,
+		       struct ward_error **err)
+{
+	const char *s = text, *end = text + len;
+	size_t hl = strlen(HEADER);
+
+	memset(log, 0, sizeof(*log));
+	if (len == 0)
+		return 0;
+	if (len < hl || memcmp(text, HEADER, hl) != 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "not a ward rate limit state (first line is not '%.*s')",
+					    (int)hl - 1, HEADER);
+	for (s = text + hl; s < end;) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		int64_t v = 0;
+		const char *p;
+
+		if (!nl)
+			break; /* a line cut short by a crash: ignore it */
+		if (nl == s) {
+			s++;
+			continue;
+		}
+		for (p = s; p < nl; p++) {
+			if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) {
+				ward_ratelog_release(log);
+				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+							    "not a ward rate limit state (line "
+							    "'%.*s')",
+							    (int)(nl - s > 40 ? 40 : nl - s), s);
+			}
+			v = v * 10 + (*p - '0');
+		}
+		if (v > now_ms - HOUR_MS && push(log, v) < 0) {
+			ward_ratelog_release(log);
+			return ward_error_make(err, ENOMEM, "rate limit");
+		}
+		s = nl + 1;
+	}
+	return 0;
+}
+
+char *ward_ratelog_format(const struct ward_ratelog *log)
+{
+	size_t cap = strlen(HEADER) + log->n * 21 + 1, o, i;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	o = (size_t)snprintf(s, cap, "%s", HEADER);
+	for (i = 0; i < log->n; i++)
+		o += (size_t)snprintf(s + o, cap - o, "%lld\n", (long long)log->t[i]);
+	return s;
+}
+
+char *ward_ratelimit_default_path(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *p = NULL;
+
+	/* XDG says a relative XDG_STATE_HOME is to be ignored */
+	if (xdg && xdg[0] == '/')
+		return asprintf(&p, "%s/ward/ratelimit", xdg) < 0 ? NULL : p;
+	if (home && home[0] == '/')
+		return asprintf(&p, "%s/.local/state/ward/ratelimit", home) < 0 ? NULL : p;
+	return NULL;
+}
+
+/* mkdir -p of path's directory, 0700 for what is made. */
+static int make_parents(const char *path, struct ward_error **err)
+{
+	_cleanup_free_ char *d = strdup(path);
+	char *s;
+
+	if (!d)
+		return ward_error_make(err, ENOMEM, "rate limit");
+	s = strrchr(d, '/');
+	if (!s || s == d)
+		return 0;
+	*s = '\0';
+	for (s = d + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(d, 0700) < 0 && errno != EEXIST)
+				return ward_error_make(err, errno, "rate limit state directory '%s'", d);
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per_hour,
+			     unsigned *retry_after_s, struct ward_error **err)
+{
+	_cleanup_free_ char *def = NULL, *buf = NULL, *out = NULL;
+	_cleanup_close_ int fd = -1;
+	struct ward_ratelog log = { 0 };
+	struct ward_error *perr = NULL;
+	struct stat st;
+	size_t got = 0;
+	int64_t now = now_ms();
+	int rc;
+
+	if (retry_after_s)
+		*retry_after_s = 0;
+	if (!per_minute && !per_hour)
+		return 0;
+	if (!path) {
+		path = def = ward_ratelimit_default_path();
+		if (!path)
+			return ward_error_make(err, 0, "rate limit: no state directory (neither "
+						       "XDG_STATE_HOME nor HOME is an absolute path)");
+	}
+	if (make_parents(path, err) < 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return ward_error_make(err, errno, "rate limit state '%s'", path);
+	/* Read, decide and write back under one exclusive lock: two ward
+	 * processes started at once are both counted. */
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return ward_error_make(err, errno, "lock rate limit state '%s'", path);
+	if (fstat(fd, &st) < 0)
+		return ward_error_make(err, errno, "rate limit state '%s'", path);
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > STATE_MAX)
+		return ward_error_make(err, 0, "rate limit state '%s' is not ward's (not a small "
+					       "regular file)", path);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return ward_error_make(err, ENOMEM, "rate limit");
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ward_error_make(err, errno, "read rate limit state '%s'", path);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (ward_ratelog_parse(buf, got, now, &log, &perr) < 0) {
+		ward_error_make(err, perr ? perr->code : 0, "rate limit state '%s': %s", path,
+				perr ? perr->message : "unreadable");
+		ward_error_free(perr);
+		return -1;
+	}
+	rc = ward_ratelog_take(&log, now, per_minute, per_hour, retry_after_s, err);
+	if (rc == 0) {
+		out = ward_ratelog_format(&log);
+		if (!out) {
+			rc = ward_error_make(err, ENOMEM, "rate limit");
+		} else {
+			/* Written over the old text, then cut: a crash in between
+			 * leaves lines of times, which still parse. */
+			size_t len = strlen(out), done = 0;
+
+			while (done < len) {
+				ssize_t n = pwrite(fd, out + done, len - done, (off_t)done);
+
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0) {
+					rc = ward_error_make(err, errno, "write rate limit state '%s'",
+							     path);
+					break;
+				}
+				done += (size_t)n;
+			}
+			if (rc == 0 && ftruncate(fd, (off_t)len) < 0)
+				rc = ward_error_make(err, errno, "write rate limit state '%s'", path);
+		}
+	}
+	ward_ratelog_release(&log);
+	return rc;
+}
