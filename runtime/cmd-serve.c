@@ -1028,8 +1028,20 @@ static void dispatch(struct server *sv, json_t *req)
 
 	if (wants_thread(req)) {
 		struct job *j = malloc(sizeof(*j));
+		struct rpc_error e = { 0 };
+		json_t *params = json_object_get(req, "params");
 		pthread_t t;
 
+		if (strcmp(json_string_value(json_object_get(req, "method")), "tools/call") == 0)
+			params = json_object_get(params, "arguments");
+		/* The default session is made here, on the main thread: an SSH
+		 * master is tied to the thread that starts it. */
+		if (!json_object_get(params, "session")) {
+			struct entry *en = take_session(sv, params, &e);
+
+			if (en)
+				give_back(sv, en->id);
+		}
 		if (j) {
 			j->sv = sv;
 			j->req = json_incref(req);

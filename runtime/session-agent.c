@@ -242,6 +242,10 @@ void ward_session_agent_main(const struct spawn_plan *p)
 	sigset_t all, chld;
 	int sfd;
 
+	/* From here the sandbox lives as long as the control socket: closed by
+	 * the session, or by the kernel when the supervisor's process dies.
+	 * Not tied to the thread that started it, as PR_SET_PDEATHSIG would. */
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	sigemptyset(&chld);

@@ -423,17 +423,18 @@ static int expand_into(const struct ward_session *s, const char *text, struct sb
 			sb_add(b, p++, 1);
 			continue;
 		}
-		if (*p == '\n' || *p == ';' || *p == '&' || *p == '|' || *p == '(' || *p == ')' ||
-		    *p == '{' || *p == '}') {
-			/* `{`/`}` only as words; `(` starts a subshell; `)` ends a case
-			 * pattern or a subshell, both followed by commands. */
-			if ((*p == '{' || *p == '}') && p[1] && !strchr(" \t\n;", p[1])) {
-				/* part of a word, e.g. {a,b}: fall through to the word */
-			} else {
-				sb_add(b, p++, 1);
-				at_cmd = true;
-				continue;
-			}
+		if (*p == '&' && p[1] == '>') { /* &> FILE: a redirection, not a new command */
+			sb_add(b, p, 2);
+			p += 2;
+			continue;
+		}
+		/* After these a command begins: a list or pipe operator, a subshell's
+		 * or a case pattern's parenthesis, and { } when they stand alone. */
+		if (strchr("\n;&|()", *p) ||
+		    ((*p == '{' || *p == '}') && (!p[1] || strchr(" \t\n;", p[1])))) {
+			sb_add(b, p++, 1);
+			at_cmd = true;
+			continue;
 		}
 		if (*p == '#' && (p == text || strchr(" \t\n;&|(", p[-1]))) {
 			size_t n = strcspn(p, "\n");
@@ -447,7 +448,10 @@ static int expand_into(const struct ward_session *s, const char *text, struct sb
 			bool plain = true; /* no quoting in it: an alias candidate */
 
 			while (*p && !strchr(" \t\n;&|()", *p)) {
-				if (*p == '\\' && p[1]) {
+				if ((*p == '>' || *p == '<') && (p[1] == '&' || p[1] == '|')) {
+					p += 2; /* >&2, <&0, >| are redirections */
+					plain = false;
+				} else if (*p == '\\' && p[1]) {
 					plain = false;
 					p += 2;
 				} else if (*p == '\'') {
@@ -467,16 +471,15 @@ static int expand_into(const struct ward_session *s, const char *text, struct sb
 					if (*p)
 						p++;
 				} else if (*p == '$' && p[1] == '(') {
-					int level = 0;
+					int level = 1;
 
 					plain = false;
-					do {
+					for (p += 2; *p && level > 0; p++) {
 						if (*p == '(')
 							level++;
 						else if (*p == ')')
 							level--;
-						p++;
-					} while (*p && level > 0);
+					}
 				} else {
 					if (!alias_char(*p))
 						plain = false;

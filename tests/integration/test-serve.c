@@ -411,6 +411,51 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+START_TEST(test_shell_lines)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd_opt;
+	int status;
+
+	ck_assert_int_ge(asprintf(&wd_opt, "--workdir=%s", workdir), 0);
+	{
+		char *argv[] = { ward, (char *)"shell", (char *)"--no-policy", wd_opt, NULL };
+
+		status = harness_capture_input(argv,
+					       "export WHO=you\n"
+					       "alias hi='echo hi'\n"
+					       "hi $WHO\n"
+					       "mkdir -p d && cd d\n"
+					       "basename $PWD\n"
+					       "history -p hi\n"
+					       "!1\n"
+					       "sudo id\n"
+					       "unalias hi\n"
+					       "alias\n"
+					       "exit\n"
+					       "echo never\n",
+					       &out, &err);
+	}
+	ck_assert_msg(WIFEXITED(status), "shell: %d", status);
+	ck_assert_msg(strcmp(out, "hi you\nd\n    1    0  hi $WHO\nhi you\n") == 0, "out: '%s'",
+		      out);
+	ck_assert_ptr_nonnull(strstr(err, "NotAuthorized") ? err : strstr(err, "dangerous.privilege"));
+	free(out);
+	free(err);
+	/* bad options: said, with the option, exit 125 */
+	{
+		char *argv[] = { ward, (char *)"serve", (char *)"--isolation=both", NULL };
+
+		status = harness_capture(argv, &out, &err);
+		ck_assert_int_eq(WEXITSTATUS(status), 125);
+		ck_assert_ptr_nonnull(strstr(err, "unknown isolation 'both'"));
+		free(out);
+		free(err);
+	}
+	free(wd_opt);
+	free(ward);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("serve");
@@ -421,5 +466,6 @@ int main(void)
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_concurrent);
+	tcase_add_test(tc, test_shell_lines);
 	return harness_main(s);
 }
