@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -423,6 +424,30 @@ static void take_result(json_t *r, struct ward_result *res, struct session_outco
 	out->checked = true;
 }
 
+static int send_line(int fd, const char *s)
+{
+	size_t len = strlen(s) + 1, off = 0;
+	char *buf = malloc(len);
+
+	if (!buf)
+		return -1;
+	memcpy(buf, s, len - 1);
+	buf[len - 1] = '\n';
+	while (off < len) {
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	free(buf);
+	return 0;
+}
+
 static int ssh_exec(struct ward_session *s, const struct session_job *job, struct ward_result *res,
 		    struct session_outcome *out, struct ward_error **err)
 {
@@ -475,7 +500,10 @@ static int ssh_exec(struct ward_session *s, const struct session_job *job, struc
 		argv_free(argv);
 		return ward_error_make(err, ENOMEM, "ssh");
 	}
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+	/* ssh's stdin is a socket, written with MSG_NOSIGNAL: an ssh that died
+	 * must not take the host process with a SIGPIPE. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 ||
+	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
 		rc = ward_error_make(err, errno, "pipe");
 		goto out;
 	}
@@ -493,7 +521,7 @@ static int ssh_exec(struct ward_session *s, const struct session_job *job, struc
 
 	/* The session first; its id is s1 in a fresh server, but the answer is
 	 * read before the command is sent so that a refusal there is seen. */
-	if (ward_write_all(in[1], create, strlen(create)) < 0 || ward_write_all(in[1], "\n", 1) < 0)
+	if (send_line(in[1], create) < 0)
 		goto lost;
 	line = read_line(&rd, deadline, &timed_out);
 	if (!line)
@@ -511,7 +539,7 @@ static int ssh_exec(struct ward_session *s, const struct session_job *job, struc
 	json_decref(resp);
 	resp = NULL;
 	free(line);
-	if (ward_write_all(in[1], exec, strlen(exec)) < 0 || ward_write_all(in[1], "\n", 1) < 0)
+	if (send_line(in[1], exec) < 0)
 		goto lost;
 	close(in[1]); /* the remote serve ends after this answer */
 	in[1] = -1;
