@@ -366,10 +366,11 @@ static void lex_dq(struct P *p, struct wb *b)
 {
 	size_t open = p->pos;
 
+	size_t np = b->parts.n, litn = b->lit.n;
+	bool had_lit = b->lit_open;
+
 	p->pos++;
 	b->flags |= WARD_SH_W_QUOTED;
-	/* an empty "" is still an (empty) quoted literal */
-	wb_lit(p, b, WARD_SH_Q_DOUBLE, "", 0, open, open + 1);
 	while (!p->failed) {
 		int c = peekc(p, 0);
 
@@ -378,6 +379,9 @@ static void lex_dq(struct P *p, struct wb *b)
 			return;
 		}
 		if (c == '"') {
+			/* an empty "" is still an (empty) quoted literal */
+			if (b->parts.n == np && b->lit_open == had_lit && b->lit.n == litn)
+				wb_lit(p, b, WARD_SH_Q_DOUBLE, "", 0, open, open + 1);
 			p->pos++;
 			if (b->lit_open && b->lit_q == WARD_SH_Q_DOUBLE)
 				b->lit_end = p->pos;
@@ -468,8 +472,11 @@ static void lex_ansi(struct P *p, struct wb *b)
 {
 	size_t open = p->pos;
 
+	size_t np = b->parts.n, litn = b->lit.n;
+	bool had_lit = b->lit_open;
+
 	p->pos += 2;
-	wb_lit(p, b, WARD_SH_Q_DOLLAR, "", 0, open, open + 2);
+	b->flags |= WARD_SH_W_QUOTED;
 	while (!p->failed) {
 		int c = peekc(p, 0);
 		size_t at = p->pos;
@@ -481,6 +488,8 @@ static void lex_ansi(struct P *p, struct wb *b)
 			return;
 		}
 		if (c == '\'') {
+			if (b->parts.n == np && b->lit_open == had_lit && b->lit.n == litn)
+				wb_lit(p, b, WARD_SH_Q_DOLLAR, "", 0, open, open + 2);
 			p->pos++;
 			b->lit_end = p->pos;
 			return;
@@ -2008,7 +2017,11 @@ static struct ward_sh_node *parse_case(struct P *p)
 		return NULL;
 	skip_newlines(p);
 	while (!p->failed && !tok_is(p, "esac")) {
-		struct ward_sh_case_item *it = vpush(p->A, &items);
+		struct ward_sh_case_item *it;
+
+		if (peek(p)->t == T_EOF)
+			break; /* expect_word below names what is missing */
+		it = vpush(p->A, &items);
 		struct vec pats = { .elt = sizeof(struct ward_sh_word) };
 
 		if (!it)
@@ -2489,7 +2502,8 @@ int ward_sh_parse(const char *src, size_t len, unsigned flags, struct ward_sh_tr
 					    "command too long: %zu bytes (at most %u)", len,
 					    WARD_SH_MAX_INPUT);
 	if (len && (nul = memchr(src, '\0', len)))
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "nul byte");
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "nul byte at %zu",
+					    (size_t)(nul - src) + 1);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ward_error_make(err, ENOMEM, "parse");

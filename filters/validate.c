@@ -31,6 +31,10 @@
 struct word {
 	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
 	char *fold;   /* the same, lowercased */
+	/* With $VARs: the lowercased text as far as it is known — $HOME as ~,
+	 * variables set earlier in the string by their value, others empty —
+	 * or NULL. */
+	char *alt;
 	unsigned flags; /* WARD_SH_W_* */
 	size_t off, len; /* span in the validated string */
 };
@@ -87,6 +91,11 @@ struct ctx {
 	struct ward_error **err;
 	int failed;           /* out of memory */
 	const char *hit;      /* the word that made the last condition true */
+	/* Variables set in the string (x=rm), in source order. */
+	struct var {
+		char *name, *value;
+	} *vars;
+	size_t n_vars;
 	/* Words of views built for upstream commands, freed at the end. */
 	struct held {
 		struct word *w;
@@ -116,6 +125,7 @@ static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned 
 {
 	w->text = strdup(text ? text : "");
 	w->fold = lower_dup(text);
+	w->alt = NULL;
 	w->flags = flags;
 	w->off = off;
 	w->len = len;
@@ -130,6 +140,7 @@ static void word_release(struct word *w)
 {
 	free(w->text);
 	free(w->fold);
+	free(w->alt);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -167,7 +178,7 @@ static bool in_list(const char *name, const char *list)
 
 static const char *prog_of(const struct view *v)
 {
-	return v->n ? basename_of(v->w[0].fold) : "";
+	return v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
 }
 
 /* Fold runs of whitespace into one space (in place). */
@@ -191,6 +202,46 @@ static void fold_space(char *s)
 	if (sp)
 		*o++ = ' ';
 	*o = '\0';
+}
+
+/* a/b/../c is a/c and /x/.. is /, lexically (what a symlink would make of
+ * it is the sandbox's business). `..` above the start and `~/..` stay. */
+static void fold_dotdot(char *p)
+{
+	char *d = p;
+
+	while ((d = strstr(d, "/.."))) {
+		char *start = d, *end = d + 3;
+
+		if (*end != '/' && *end != '\0') {
+			d++;
+			continue;
+		}
+		while (start > p && start[-1] != '/')
+			start--;
+		if (start == d) {
+			if (d == p) { /* "/.." at the root is the root */
+				memmove(d, end, strlen(end) + 1);
+				d = p;
+				continue;
+			}
+			d++;
+			continue;
+		}
+		if ((d - start == 2 && strncmp(start, "..", 2) == 0) ||
+		    (d - start == 1 && *start == '~')) {
+			d++;
+			continue;
+		}
+		if (start == p) {
+			if (*end == '/')
+				end++;
+		} else {
+			start--; /* the slash before the component */
+		}
+		memmove(start, end, strlen(end) + 1);
+		d = p;
+	}
 }
 
 /* A path as the rules see it: $HOME and ${HOME} written ~, `//` and `/./`
@@ -222,6 +273,14 @@ static char *norm_path(const char *fold)
 	*o = '\0';
 	while (strncmp(p, "./", 2) == 0 && p[2])
 		memmove(p, p + 2, strlen(p + 2) + 1);
+	fold_dotdot(p);
+	/* /proc/PID/root/etc/shadow is /etc/shadow */
+	if (strncmp(p, "/proc/", 6) == 0) {
+		char *r = strchr(p + 6, '/');
+
+		if (r && strncmp(r, "/root/", 6) == 0)
+			memmove(p, r + 5, strlen(r + 5) + 1);
+	}
 	n = strlen(p);
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0';
@@ -270,7 +329,49 @@ static bool path_glob(const char *pat, const char *path)
 	return false;
 }
 
-static bool path_matches(const struct cond *cd, const char *fold)
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A word with a glob the shell will expand (`/etc/sha*`, `~/.ss?/id_*`)
+ * matched the other way round: the word as the pattern, against a literal
+ * rule item. A component that is nothing but globs (`*`) is not counted:
+ * it would name everything. */
+static bool path_glob_rev(const char *item, const char *path)
+{
+	const char *s;
+
+	if (has_glob(item))
+		return false;
+	if (item[0] == '/' || item[0] == '~')
+		return path[0] == item[0] && fnmatch(path, item, FNM_PATHNAME | FNM_PERIOD) == 0;
+	if (strchr(item, '/')) {
+		for (s = path; *s; s++)
+			if ((s == path || s[-1] == '/') && s[strspn(s, "*?.[]/")] &&
+			    fnmatch(s, item, FNM_PATHNAME | FNM_PERIOD) == 0)
+				return true;
+		return false;
+	}
+	for (s = path; *s;) {
+		size_t k = strcspn(s, "/:");
+		char comp[512];
+
+		if (k && k < sizeof(comp)) {
+			memcpy(comp, s, k);
+			comp[k] = '\0';
+			if (has_glob(comp) && comp[strspn(comp, "*?.[]")] &&
+			    fnmatch(comp, item, FNM_PERIOD) == 0)
+				return true;
+		}
+		s += k;
+		if (*s)
+			s++;
+	}
+	return false;
+}
+
+static bool path_matches_one(const struct cond *cd, const char *fold, bool glob)
 {
 	_cleanup_free_ char *p = NULL;
 	const char *last;
@@ -286,8 +387,20 @@ static bool path_matches(const struct cond *cd, const char *fold)
 	if (cd->n_except && glob_any(cd->except, cd->n_except, last, 0))
 		return false;
 	for (i = 0; i < cd->n_items; i++)
-		if (path_glob(cd->items[i], p))
+		if (path_glob(cd->items[i], p) || (glob && path_glob_rev(cd->items[i], p)))
 			return true;
+	return false;
+}
+
+static bool path_matches(const struct cond *cd, const struct word *w, const char *fold)
+{
+	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
+
+	if (path_matches_one(cd, fold, glob))
+		return true;
+	/* the same word with its variables expanded, when that differs */
+	if (w->alt && fold == w->fold)
+		return path_matches_one(cd, w->alt, glob);
 	return false;
 }
 
@@ -469,7 +582,10 @@ static bool flag_in_view(const struct view *v, const char *item, size_t from)
 			if (t[1] == '-' && long_opt_is(t, item))
 				return true;
 		} else if (item[2] == '\0') {
-			if (t[1] != '-' && strchr(t + 1, item[1]) &&
+			/* case folded like everything else: -R is -r to a rule */
+			if (t[1] != '-' &&
+			    (strchr(t + 1, tolower((unsigned char)item[1])) ||
+			     strchr(t + 1, toupper((unsigned char)item[1]))) &&
 			    strspn(t + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
 				    strlen(t + 1))
 				return true;
@@ -597,7 +713,7 @@ static bool redir_targets(struct ctx *c, const struct cond *cd, const struct vie
 		if (!want)
 			continue;
 		if (any ? glob_any(cd->items, cd->n_items, r->target.fold, 0) :
-			  path_matches(cd, r->target.fold)) {
+			  path_matches(cd, &r->target, r->target.fold)) {
 			c->hit = r->target.text;
 			return true;
 		}
@@ -618,13 +734,13 @@ static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *
 		if (roles[i] & ROLE_OPT) {
 			/* --file=PATH names a path too */
 			if (want == ROLE_READ && t[0] == '-' && (eq = strchr(t, '=')) &&
-			    path_matches(cd, eq + 1)) {
+			    path_matches(cd, &v->w[i], eq + 1)) {
 				c->hit = v->w[i].text;
 				return true;
 			}
 			continue;
 		}
-		if ((roles[i] & want) && path_matches(cd, t)) {
+		if ((roles[i] & want) && path_matches(cd, &v->w[i], t)) {
 			c->hit = v->w[i].text;
 			return true;
 		}
@@ -772,6 +888,12 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
 			p = norm_path(v->w[i].fold);
+			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+			free(p);
+			p = v->w[i].alt ? norm_path(v->w[i].alt) : NULL;
 			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
@@ -952,6 +1074,12 @@ static size_t skip_opts(const struct view *v, size_t i, const char *vals)
 	return i;
 }
 
+/* Names of the standard input as a file: `bash /dev/stdin`, `. /dev/fd/0`. */
+static bool is_stdin_path(const char *fold)
+{
+	return in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
+}
+
 static bool is_shell(const char *p)
 {
 	return in_list(p, "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh");
@@ -976,7 +1104,7 @@ static const struct redir *stdin_text(const struct cmd *cmd)
 static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
 {
 	size_t i;
-	bool cmode = false;
+	bool cmode = false, smode = false;
 	const struct redir *here;
 
 	for (i = 1; i < v->n; i++) {
@@ -995,6 +1123,8 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		if (strchr(t + 1, 'c'))
 			cmode = true;
+		if (strchr(t + 1, 's'))
+			smode = true; /* the program from stdin, the words are its arguments */
 		if (strchr(t + 1, 'o') || strchr(t + 1, 'O'))
 			i++;
 	}
@@ -1006,7 +1136,7 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		return;
 	}
-	if (i < v->n)
+	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
 		return; /* a script file: ward sees its name, not its text */
 	here = stdin_text(v->cmd);
 	if (here) {
@@ -1066,9 +1196,11 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
 				continue;
 			p += strspn(p, " \t");
-			if (*p != '(')
+			/* system "…" in ruby and perl needs no parentheses */
+			if (*p == '(')
+				p++;
+			else if (p == s + n || (*p != '"' && *p != '\''))
 				continue;
-			p++;
 			p += strspn(p, " \t");
 			if (*p == '"' || *p == '\'') {
 				const char *e = strchr(p + 1, *p);
@@ -1123,12 +1255,59 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 	}
 }
 
+/* The string literals of code given with -c/-e, as the files the program
+ * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
+static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
+{
+	struct word *ws = calloc(2, sizeof(*ws));
+	size_t n = 1, cap = 2;
+	const char *q = code->text;
+
+	/* a program without rules or roles of its own: only the files count */
+	if (!ws || !word_init(c, &ws[0], "(code)", 0, code->off, code->len)) {
+		free(ws);
+		c->failed = 1;
+		return;
+	}
+	while ((q = strpbrk(q, "\"'"))) {
+		const char *e = strchr(q + 1, *q);
+		_cleanup_free_ char *lit = NULL;
+
+		if (!e)
+			break;
+		lit = strndup(q + 1, (size_t)(e - q - 1));
+		q = e + 1;
+		/* a path has no blanks and is not an option */
+		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')
+			continue;
+		if (n == cap) {
+			struct word *g = realloc(ws, (cap *= 2) * sizeof(*g));
+
+			if (!g) {
+				c->failed = 1;
+				break;
+			}
+			ws = g;
+		}
+		if (word_init(c, &ws[n], lit, 0, code->off, code->len))
+			n++;
+	}
+	if (n > 1 && !c->failed) {
+		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
+
+		match_rules(c, &inner);
+	}
+	(void)depth;
+	words_free(ws, n);
+}
+
 static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
 {
 	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
 				strcmp(prog, "php") == 0  ? "-r" :
 				in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
 				in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct redir *here;
 	size_t i;
 	bool code = false;
 
@@ -1147,6 +1326,7 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 				if (w->flags & WARD_SH_W_CMDSUB)
 					v->dynamic = true;
 				code_strings(c, v, w, depth);
+				code_paths(c, v, w, depth);
 			}
 			i++;
 			continue;
@@ -1157,8 +1337,17 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 		if (strcmp(t, "-m") == 0)
 			return;
 	}
-	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0))
+	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
 		return;
+	here = stdin_text(v->cmd);
+	if (here) {
+		/* python3 - <<'EOF' … EOF: the program is right here */
+		if (here->target.flags & WARD_SH_W_CMDSUB)
+			v->dynamic = true;
+		code_strings(c, v, &here->target, depth);
+		code_paths(c, v, &here->target, depth);
+		return;
+	}
 	v->script_stdin = true;
 }
 
@@ -1271,6 +1460,7 @@ static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int
 		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
 			continue;
 		code_strings(c, v, &v->w[i], depth);
+		code_paths(c, v, &v->w[i], depth);
 		for (s = v->w[i].text; (s = strchr(s, '"'));) {
 			const char *e = strchr(s + 1, '"');
 			const char *after, *before;
@@ -1361,6 +1551,14 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
 				v->dynamic = true;
+		if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
+			const struct redir *here = stdin_text(v->cmd);
+
+			if (here)
+				shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+			else
+				v->script_stdin = true;
+		}
 	} else if (strcmp(prog, "eval") == 0) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & WARD_SH_W_CMDSUB)
@@ -1471,15 +1669,21 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		for (i = 1; i < v->n; i++) {
 			const char *t = v->w[i].text;
 
-			if (strncmp(t, "--compress-program=", 19) == 0) {
-				struct word w;
-				struct view inner = { .w = &w, .n = 1, .cmd = v->cmd };
+			/* the compress program reads sort's data from a pipe */
+			struct cmd piped = { .off = v->cmd->off, .len = v->cmd->len,
+					     .depth = v->cmd->depth, .in_subst = v->cmd->in_subst,
+					     .piped = true };
+			struct word w;
+			struct view inner = { .w = &w, .n = 1, .cmd = &piped };
 
+			if (strncmp(t, "--compress-program=", 19) == 0) {
 				if (word_init(c, &w, t + 19, v->w[i].flags, v->w[i].off, v->w[i].len))
 					check_view(c, &inner, depth + 1);
 				word_release(&w);
-			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n)
-				sub_view(c, v, i + 1, i + 2, depth + 1);
+			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n) {
+				inner.w = &v->w[i + 1];
+				check_view(c, &inner, depth + 1);
+			}
 		}
 	} else if (strcmp(prog, "git") == 0) {
 		unwrap_git(c, v, depth);
@@ -1520,9 +1724,72 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 		*o = wk->span_off;
 		*l = wk->span_len;
 	} else {
+		/* a node's span runs to the next operator: drop the blanks */
+		const char *src = wk->c->top;
+
+		while (len && off + len <= wk->c->top_len &&
+		       (src[off + len - 1] == ' ' || src[off + len - 1] == '\t'))
+			len--;
 		*o = off;
 		*l = len;
 	}
+}
+
+static const char *var_value(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (strcmp(name, "HOME") == 0)
+		return "~";
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return c->vars[i].value;
+	return "";
+}
+
+/* The word with its plain $NAME and ${NAME} parts replaced as far as they
+ * are known (see struct word), lowercased; NULL without parameters. */
+static char *expand_known(struct ctx *c, const struct ward_sh_word *w)
+{
+	char *buf = NULL, *low;
+	size_t size = 0, i;
+	FILE *f;
+
+	if (!(w->flags & WARD_SH_W_PARAM))
+		return NULL;
+	f = open_memstream(&buf, &size);
+	if (!f) {
+		c->failed = 1;
+		return NULL;
+	}
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		switch (p->kind) {
+		case WARD_SH_P_LITERAL:
+		case WARD_SH_P_GLOB:
+		case WARD_SH_P_TILDE:
+			fputs(p->kind == WARD_SH_P_TILDE ? "~" : "", f);
+			fputs(p->text, f);
+			break;
+		case WARD_SH_P_PARAM:
+			if (!p->op[0])
+				fputs(var_value(c, p->text), f);
+			break;
+		default:
+			break; /* only known when it runs */
+		}
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		c->failed = 1;
+		return NULL;
+	}
+	low = lower_dup(buf);
+	free(buf);
+	if (!low)
+		c->failed = 1;
+	return low;
 }
 
 static bool sh_word(const struct walk *wk, struct word *out, const struct ward_sh_word *w)
@@ -1530,7 +1797,43 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	size_t o, l;
 
 	span(wk, w->off, w->len, &o, &l);
-	return word_init(wk->c, out, w->text, w->flags, o, l);
+	if (!word_init(wk->c, out, w->text, w->flags, o, l))
+		return false;
+	out->alt = expand_known(wk->c, w);
+	if (out->alt && strcmp(out->alt, out->fold) == 0) {
+		free(out->alt);
+		out->alt = NULL;
+	}
+	return !wk->c->failed;
+}
+
+/* x=value alone on its line: remember it for the words after. */
+static void remember_var(struct ctx *c, const struct word *w)
+{
+	const char *eq = strchr(w->text, '='), *val;
+	struct var *g;
+
+	if (!eq || eq == w->text)
+		return;
+	/* the value as far as known: after '=' in the expanded form */
+	val = w->alt && strchr(w->alt, '=') ? strchr(w->alt, '=') + 1 : eq + 1;
+	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
+		val = "";
+	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
+	if (!g) {
+		c->failed = 1;
+		return;
+	}
+	c->vars = g;
+	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
+	g[c->n_vars].value = strdup(val);
+	if (!g[c->n_vars].name || !g[c->n_vars].value) {
+		free(g[c->n_vars].name);
+		free(g[c->n_vars].value);
+		c->failed = 1;
+		return;
+	}
+	c->n_vars++;
 }
 
 static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
@@ -1760,8 +2063,18 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 	if (n->kind == WARD_SH_SIMPLE) {
 		build_view_words(c, n, wk, &v.w, &v.n);
 		add_segment(c, &cmd, v.w, v.n);
-		for (i = 0; i < cmd.n_assigns; i++)
+		for (i = 0; i < cmd.n_assigns; i++) {
 			assignment(c, &v, &cmd.assigns[i], wk->depth);
+			if (!v.n)
+				remember_var(c, &cmd.assigns[i]);
+		}
+		if (v.n && in_list(prog_of(&v), "export readonly declare typeset local"))
+			for (i = 1; i < v.n; i++)
+				remember_var(c, &v.w[i]);
+		/* an unquoted $x as the program is split into words: `x='rm -rf /';
+		 * $x` runs rm */
+		if (v.n && v.w[0].alt && strpbrk(v.w[0].alt, " \t\n"))
+			shell_string(c, &v, &v.w[0], v.w[0].alt, true, wk->depth + 1);
 	}
 	if (v.n) {
 		check_view(c, &v, wk->depth);
@@ -1815,6 +2128,11 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	struct match *b = &c->best;
 
 	held_free(c);
+	for (size_t i = 0; i < c->n_vars; i++) {
+		free(c->vars[i].name);
+		free(c->vars[i].value);
+	}
+	free(c->vars);
 	if (c->failed) {
 		free(b->matched);
 		for (size_t i = 0; i < c->n_segs; i++) {
@@ -1859,10 +2177,20 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 	if (!command)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no command");
 	c.top_len = strlen(command);
-	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
-	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0)
-		return -1;
+	/* The whole-string rules first: what they catch (a fork bomb) may be
+	 * what the parser cannot read. */
 	check_whole(&c, command, c.top_len, 0, c.top_len);
+	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
+	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0) {
+		if (c.best.kind == WARD_VERDICT_REFUSED && err && *err &&
+		    (*err)->kind == WARD_ERR_INVALID_PARAMETERS) {
+			ward_error_free(*err);
+			*err = NULL;
+			return finish(&c, v, err);
+		}
+		free(c.best.matched);
+		return -1;
+	}
 	wk.t = t;
 	ward_sh_visit_nodes(t, visit, &wk);
 	ward_sh_tree_free(t);

@@ -35,6 +35,12 @@ void ward_run_options_release(struct run_options *o);
 /* Strict decimal parse of a whole number of seconds for --timeout. */
 int ward_parse_timeout(const char *s, long long *out, struct ward_error **err);
 
+/* The front door (ward/frontdoor.h) for `ward run`: rate limit, validators,
+ * approval (--approve or "approved": true, or when may_ask and stdin is a
+ * terminal, a y/N question on /dev/tty). Returns 0 or -1 with *err. */
+int ward_cli_front_door(const struct ward_config *cfg, const char *command, char *const argv[],
+			bool approved, bool may_ask, struct ward_error **err);
+
 int ward_cmd_run(int argc, char **argv);
 int ward_cmd_doctor(int argc, char **argv);
 int ward_cmd_validate(int argc, char **argv);

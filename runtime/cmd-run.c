@@ -469,6 +469,13 @@ static int run_json(struct run_options *o)
 		ward_error_free(err);
 		return status;
 	}
+	if (ward_cli_front_door(&o->cfg, req.command, NULL, req.approved || o->approve, false,
+				&err) < 0) {
+		ward_request_release(&req);
+		status = print_json_error(err);
+		ward_error_free(err);
+		return status;
+	}
 	argv[2] = req.command;
 	o->cfg.forward_signals = true;
 	if ((o->no_shell || req.no_shell ? ward_run_noshell(&o->cfg, req.command, &res, &err)
@@ -496,6 +503,12 @@ static int run_streaming(struct run_options *o)
 	char *shell_argv[4] = { (char *)"/bin/sh", (char *)"-c", o->shell, NULL };
 	int status;
 
+	if (ward_cli_front_door(&o->cfg, o->shell, o->shell ? NULL : o->argv, o->approve, true,
+				&err) < 0) {
+		fprintf(stderr, "ward: %s\n", err->message);
+		ward_error_free(err);
+		return WARD_EXIT_OWN_ERROR;
+	}
 	o->cfg.stdin_fd = 0;
 	o->cfg.stdout_fd = 1;
 	o->cfg.stderr_fd = 2;

@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
 	{ "run", ward_cmd_run, "run a command in a sandbox" },
 	{ "doctor", ward_cmd_doctor, "tell what this host offers and what ward will do" },
+	{ "validate", ward_cmd_validate, "check a command against the validators without running it" },
 	{ "serve", ward_cmd_serve, "serve sessions over JSON-RPC / MCP on stdio" },
 	{ "shell", ward_cmd_shell, "an interactive sandboxed shell session" },
 };

@@ -11,6 +11,8 @@
 
 #include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
+#include "ward/ratelimit.h"
+#include "ward/validate.h"
 
 struct ctx {
 	const char *origin;
@@ -232,12 +234,178 @@ static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* One rule given as an object: {"id", "category", "words", KEY: "value" or
+ * ["value", ...]} turned into the rule table's text. */
+static int rule_object_text(struct ctx *c, json_t *o, const char *where, char **out)
+{
+	static const char *const keys[] = { "id", "category", "words", "program", "sub", "flag",
+					    "opt", "arg", "word", "path", "write", "except",
+					    "redirect", "upstream", "stdin", "context", "argsubst",
+					    "code", "text", "whole", NULL };
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+	const char *k;
+	json_t *v;
+	int rc = 0;
+
+	if (only_keys(c, o, where, keys) < 0)
+		return -1;
+	if (!json_is_string(json_object_get(o, "id")))
+		return bad(c, where, "needs \"id\", a string");
+	if (json_object_get(o, "except") && !!json_object_get(o, "path") == !!json_object_get(o, "write"))
+		return bad(c, where, "except applies to one path or write key: give exactly one");
+	f = open_memstream(&buf, &size);
+	if (!f)
+		return ward_error_make(c->err, errno, "policy");
+	fprintf(f, "[%s]\n", json_string_value(json_object_get(o, "id")));
+	json_object_foreach(o, k, v) {
+		size_t i;
+		json_t *e;
+
+		if (strcmp(k, "id") == 0 || strcmp(k, "except") == 0)
+			continue;
+		if (json_is_string(v)) {
+			if (strchr(json_string_value(v), '\n')) {
+				rc = bad(c, where, "%s: one line only", k);
+				break;
+			}
+			fprintf(f, "%s = %s\n", k, json_string_value(v));
+		} else if (json_is_array(v) && strcmp(k, "text") && strcmp(k, "whole") &&
+			   strcmp(k, "words") && strcmp(k, "category")) {
+			fprintf(f, "%s =", k);
+			json_array_foreach(v, i, e) {
+				if (!json_is_string(e) || strpbrk(json_string_value(e), " \t\n")) {
+					rc = bad(c, where, "%s[%zu]: must be a string without blanks", k,
+						 i);
+					break;
+				}
+				fprintf(f, " %s", json_string_value(e));
+			}
+			fprintf(f, "\n");
+		} else {
+			rc = bad(c, where, "%s: must be a string%s", k,
+				 strcmp(k, "text") && strcmp(k, "whole") && strcmp(k, "words") &&
+						 strcmp(k, "category") ?
+					 " or an array of strings" :
+					 "");
+		}
+		if (rc < 0)
+			break;
+		if ((strcmp(k, "path") == 0 || strcmp(k, "write") == 0) &&
+		    (v = json_object_get(o, "except"))) {
+			if (json_is_string(v)) {
+				fprintf(f, "except = %s\n", json_string_value(v));
+			} else if (json_is_array(v)) {
+				fprintf(f, "except =");
+				json_array_foreach(v, i, e)
+					if (json_is_string(e))
+						fprintf(f, " %s", json_string_value(e));
+				fprintf(f, "\n");
+			}
+		}
+	}
+	if (fclose(f) != 0 && rc == 0)
+		rc = ward_error_make(c->err, errno, "policy");
+	if (rc < 0) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* "validators": {"remove": [ids], "relax": [ids], "add": [rule, ...]} where a
+ * rule is an object or a block of the rule table's text. */
+static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "remove", "relax", "add", NULL };
+	static const char *const lists[] = { "remove", "relax" };
+	char where[64];
+	size_t i, k;
+	json_t *a, *e;
+
+	if (!json_is_object(v))
+		return bad(c, "validators", "must be an object");
+	if (only_keys(c, v, "validators", keys) < 0)
+		return -1;
+	if (!cfg->rules && !(cfg->rules = ward_rules_new(c->err)))
+		return -1;
+	for (k = 0; k < ARRAY_SIZE(lists); k++) {
+		a = json_object_get(v, lists[k]);
+		if (!a)
+			continue;
+		snprintf(where, sizeof(where), "validators.%s", lists[k]);
+		if (!json_is_array(a))
+			return bad(c, where, "must be an array of rule ids");
+		json_array_foreach(a, i, e) {
+			int rc;
+
+			if (!json_is_string(e))
+				return bad(c, where, "element %zu must be a rule id", i);
+			rc = k == 0 ? ward_rules_remove(cfg->rules, json_string_value(e), c->err) :
+				      ward_rules_relax(cfg->rules, json_string_value(e), c->err);
+			if (rc < 0)
+				return setter_failed(c, where);
+		}
+	}
+	a = json_object_get(v, "add");
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return bad(c, "validators.add", "must be an array of rules");
+	json_array_foreach(a, i, e) {
+		char *text = NULL;
+		int rc;
+
+		snprintf(where, sizeof(where), "validators.add[%zu]", i);
+		if (json_is_string(e))
+			text = strdup(json_string_value(e));
+		else if (!json_is_object(e))
+			return bad(c, where, "must be a rule object or the rule table's text");
+		else if (rule_object_text(c, e, where, &text) < 0)
+			return -1;
+		if (!text)
+			return ward_error_make(c->err, ENOMEM, "policy");
+		rc = ward_rules_add_text(cfg->rules, text, where, c->err);
+		free(text);
+		if (rc < 0)
+			return setter_failed(c, "validators.add");
+	}
+	return 0;
+}
+
+static int apply_rate_limit(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "per_minute", "per_hour", NULL };
+	static const char *const names[] = { "rate_limit.per_minute", "rate_limit.per_hour" };
+	unsigned *dst[] = { &cfg->rate_per_minute, &cfg->rate_per_hour };
+	size_t k;
+
+	if (!json_is_object(v))
+		return bad(c, "rate_limit", "must be an object");
+	if (only_keys(c, v, "rate_limit", keys) < 0)
+		return -1;
+	for (k = 0; k < 2; k++) {
+		json_t *n = json_object_get(v, keys[k]);
+
+		if (!n)
+			continue;
+		if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+		    json_integer_value(n) > WARD_RATE_MAX)
+			return bad(c, names[k], "must be an integer from 0 (no limit) to %d",
+				   WARD_RATE_MAX);
+		*dst[k] = (unsigned)json_integer_value(n);
+	}
+	return 0;
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
-					    "env",     "mounts",  "landlock",   "seccomp",
-					    "session", NULL };
+					    "env",     "mounts",  "landlock",   "seccomp",  "validators",
+					    "rate_limit", "session", NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -303,6 +471,10 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "landlock")) && apply_landlock(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "validators")) && apply_validators(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "rate_limit")) && apply_rate_limit(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "session")) &&
 	    ward_session_policy_apply(v, c.origin, cfg, err) < 0)

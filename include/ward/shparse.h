@@ -106,7 +106,8 @@ enum ward_sh_part_kind {
 struct ward_sh_part {
 	enum ward_sh_part_kind kind;
 	enum ward_sh_quote quote;  /* LITERAL and PARAM: how it was quoted */
-	size_t off, len;           /* source span */
+	size_t off, len;           /* source span: a '…' or $'…' literal with its quotes,
+				      a "…" one without (expansions split it) */
 	char *text;                /* see the kinds; NUL-terminated, may hold NUL
 				      bytes from $'\0' (text_len counts them) */
 	size_t text_len;

@@ -1,0 +1,42 @@
+/* cmd-frontdoor.c — the front door as the CLI uses it: the y/N question on
+ * the terminal for a command that needs approval. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cli-internal.h"
+#include "ward/frontdoor.h"
+
+static bool ask_tty(void *ctx, const struct ward_verdict *v)
+{
+	FILE *tty = fopen("/dev/tty", "r+e");
+	char line[64] = "";
+	bool yes;
+
+	(void)ctx;
+	if (!tty)
+		return false;
+	fprintf(tty, "ward: '%s' needs approval (%s: %s)\nrun it? [y/N] ", v->segment, v->rule,
+		v->words);
+	fflush(tty);
+	yes = fgets(line, sizeof(line), tty) &&
+	      (strcmp(line, "y\n") == 0 || strcmp(line, "Y\n") == 0 || strcmp(line, "yes\n") == 0);
+	fclose(tty);
+	return yes;
+}
+
+int ward_cli_front_door(const struct ward_config *cfg, const char *command, char *const argv[],
+			bool approved, bool may_ask, struct ward_error **err)
+{
+	struct ward_admission adm = { .approved = approved };
+	struct ward_verdict v;
+	int rc;
+
+	/* Only a person at the terminal can answer; stdin of --json is the
+	 * request, and a pipe is a program. */
+	if (may_ask && isatty(0))
+		adm.ask = ask_tty;
+	rc = ward_frontdoor_check(cfg, command, argv, &adm, &v, err);
+	ward_verdict_release(&v);
+	return rc;
+}

@@ -1,0 +1,250 @@
+/* test-ratelimit.c — the sliding window, the state file's text, and the file
+ * shared by concurrent processes under its lock. */
+#include "harness.h"
+#include "ward/ratelimit.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define T0 1700000000000LL
+
+static int take(struct ward_ratelog *log, long long t, unsigned pm, unsigned ph, unsigned *retry)
+{
+	struct ward_error *err = NULL;
+	int rc = ward_ratelog_take(log, t, pm, ph, retry, &err);
+
+	if (rc < 0) {
+		ck_assert_int_eq(err->kind, WARD_ERR_RATE_LIMITED);
+		ck_assert_ptr_nonnull(strstr(err->message, "next slot in"));
+		ck_assert(strncmp(err->rule, "rate_limit.per_", 15) == 0);
+		ward_error_free(err);
+	}
+	return rc;
+}
+
+START_TEST(test_minute)
+{
+	struct ward_ratelog log = { 0 };
+	unsigned retry = 0;
+	int i;
+
+	for (i = 0; i < 30; i++)
+		ck_assert_int_eq(take(&log, T0 + i * 100, 30, 300, &retry), 0);
+	ck_assert_int_lt(take(&log, T0 + 5000, 30, 300, &retry), 0);
+	/* the first slot frees 60 s after it was taken: 55 s from now */
+	ck_assert_uint_eq(retry, 55);
+	ck_assert_int_lt(take(&log, T0 + 59999, 30, 300, &retry), 0);
+	ck_assert_uint_eq(retry, 1);
+	ck_assert_int_eq(take(&log, T0 + 60000, 30, 300, &retry), 0);
+	/* refusals are not recorded: still 30 in the window */
+	ck_assert_int_lt(take(&log, T0 + 60001, 30, 300, &retry), 0);
+	ward_ratelog_release(&log);
+}
+END_TEST
+
+START_TEST(test_hour)
+{
+	struct ward_ratelog log = { 0 };
+	unsigned retry = 0;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(take(&log, T0 + i * 600000LL, 0, 5, &retry), 0);
+	ck_assert_int_lt(take(&log, T0 + 3000000LL, 0, 5, &retry), 0);
+	ck_assert_uint_eq(retry, 600);
+	ck_assert_int_eq(take(&log, T0 + 3600000LL, 0, 5, &retry), 0);
+	ward_ratelog_release(&log);
+
+	/* both limits: the longer wait is the answer */
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(take(&log, T0 + i, 3, 3, &retry), 0);
+	ck_assert_int_lt(take(&log, T0 + 10, 3, 3, &retry), 0);
+	ck_assert_uint_eq(retry, 3600);
+	ward_ratelog_release(&log);
+}
+END_TEST
+
+START_TEST(test_unlimited_and_clock)
+{
+	struct ward_ratelog log = { 0 };
+	unsigned retry = 7;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		ck_assert_int_eq(take(&log, T0, 0, 0, &retry), 0);
+	ck_assert_uint_eq(log.n, 0);
+	ck_assert_uint_eq(retry, 0);
+	/* a clock set back does not free slots early nor lock out for ever */
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(take(&log, T0 + 3600000LL * 5, 2, 0, &retry), 0);
+	ck_assert_int_lt(take(&log, T0, 2, 0, &retry), 0);
+	ck_assert_uint_eq(retry, 60);
+	ck_assert_int_eq(take(&log, T0 + 60000, 2, 0, &retry), 0);
+	ward_ratelog_release(&log);
+}
+END_TEST
+
+START_TEST(test_text)
+{
+	struct ward_ratelog log = { 0 }, back = { 0 };
+	struct ward_error *err = NULL;
+	char *s;
+	const char *partial = "ward-ratelimit 1\n1700000000000\n17000";
+
+	const char *old = "ward-ratelimit 1\n1699996000000\n1699999999000\n";
+
+	ck_assert_int_eq(take(&log, T0 - 1000, 10, 10, NULL), 0);
+	ck_assert_int_eq(take(&log, T0, 10, 10, NULL), 0);
+	s = ward_ratelog_format(&log);
+	ck_assert_str_eq(s, "ward-ratelimit 1\n1699999999000\n1700000000000\n");
+	ck_assert_int_eq(ward_ratelog_parse(s, strlen(s), T0, &back, &err), 0);
+	ck_assert_uint_eq(back.n, 2);
+	ck_assert_int_eq(back.t[1], T0);
+	ward_ratelog_release(&back);
+	free(s);
+	/* what is older than an hour is dropped on reading */
+	ck_assert_int_eq(ward_ratelog_parse(old, strlen(old), T0, &back, &err), 0);
+	ck_assert_uint_eq(back.n, 1);
+	ward_ratelog_release(&back);
+	ck_assert_int_eq(ward_ratelog_parse(partial, strlen(partial), T0, &back, &err), 0);
+	ck_assert_uint_eq(back.n, 1);
+	ward_ratelog_release(&back);
+	ck_assert_int_eq(ward_ratelog_parse("", 0, T0, &back, &err), 0);
+	ck_assert_int_lt(ward_ratelog_parse("# my notes\n", 11, T0, &back, &err), 0);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_ptr_nonnull(strstr(err->message, "not a ward rate limit state"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_lt(ward_ratelog_parse("ward-ratelimit 1\n12x\n", 21, T0, &back, &err), 0);
+	ward_error_free(err);
+	ward_ratelog_release(&log);
+}
+END_TEST
+
+START_TEST(test_default_path)
+{
+	char *p;
+
+	setenv("XDG_STATE_HOME", "/x/state", 1);
+	p = ward_ratelimit_default_path();
+	ck_assert_str_eq(p, "/x/state/ward/ratelimit");
+	free(p);
+	setenv("XDG_STATE_HOME", "relative", 1);
+	setenv("HOME", "/home/u", 1);
+	p = ward_ratelimit_default_path();
+	ck_assert_str_eq(p, "/home/u/.local/state/ward/ratelimit");
+	free(p);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	ck_assert_ptr_null(ward_ratelimit_default_path());
+}
+END_TEST
+
+START_TEST(test_file)
+{
+	char *dir = harness_tmpdir(), path[4300], sub[4200];
+	struct ward_error *err = NULL;
+	unsigned retry = 0;
+	struct stat st;
+	int i, fd;
+
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	snprintf(path, sizeof(path), "%s/ratelimit", sub);
+	/* no limits: nothing is written */
+	ck_assert_int_eq(ward_ratelimit_take_file(path, 0, 0, &retry, &err), 0);
+	ck_assert_int_ne(access(sub, F_OK), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(ward_ratelimit_take_file(path, 3, 10, &retry, &err), 0);
+	ck_assert_int_lt(ward_ratelimit_take_file(path, 3, 10, &retry, &err), 0);
+	ck_assert_int_eq(err->kind, WARD_ERR_RATE_LIMITED);
+	ck_assert_uint_ge(retry, 59);
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(stat(sub, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	/* a higher limit on the same file counts what was taken */
+	ck_assert_int_eq(ward_ratelimit_take_file(path, 4, 10, &retry, &err), 0);
+	ck_assert_int_lt(ward_ratelimit_take_file(path, 4, 10, &retry, &err), 0);
+	ward_error_free(err);
+	err = NULL;
+	/* a file that is not ward's is refused, and left as it is */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_eq(write(fd, "precious\n", 9), 9);
+	close(fd);
+	ck_assert_int_lt(ward_ratelimit_take_file(path, 3, 10, &retry, &err), 0);
+	ck_assert_int_eq(err->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_ptr_nonnull(strstr(err->message, path));
+	ward_error_free(err);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 9);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Eight processes take five slots each at once from a limit of 30: exactly
+ * 30 are granted. */
+START_TEST(test_file_concurrent)
+{
+	char *dir = harness_tmpdir(), path[4200];
+	pid_t pids[8];
+	int p[2], i, granted = 0, status;
+	char c;
+
+	snprintf(path, sizeof(path), "%s/ratelimit", dir);
+	ck_assert_int_eq(pipe(p), 0);
+	for (i = 0; i < 8; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			int k;
+
+			close(p[0]);
+			for (k = 0; k < 5; k++) {
+				struct ward_error *err = NULL;
+
+				if (ward_ratelimit_take_file(path, 30, 300, NULL, &err) == 0) {
+					if (write(p[1], "g", 1) != 1)
+						_exit(2);
+				} else if (err->kind != WARD_ERR_RATE_LIMITED) {
+					_exit(3);
+				}
+				ward_error_free(err);
+			}
+			_exit(0);
+		}
+	}
+	close(p[1]);
+	while (read(p[0], &c, 1) == 1)
+		granted++;
+	close(p[0]);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+	}
+	ck_assert_int_eq(granted, 30);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ratelimit");
+	TCase *tc = harness_tcase(s, "ratelimit", NULL);
+
+	tcase_add_test(tc, test_minute);
+	tcase_add_test(tc, test_hour);
+	tcase_add_test(tc, test_unlimited_and_clock);
+	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_default_path);
+	tcase_add_test(tc, test_file);
+	tcase_add_test(tc, test_file_concurrent);
+	return harness_main(s);
+}
