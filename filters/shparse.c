@@ -635,9 +635,14 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 			op[k++] = (char)c;
 			if (peekc(p, 1) == c)
 				op[k++] = (char)c;
-		} else if (BASH(p) && (c == '/' || c == '^' || c == ',' || c == '@')) {
+		} else if (BASH(p) && c == '@') {
+			/* ${x@P} expands prompt escapes, $(…) included, from the
+			 * variable's value: commands no parser can see */
+			fail(p, open, "parameter transformation is not supported");
+			return;
+		} else if (BASH(p) && (c == '/' || c == '^' || c == ',')) {
 			op[k++] = (char)c;
-			if (c != '@' && peekc(p, 1) == c)
+			if (peekc(p, 1) == c)
 				op[k++] = (char)c;
 			else if (c == '/' && (peekc(p, 1) == '#' || peekc(p, 1) == '%'))
 				op[k++] = (char)peekc(p, 1);

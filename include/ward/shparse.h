@@ -33,6 +33,13 @@
  * run the string: WARD_SH_POSIX for `/bin/sh -c` on Debian, the default for
  * `bash -c`.
  *
+ * Values are not code to the parser, and mostly not to the shells either;
+ * one exception in bash: arithmetic ($((x)), [[ x -eq 1 ]], declare -i) on
+ * a variable whose value is an array subscript holding $(…) runs it. The
+ * parser cannot see values, so in the bash dialect a caller should treat
+ * WARD_SH_W_ARITH words and WARD_SH_COND nodes that use variables as
+ * dynamic. (dash has no arrays.)
+ *
  * Positions. Every node, word, word part and redirect carries `off` (0-based
  * byte offset into the source) and `len`. Error messages name the problem and
  * its column as a 1-based byte position ("… at 14" is src[13]).
@@ -179,6 +186,9 @@ struct ward_sh_redir {
 
 /* ---- nodes ---------------------------------------------------------------- */
 
+/* The tree is as flat as the source: a tree's root (and each compound
+ * body) is a LIST; a list item with no && or || is not wrapped in an AND_OR,
+ * and a pipeline of one command without ! is the command itself. */
 enum ward_sh_kind {
 	WARD_SH_SIMPLE,    /* assignments, words, redirections */
 	WARD_SH_PIPELINE,  /* kids joined by | (or |&, ops[i]); bang for `!` */

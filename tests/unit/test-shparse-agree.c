@@ -175,6 +175,9 @@ static const char *const corpus[] = {
 	"ls > out.txt 2> err.txt < /dev/null",
 	"ls 2>&1 >/dev/null | grep warn",
 	"exec 3>log3.txt; git status >&3",
+	/* a here-document pending across a $(…) that spans lines: its body is
+	 * read after the line the substitution ends on, as dash does */
+	"cat <<EOF; echo $(\nEOF\n) \ngit status\nEOF\nmake",
 };
 
 #define N_CORPUS (sizeof(corpus) / sizeof(corpus[0]))
@@ -880,8 +883,10 @@ START_TEST(test_agree)
 	run_node(&e, t->root);
 	ck_assert_msg(!e.why[0], "'%s': %s", cmd, e.why);
 
-	qsort(actual.v, actual.n, sizeof(*actual.v), cmpstr);
-	qsort(e.rec.v, e.rec.n, sizeof(*e.rec.v), cmpstr);
+	if (actual.n)
+		qsort(actual.v, actual.n, sizeof(*actual.v), cmpstr);
+	if (e.rec.n)
+		qsort(e.rec.v, e.rec.n, sizeof(*e.rec.v), cmpstr);
 	{
 		char got[8192] = "", want[8192] = "";
 

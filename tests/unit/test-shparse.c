@@ -87,6 +87,7 @@ static const struct row rows[] = {
 	{ "echo ${x/a/b}", 0, "echo ${x/a/b}", NULL, NULL },
 	{ "echo ${x/a/b}", P, NULL, NULL, "bad substitution at 6" },
 	{ "echo ${!x}", 0, NULL, NULL, "indirect expansion is not supported at 6" },
+	{ "echo ${x@P}", 0, NULL, NULL, "parameter transformation is not supported at 6" },
 	{ "echo ${a[1]}", 0, NULL, NULL, "array subscript is not supported at 9" },
 	{ "echo ${}", 0, NULL, NULL, "bad substitution at 6" },
 	{ "echo ${x", 0, NULL, NULL, "unterminated parameter expansion at 6" },
