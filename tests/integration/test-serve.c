@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,6 +457,63 @@ START_TEST(test_shell_lines)
 }
 END_TEST
 
+/* Read from the terminal until `want` shows up (or 20 s pass). */
+static bool pty_wait(int fd, const char *want, char *buf, size_t size)
+{
+	size_t got = 0;
+	long long until = time(NULL) + 20;
+
+	buf[0] = '\0';
+	while (time(NULL) < until && !strstr(buf, want)) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pf, 1, 1000) <= 0)
+			continue;
+		n = read(fd, buf + got, size - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	return strstr(buf, want) != NULL;
+}
+
+static void pty_send(int fd, const char *keys)
+{
+	ck_assert_int_eq(write(fd, keys, strlen(keys)), (ssize_t)strlen(keys));
+}
+
+START_TEST(test_shell_tty)
+{
+	char *ward = harness_path("ward"), buf[65536];
+	int fd, status;
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "shell", "--no-policy", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(pty_wait(fd, "$ ", buf, sizeof(buf)));
+	/* edit in the middle of the line: two lefts, then a character */
+	pty_send(fd, "echo abc\x1b[D\x1b[DX\r");
+	ck_assert_msg(pty_wait(fd, "aXbc\r\n", buf, sizeof(buf)), "got: %s", buf);
+	/* up: the previous line again; home, delete; end, backspace */
+	pty_send(fd, "\x1b[A\x1b[H\x1b[3~\x1b[F\x7f\r");
+	ck_assert_msg(pty_wait(fd, "cho: not found", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(strstr(buf, "$ cho aXb\r") != NULL, "got: %s", buf);
+	ck_assert_msg(strstr(buf, "sh: 1: cho") != NULL, "line numbers are the command's: %s", buf);
+	pty_send(fd, "exit\r");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	close(fd);
+	free(ward);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("serve");
@@ -467,5 +525,6 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_shell_lines);
+	tcase_add_test(tc, test_shell_tty);
 	return harness_main(s);
 }
