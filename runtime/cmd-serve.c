@@ -677,7 +677,9 @@ SIMPLE(m_history, S_HISTORY)
 
 /* ---- the table: JSON-RPC names, MCP tool names, schemas ------------------------------ */
 
-#define P_SESSION "\"session\": {\"type\": \"string\", \"description\": \"session id (default: the default session)\"}"
+#define P_SESSION                                                                                  \
+	"\"session\": {\"type\": \"string\", "                                                   \
+	"\"description\": \"session id (default: the default session)\"}"
 
 static const struct method {
 	const char *name;  /* JSON-RPC method */

@@ -205,30 +205,34 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		goto out;
 
 	pthread_mutex_lock(&sh->lock);
-	if (sh->dead) {
-		struct ward_error *e = NULL;
-
-		/* It was killed at a deadline or died: a new one, with the
-		 * session's state (which lives here) intact. */
-		shared_stop(sh);
-		if (shared_start(s, sh, &e) < 0) {
-			pthread_mutex_unlock(&sh->lock);
-			res->error = e;
-			res->exit_code = WARD_EXIT_OWN_ERROR;
-			rc = 0;
-			goto out;
-		}
-	}
 	{
 		int fds[AGENT_NFDS] = { blob, p_out[1], p_err[1], p_side[1], p_rep[1] };
+		int attempt;
 
-		if (send_job(sh, &m, fds) < 0) {
-			sh->dead = true;
-			pthread_mutex_unlock(&sh->lock);
-			ward_error_make(&res->error, errno, "send the command to the session's sandbox");
-			res->exit_code = WARD_EXIT_OWN_ERROR;
-			rc = 0;
-			goto out;
+		for (attempt = 0;; attempt++) {
+			struct ward_error *e = NULL;
+
+			if (!sh->dead && send_job(sh, &m, fds) == 0)
+				break;
+			if (attempt == 1) {
+				pthread_mutex_unlock(&sh->lock);
+				ward_error_make(&res->error, errno,
+						"send the command to the session's sandbox");
+				res->exit_code = WARD_EXIT_OWN_ERROR;
+				rc = 0;
+				goto out;
+			}
+			/* Killed at a deadline, or gone: a new sandbox, with the
+			 * session's state (which lives here) intact. */
+			shared_stop(sh);
+			if (shared_start(s, sh, &e) < 0) {
+				sh->dead = true;
+				pthread_mutex_unlock(&sh->lock);
+				res->error = e;
+				res->exit_code = WARD_EXIT_OWN_ERROR;
+				rc = 0;
+				goto out;
+			}
 		}
 	}
 	pthread_mutex_unlock(&sh->lock);

@@ -654,20 +654,25 @@ char *ward_session_script(const struct ward_session *s, const struct session_job
 
 	if (!qcwd || !qold || !qstart)
 		return NULL;
+	/* The trap: where the command ended and its OLDPWD, on fd 3. A directory
+	 * removed under the shell reports an empty line (kept as it was). */
+#define REPORT_TRAP                                                                                \
+	"trap '{ [ -d \"$PWD\" ] && pwd -P || echo; printf \"%%s\\n\" \"$OLDPWD\"; } "           \
+	">&3 2>/dev/null' EXIT; "
 	/* On the command's first line, so that the shell's messages give the
 	 * command's own line numbers. The trap reports where the command ended
 	 * on fd 3; the shell keeps the command's exit status after it. */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
 			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap '{ [ -d \"$PWD\" ] && pwd -P || echo; printf \"%%s\\n\" \"$OLDPWD\"; } >&3 2>/dev/null' EXIT; %s",
+			      REPORT_TRAP "%s",
 			      qstart, qcwd, qold, job->command);
 	else
 		rc = asprintf(&out,
 			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; "
 			      "cd -- %s; }; OLDPWD=%s; "
-			      "trap '{ [ -d \"$PWD\" ] && pwd -P || echo; printf \"%%s\\n\" \"$OLDPWD\"; } >&3 2>/dev/null' EXIT; %s",
+			      REPORT_TRAP "%s",
 			      qstart, qcwd, qcwd, qstart, qstart, qold, job->command);
 	return rc < 0 ? NULL : out;
 }

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,6 +510,78 @@ START_TEST(test_ratelimit)
 }
 END_TEST
 
+/* The children of this process (the shared sandbox's init is one). */
+static int children(pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		char path[300], buf[512], *p;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		p = strrchr(buf, ')');
+		if (p && atoi(p + 4) == (int)getpid())
+			out[n++] = atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_shared_restart)
+{
+	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
+	struct ward_error *err = NULL;
+	pid_t kids[8];
+
+	ck_assert_int_eq(ward_session_setenv(s, "KEEP", "kept", &err), 0);
+	free(ok(s, "mkdir -p sub && cd sub"));
+	/* the sandbox dies under the session */
+	ck_assert_int_eq(children(kids, 8), 1);
+	ck_assert_int_eq(kill(kids[0], SIGKILL), 0);
+	{
+		/* dead (a zombie: the session reaps it) before the next command */
+		char path[64], buf[256] = "";
+		int i, fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)kids[0]);
+		for (i = 0; i < 500; i++) {
+			struct timespec pause = { 0, 10 * 1000000 };
+			ssize_t n;
+
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			if (n <= 0 || strstr(buf, ") Z "))
+				break;
+			nanosleep(&pause, NULL);
+		}
+		ck_assert_int_lt(i, 500);
+	}
+	/* the next command gets a new one; the state is the session's */
+	expect(s, "echo $KEEP; basename $PWD", "kept\nsub\n");
+	ck_assert_int_eq(children(kids, 8), 1);
+	ward_session_free(s);
+	ck_assert_int_eq(children(kids, 8), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session");
@@ -524,6 +597,7 @@ int main(void)
 	tcase_add_test(tc, test_sequential);
 	tcase_add_loop_test(tc, test_frontdoor, 0, 2);
 	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_shared_restart);
 
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
