@@ -42,14 +42,14 @@ static void raw_on(struct editor *ed)
 	t.c_iflag &= ~(tcflag_t)(IXON | ICRNL | BRKINT | INPCK | ISTRIP);
 	t.c_cc[VMIN] = 1;
 	t.c_cc[VTIME] = 0;
-	if (tcsetattr(0, TCSAFLUSH, &t) == 0)
+	if (tcsetattr(0, TCSADRAIN, &t) == 0) /* keys typed ahead are kept */
 		ed->raw = true;
 }
 
 static void raw_off(struct editor *ed)
 {
 	if (ed->raw)
-		tcsetattr(0, TCSAFLUSH, &ed->saved);
+		tcsetattr(0, TCSADRAIN, &ed->saved);
 	ed->raw = false;
 }
 

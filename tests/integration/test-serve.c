@@ -457,14 +457,16 @@ START_TEST(test_shell_lines)
 }
 END_TEST
 
-/* Read from the terminal until `want` shows up (or 20 s pass). */
-static bool pty_wait(int fd, const char *want, char *buf, size_t size)
+/* Read from the terminal until `want` shows up, then `then` after it (or
+ * 20 s pass): `then` is the next prompt, so the editor is reading again. */
+static bool pty_wait(int fd, const char *want, const char *then, char *buf, size_t size)
 {
 	size_t got = 0;
 	long long until = time(NULL) + 20;
+	const char *w = NULL;
 
 	buf[0] = '\0';
-	while (time(NULL) < until && !strstr(buf, want)) {
+	while (time(NULL) < until && !((w = strstr(buf, want)) && strstr(w + strlen(want), then))) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
@@ -476,7 +478,7 @@ static bool pty_wait(int fd, const char *want, char *buf, size_t size)
 		got += (size_t)n;
 		buf[got] = '\0';
 	}
-	return strstr(buf, want) != NULL;
+	return (w = strstr(buf, want)) && strstr(w + strlen(want), then);
 }
 
 static void pty_send(int fd, const char *keys)
@@ -497,13 +499,13 @@ START_TEST(test_shell_tty)
 		execl(ward, ward, "shell", "--no-policy", (char *)NULL);
 		_exit(127);
 	}
-	ck_assert(pty_wait(fd, "$ ", buf, sizeof(buf)));
+	ck_assert(pty_wait(fd, "ward:", "$ ", buf, sizeof(buf)));
 	/* edit in the middle of the line: two lefts, then a character */
 	pty_send(fd, "echo abc\x1b[D\x1b[DX\r");
-	ck_assert_msg(pty_wait(fd, "aXbc\r\n", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(pty_wait(fd, "aXbc\r\n", "$ ", buf, sizeof(buf)), "got: %s", buf);
 	/* up: the previous line again; home, delete; end, backspace */
 	pty_send(fd, "\x1b[A\x1b[H\x1b[3~\x1b[F\x7f\r");
-	ck_assert_msg(pty_wait(fd, "cho: not found", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(pty_wait(fd, "cho: not found", "$ ", buf, sizeof(buf)), "got: %s", buf);
 	ck_assert_msg(strstr(buf, "$ cho aXb\r") != NULL, "got: %s", buf);
 	ck_assert_msg(strstr(buf, "sh: 1: cho") != NULL, "line numbers are the command's: %s", buf);
 	pty_send(fd, "exit\r");
