@@ -874,6 +874,19 @@ static const struct {
 	{ "notifications/cancelled", m_ping },   /* commands run to their own timeout */
 };
 
+/* SIGTERM, SIGINT, SIGHUP: stop reading, then end as at end of input, so
+ * every session is closed and nothing is left behind (an SSH session's
+ * control directory, say). Caught by the main thread only. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+
 /* ---- the loop ---------------------------------------------------------------------- */
 
 static void emit(struct server *sv, json_t *msg)
@@ -1047,10 +1060,20 @@ static void dispatch(struct server *sv, json_t *req)
 		if (j) {
 			j->sv = sv;
 			j->req = json_incref(req);
+			sigset_t block, old;
+			size_t k;
+			int rc;
+
 			pthread_mutex_lock(&sv->lock);
 			sv->threads++;
 			pthread_mutex_unlock(&sv->lock);
-			if (pthread_create(&t, NULL, job_main, j) == 0) {
+			sigemptyset(&block);
+			for (k = 0; k < ARRAY_SIZE(stop_signals); k++)
+				sigaddset(&block, stop_signals[k]);
+			pthread_sigmask(SIG_BLOCK, &block, &old); /* the new thread's mask */
+			rc = pthread_create(&t, NULL, job_main, j);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (rc == 0) {
 				pthread_detach(t);
 				return;
 			}
@@ -1133,6 +1156,13 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 	sv.out_fd = out_fd;
 	sv.o = o;
 	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < ARRAY_SIZE(stop_signals); i++) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop; /* no SA_RESTART: the read below returns */
+		sigaction(stop_signals[i], &sa, NULL);
+	}
 
 	for (;;) {
 		ssize_t n;
@@ -1160,6 +1190,8 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 				len = 0;
 			}
 		}
+		if (stop_requested)
+			break;
 		n = read(in_fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1187,7 +1219,7 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 			len -= line + 1;
 		}
 	}
-	if (len && !overflow)
+	if (len && !overflow && !stop_requested)
 		on_line(&sv, buf, len); /* a last line without its newline */
 	free(buf);
 

@@ -6,6 +6,7 @@
  * ^C ^D); otherwise lines are read as they come. The editor is small enough
  * that a readline dependency would cost more than it gives. */
 #include <ctype.h>
+#include <signal.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +22,20 @@
 #include "ward/session.h"
 
 #define LINE_MAX_ 65536
+
+/* SIGTERM and SIGHUP end the shell as `exit` does, closing the session. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+}
 
 /* ---- the line editor ------------------------------------------------------- */
 
@@ -73,7 +88,7 @@ static int read_key(void)
 
 	do
 		n = read(0, &c, 1);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && errno == EINTR && !stop_requested);
 	return n == 1 ? c : -1;
 }
 
@@ -170,9 +185,9 @@ static char *read_plain(void)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	ssize_t n = getline(&line, &cap, stdin);
+	ssize_t n = stop_requested ? -1 : getline(&line, &cap, stdin);
 
-	if (n < 0) {
+	if (n < 0 || stop_requested) {
 		free(line);
 		return NULL;
 	}
@@ -361,6 +376,20 @@ int ward_cmd_shell(int argc, char **argv)
 	serve_session_defaults(&o, &opt);
 	if (ward_session_new(&cfg, &opt, &s, &err) < 0)
 		goto fail;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop; /* no SA_RESTART: a read in progress returns */
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		/* ^C and ^\ never end the shell. Caught, not ignored: an ignored
+		 * signal is dropped, and forwarding reads it while blocked. */
+		sa.sa_handler = on_interrupt;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+	}
 
 	for (;;) {
 		struct ward_session_result r;
@@ -371,8 +400,10 @@ int ward_cmd_shell(int argc, char **argv)
 		snprintf(prompt, sizeof(prompt), "ward:%s$ ", pwd ? pwd : "?");
 		free(pwd);
 		line = tty ? edit_line(&ed, prompt) : read_plain();
-		if (!line)
+		if (!line || stop_requested) {
+			free(line);
 			break;
+		}
 		if (!line[strspn(line, " \t")]) {
 			free(line);
 			continue;
@@ -391,9 +422,13 @@ int ward_cmd_shell(int argc, char **argv)
 			break;
 		}
 		if (b == 0) {
-			struct ward_session_exec_options eo = { .ask = tty ? ask_person : NULL };
+			/* ^C stops the command, not the shell: forwarded to a fresh
+			 * sandbox's command; a shared sandbox's runs on to its end. */
+			struct ward_session_exec_options eo = { .ask = tty ? ask_person : NULL,
+								.forward_signals = true };
+			int rc = ward_session_exec(s, line, &eo, &r, &err);
 
-			if (ward_session_exec(s, line, &eo, &r, &err) < 0) {
+			if (rc < 0) {
 				fprintf(stderr, "ward: %s\n", err->message);
 				ward_error_free(err);
 				err = NULL;

@@ -22,6 +22,7 @@ struct session_job {
 	const char *oldpwd;    /* for `cd -` */
 	bool strict_cwd;       /* cwd was asked for: not there is an error, not a fallback */
 	int timeout;           /* seconds */
+	bool forward_signals;  /* see ward_session_exec_options */
 };
 
 /* Where the command ended, as the backend learnt it. */

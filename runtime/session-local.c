@@ -69,6 +69,7 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	c.n_setenv = count(job->env);
 	c.timeout = job->timeout;
 	c.pass_fd = side[1];
+	c.forward_signals = job->forward_signals;
 	rc = ward_run(&c, argv, res, err);
 	close(side[1]);
 	if (rc == 0)

@@ -926,6 +926,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		job.oldpwd = start_old;
 		job.strict_cwd = opt->workdir != NULL;
 		job.timeout = timeout;
+		job.forward_signals = opt->forward_signals;
 		rc = s->backend->exec(s, &job, &r->run, &oc, err);
 	}
 	he.duration_ms = (ward_now_ns() - t0) / 1000000;

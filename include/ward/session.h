@@ -173,6 +173,10 @@ struct ward_session_exec_options {
 	bool approved;      /* the request carries approval (ward/validate) */
 	const char *workdir;/* start this command here (within the policy), NULL: pwd */
 	bool no_history;    /* do not record it (front ends' own queries) */
+	/* SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread while
+	 * the command runs go to the command (fresh isolation only: a shared
+	 * sandbox's command runs on to its end or its timeout). */
+	bool forward_signals;
 	/* Asked when the command needs approval and `approved` is false (a
 	 * person at a terminal); NULL: refused with ApprovalRequired. */
 	bool (*ask)(void *ctx, const struct ward_verdict *v);

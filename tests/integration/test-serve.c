@@ -3,6 +3,7 @@
  * methods, malformed input that must not cost a session, concurrency. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -457,6 +458,26 @@ START_TEST(test_shell_lines)
 }
 END_TEST
 
+START_TEST(test_sigterm)
+{
+	struct srv s;
+	json_t *r;
+	int status;
+
+	start(&s, "--isolation=shared");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.exec\","
+		     "\"params\":{\"command\":\"echo up\"}}");
+	ck_assert_str_eq(gets_(r, "output"), "up\n");
+	json_decref(r);
+	/* ends as at end of input: sessions closed, exit status 0 */
+	ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	close(s.in);
+	close(s.out);
+}
+END_TEST
+
 /* Read from the terminal until `want` shows up, then `then` after it (or
  * 20 s pass): `then` is the next prompt, so the editor is reading again. */
 static bool pty_wait(int fd, const char *want, const char *then, char *buf, size_t size)
@@ -479,6 +500,38 @@ static bool pty_wait(int fd, const char *want, const char *then, char *buf, size
 		buf[got] = '\0';
 	}
 	return (w = strstr(buf, want)) && strstr(w + strlen(want), then);
+}
+
+/* Whether any process has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		/* the shell's own command line holds it too: only sleep counts */
+		found = strncmp(buf, "sleep ", 6) == 0 && strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 static void pty_send(int fd, const char *keys)
@@ -508,6 +561,24 @@ START_TEST(test_shell_tty)
 	ck_assert_msg(pty_wait(fd, "cho: not found", "$ ", buf, sizeof(buf)), "got: %s", buf);
 	ck_assert_msg(strstr(buf, "$ cho aXb\r") != NULL, "got: %s", buf);
 	ck_assert_msg(strstr(buf, "sh: 1: cho") != NULL, "line numbers are the command's: %s", buf);
+	/* ^C while a command runs stops the command, not the shell */
+	{
+		char line[64], marker[32];
+		int i;
+
+		snprintf(marker, sizeof(marker), "30.%d", (int)getpid());
+		snprintf(line, sizeof(line), "sleep %s; echo not-stopped\r", marker);
+		pty_send(fd, line);
+		for (i = 0; i < 1000 && !marker_alive(marker); i++) {
+			struct timespec pause = { 0, 10 * 1000000 };
+
+			nanosleep(&pause, NULL);
+		}
+		ck_assert_msg(i < 1000, "the command did not start");
+		pty_send(fd, "\x03");
+		ck_assert_msg(pty_wait(fd, marker, "$ ", buf, sizeof(buf)), "got: %s", buf);
+	}
+	ck_assert_ptr_null(strstr(buf, "\nnot-stopped"));
 	pty_send(fd, "exit\r");
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
@@ -528,5 +599,6 @@ int main(void)
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_shell_lines);
 	tcase_add_test(tc, test_shell_tty);
+	tcase_add_test(tc, test_sigterm);
 	return harness_main(s);
 }
