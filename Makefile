@@ -168,7 +168,8 @@ test-integration: check
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
-FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c runtime/error.c
+FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
+	     runtime/error.c
 $(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. \
@@ -181,6 +182,25 @@ fuzz-run:
 	@rm -rf $(B)/fuzz/corpus && mkdir -p $(B)/fuzz/corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
 		-print_final_stats=1 $(B)/fuzz/corpus tests/fuzz/shparse
+
+# The validators' libFuzzer target (ward_validate on any string), run the
+# same way over tests/fuzz/validate and the parser's seeds.
+FUZZV_BIN  := $(B)/fuzz/fuzz-validate
+FUZZV_SRCS := tests/fuzz/fuzz-validate.c filters/validate.c filters/rules.c filters/shparse.c \
+	      filters/shchain.c filters/shbrace.c runtime/error.c runtime/request.c
+$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate-internal.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZV_SRCS) -ljansson
+
+check: $(FUZZV_BIN)
+
+.PHONY: fuzz-validate
+fuzz-validate: $(FUZZV_BIN)
+	@rm -rf $(B)/fuzz/corpus-validate && mkdir -p $(B)/fuzz/corpus-validate
+	$(FUZZV_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 $(B)/fuzz/corpus-validate tests/fuzz/validate tests/fuzz/shparse
 
 # ---- install --------------------------------------------------------------
 

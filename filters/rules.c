@@ -34,6 +34,7 @@ static const struct {
 } cond_keys[] = {
 	{ "program", C_PROGRAM }, { "sub", C_SUB },         { "flag", C_FLAG },
 	{ "opt", C_OPT },         { "arg", C_ARG },         { "word", C_WORD },
+	{ "noword", C_NOWORD },
 	{ "path", C_PATH },       { "write", C_WRITE },     { "redirect", C_REDIRECT },
 	{ "upstream", C_UPSTREAM }, { "stdin", C_STDIN },   { "context", C_CONTEXT },
 	{ "argsubst", C_ARGSUBST }, { "code", C_CODE },     { "text", C_TEXT },
@@ -196,7 +197,17 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 	switch (kind) {
 	case C_TEXT:
 	case C_WHOLE: {
-		int rc = regcomp(&c->re, value, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+		int rc;
+		const char *b;
+
+		/* a back-reference makes matching exponential on a long string:
+		 * the validators must answer in bounded time */
+		for (b = value; (b = strchr(b, '\\')); b += 2)
+			if (b[1] >= '1' && b[1] <= '9')
+				return bad(p, "%s: back-references (\\%c) are not allowed", key, b[1]);
+			else if (!b[1])
+				break;
+		rc = regcomp(&c->re, value, REG_EXTENDED | REG_ICASE | REG_NOSUB);
 
 		if (rc != 0) {
 			char msg[256];
@@ -222,9 +233,9 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 			return bad(p, "argsubst must be yes, not \"%s\"", value);
 		return 0;
 	case C_CODE:
-		if (strcmp(value, "dynamic"))
-			return bad(p, "code must be dynamic, not \"%s\"", value);
-		return 0;
+		if (strcmp(value, "dynamic") && strcmp(value, "downloaded"))
+			return bad(p, "code must be dynamic or downloaded, not \"%s\"", value);
+		return split_items(p, value, &c->items, &c->n_items, false);
 	case C_OPT: {
 		char **items = NULL;
 		size_t n = 0, k;

@@ -692,8 +692,7 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 	b->flags |= WARD_SH_W_PARAM;
 }
 
-/* $(( … )) — returns false when the text is not arithmetic after all (then the
- * caller parses a command substitution of a subshell, as the shells do). */
+/* $(( … )); arith_ahead() has decided it is arithmetic and not $( ( … ) ). */
 static void lex_arith(struct P *p, struct wb *b)
 {
 	size_t open = p->pos;

@@ -16,6 +16,7 @@ enum cond_kind {
 	C_OPT,
 	C_ARG,
 	C_WORD,
+	C_NOWORD,
 	C_PATH,
 	C_WRITE,
 	C_REDIRECT,

@@ -27,6 +27,9 @@
 /* Wrappers and strings inside strings deeper than this are refused: a
  * legitimate command never nests so deep, and the validators must end. */
 #define MAX_DEPTH 12
+/* Earlier commands of a pipeline looked at for one command (`upstream`):
+ * the nearest ones, so that a long pipeline costs linear time. */
+#define MAX_UPSTREAM 16
 
 struct word {
 	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
@@ -35,6 +38,9 @@ struct word {
 	 * variables set earlier in the string by their value, others empty —
 	 * or NULL. */
 	char *alt;
+	/* norm_path() of fold and of alt, made when first asked (a word is
+	 * matched by many rules, and by each wrapper's view) */
+	char *norm, *norm_alt;
 	unsigned flags; /* WARD_SH_W_* */
 	size_t off, len; /* span in the validated string */
 };
@@ -58,6 +64,7 @@ struct cmd {
 	struct word *assigns; /* NAME=value prefixes */
 	size_t n_assigns;
 	const struct ward_sh_node *node; /* NULL for argv or a synthesised command */
+	const struct ward_sh_tree *tree; /* the node's tree */
 	/* Earlier commands of the same pipeline (for `upstream` and `text`). */
 	struct cmd *up;
 	size_t n_up;
@@ -70,6 +77,7 @@ struct view {
 	const struct cmd *cmd;
 	bool script_stdin;    /* a shell or interpreter reading its program from stdin */
 	bool dynamic;         /* it runs code only known at run time */
+	bool runs_download;   /* it runs a file a download earlier in the string wrote */
 };
 
 struct match {
@@ -91,6 +99,12 @@ struct ctx {
 	struct ward_error **err;
 	int failed;           /* out of memory */
 	const char *hit;      /* the word that made the last condition true */
+	/* Files downloads earlier in the string wrote (normalised paths). */
+	char **downloads;
+	size_t n_downloads;
+	/* Where the last pipeline element was found (see find_pipe). */
+	const struct ward_sh_node *pipe_node;
+	size_t pipe_idx;
 	/* Variables set in the string (x=rm), in source order. */
 	struct var {
 		char *name, *value;
@@ -126,6 +140,7 @@ static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned 
 	w->text = strdup(text ? text : "");
 	w->fold = lower_dup(text);
 	w->alt = NULL;
+	w->norm = w->norm_alt = NULL;
 	w->flags = flags;
 	w->off = off;
 	w->len = len;
@@ -141,6 +156,8 @@ static void word_release(struct word *w)
 	free(w->text);
 	free(w->fold);
 	free(w->alt);
+	free(w->norm);
+	free(w->norm_alt);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -371,16 +388,14 @@ static bool path_glob_rev(const char *item, const char *path)
 	return false;
 }
 
-static bool path_matches_one(const struct cond *cd, const char *fold, bool glob)
+static bool path_matches_one(const struct cond *cd, const char *fold, const char *p, bool glob)
 {
-	_cleanup_free_ char *p = NULL;
 	const char *last;
 	size_t i;
 
 	/* A URL names something elsewhere, not a file here. */
 	if (strstr(fold, "://") && strncmp(fold, "file://", 7) != 0)
 		return false;
-	p = norm_path(fold);
 	if (!p)
 		return false;
 	last = basename_of(p);
@@ -392,15 +407,34 @@ static bool path_matches_one(const struct cond *cd, const char *fold, bool glob)
 	return false;
 }
 
+/* The normalised path of a word's text (alt: of its expanded form), kept in
+ * the word. The cache is not part of what the word says, hence the cast. */
+static const char *word_norm(const struct word *w, bool alt)
+{
+	struct word *m = (struct word *)w;
+
+	if (alt && !m->norm_alt && m->alt)
+		m->norm_alt = norm_path(m->alt);
+	if (!alt && !m->norm)
+		m->norm = norm_path(m->fold);
+	return alt ? m->norm_alt : m->norm;
+}
+
 static bool path_matches(const struct cond *cd, const struct word *w, const char *fold)
 {
 	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
 
-	if (path_matches_one(cd, fold, glob))
+	if (fold != w->fold) {
+		/* a part of the word (the value after '='): not cached */
+		_cleanup_free_ char *p = norm_path(fold);
+
+		return path_matches_one(cd, fold, p, glob);
+	}
+	if (path_matches_one(cd, fold, word_norm(w, false), glob))
 		return true;
 	/* the same word with its variables expanded, when that differs */
-	if (w->alt && fold == w->fold)
-		return path_matches_one(cd, w->alt, glob);
+	if (w->alt)
+		return path_matches_one(cd, w->alt, word_norm(w, true), glob);
 	return false;
 }
 
@@ -478,6 +512,16 @@ static bool opt_named(const char *word, const char *list)
 	return in_list(name, list);
 }
 
+/* Options whose value is a file the program writes. */
+static bool is_output_opt(const char *prog, const char *opt)
+{
+	if (strcmp(prog, "ssh") == 0 || strcmp(prog, "scp") == 0)
+		return false; /* -o Option=value */
+	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
+		return true;
+	return opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
+}
+
 /* Fill roles[1..n) for a view. */
 static void compute_roles(const struct view *v, unsigned *roles)
 {
@@ -514,13 +558,13 @@ static void compute_roles(const struct view *v, unsigned *roles)
 			/* the value in the next word */
 			if (!strchr(t, '=') && opt_named(t, val_opts) && i + 1 < v->n) {
 				i++;
-				roles[i] = opt_named(t, data_opts) ? ROLE_DATA : ROLE_READ;
-				if (strcmp(t, "-o") == 0 || strcmp(t, "--output") == 0)
-					roles[i] |= ROLE_WRITE;
-			} else if (opt_named(t, "-o --output --output-document --output-file") &&
-				   !strchr(t, '=') && i + 1 < v->n && strcmp(prog, "ssh") != 0) {
+				roles[i] = opt_named(t, data_opts) ? ROLE_DATA :
+					   is_output_opt(prog, t)  ? ROLE_WRITE :
+								     ROLE_READ;
+			} else if (is_output_opt(prog, t) && !strchr(t, '=') && i + 1 < v->n) {
+				/* written, not read: openssl req -keyout key.pem makes a key */
 				i++;
-				roles[i] = ROLE_WRITE | ROLE_READ;
+				roles[i] = ROLE_WRITE;
 			} else if (strcmp(prog, "wget") == 0 && strcmp(t, "-O") == 0 && i + 1 < v->n) {
 				i++;
 				roles[i] = ROLE_WRITE;
@@ -732,8 +776,9 @@ static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *
 		if (roles[i] & ROLE_DATA)
 			continue;
 		if (roles[i] & ROLE_OPT) {
-			/* --file=PATH names a path too */
-			if (want == ROLE_READ && t[0] == '-' && (eq = strchr(t, '=')) &&
+			/* --file=PATH names a path too, --output=PATH one written */
+			if (t[0] == '-' && (eq = strchr(t, '=')) &&
+			    (is_output_opt(prog_of(v), v->w[i].text) == (want == ROLE_WRITE)) &&
 			    path_matches(cd, &v->w[i], eq + 1)) {
 				c->hit = v->w[i].text;
 				return true;
@@ -883,17 +928,16 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 		return cond_opt(c, cd, v);
 	case C_ARG:
 		for (i = 1; i < v->n; i++) {
-			_cleanup_free_ char *p = NULL;
+			const char *p;
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
-			p = norm_path(v->w[i].fold);
+			p = word_norm(&v->w[i], false);
 			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
-			free(p);
-			p = v->w[i].alt ? norm_path(v->w[i].alt) : NULL;
+			p = word_norm(&v->w[i], true);
 			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
@@ -907,6 +951,11 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 				return true;
 			}
 		return false;
+	case C_NOWORD:
+		for (i = 1; i < v->n; i++)
+			if (glob_any(cd->items, cd->n_items, v->w[i].fold, 0))
+				return false;
+		return true;
 	case C_PATH:
 		return cond_paths(c, cd, v, roles, ROLE_READ);
 	case C_WRITE:
@@ -929,7 +978,7 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 			}
 		return false;
 	case C_CODE:
-		return v->dynamic;
+		return strcmp(cd->items[0], "downloaded") == 0 ? v->runs_download : v->dynamic;
 	case C_TEXT:
 		return cond_text(c, cd, v);
 	case C_WHOLE:
@@ -1035,7 +1084,6 @@ static void shell_string(struct ctx *c, const struct view *v, const struct word 
 			 const char *text, bool posix, int depth)
 {
 	validate_string(c, text, strlen(text), posix ? WARD_SH_POSIX : 0, w->off, w->len, depth);
-	(void)v;
 }
 
 /* A view of words [from, to) of v. */
@@ -1297,7 +1345,6 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 
 		match_rules(c, &inner);
 	}
-	(void)depth;
 	words_free(ws, n);
 }
 
@@ -1525,6 +1572,111 @@ static void unwrap_env(struct ctx *c, const struct view *v, int depth)
 	sub_view(c, v, i, v->n, depth + 1);
 }
 
+static bool downloaded(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_downloads; i++)
+		if (strcmp(c->downloads[i], p) == 0)
+			return true;
+	return false;
+}
+
+static void add_download(struct ctx *c, const char *fold)
+{
+	char **g;
+	char *p;
+
+	if (!*fold || strcmp(fold, "-") == 0 || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	p = norm_path(fold);
+	g = p ? realloc(c->downloads, (c->n_downloads + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->downloads = g;
+	g[c->n_downloads++] = p;
+}
+
+/* The file a URL is saved as by curl -O or wget: its last path component. */
+static void add_url_name(struct ctx *c, const char *url)
+{
+	const char *s = strstr(url, "://"), *slash;
+	char name[256];
+	size_t k;
+
+	if (!s)
+		return;
+	slash = strrchr(s + 3, '/');
+	if (!slash)
+		return;
+	k = strcspn(slash + 1, "?#");
+	if (!k || k >= sizeof(name))
+		return;
+	memcpy(name, slash + 1, k);
+	name[k] = '\0';
+	add_download(c, name);
+}
+
+/* What a download writes: -o/--output/-O files, curl -O's and wget's names
+ * from the URL, and stdout redirected to a file. */
+static void record_downloads(struct ctx *c, const struct view *v)
+{
+	const char *prog = prog_of(v);
+	bool wget = strcmp(prog, "wget") == 0, named = wget, explicit_out = false;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (is_output_opt(prog, v->w[i].text)) {
+			if (strchr(t, '='))
+				add_download(c, strchr(t, '=') + 1);
+			else if (i + 1 < v->n)
+				add_download(c, v->w[++i].fold);
+			explicit_out = true;
+		} else if (!wget && (strcmp(v->w[i].text, "-O") == 0 ||
+				     strcmp(t, "--remote-name") == 0 || strcmp(t, "--remote-name-all") == 0)) {
+			named = true;
+		}
+	}
+	if (named && !explicit_out)
+		for (i = 1; i < v->n; i++)
+			add_url_name(c, v->w[i].fold);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			add_download(c, v->cmd->r[i].target.fold);
+}
+
+/* The script a shell, an interpreter or `source` runs from a file, or the
+ * program itself when named by a path. */
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+{
+	size_t i;
+
+	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
+		v->runs_download = true;
+		return;
+	}
+	if (!is_shell(prog) && !in_list(prog, "source . python python2 python3 pypy pypy3 perl "
+					      "ruby node nodejs php lua deno bun"))
+		return;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-' && t[1])
+			continue;
+		if (v->w[i].flags & (WARD_SH_W_PROCSUB | WARD_SH_W_CMDSUB))
+			v->dynamic = true; /* bash <(curl …) */
+		else if (downloaded(c, v->w[i].fold))
+			v->runs_download = true;
+		return;
+	}
+}
+
 static void check_view(struct ctx *c, struct view *v, int depth)
 {
 	_cleanup_free_ unsigned *roles = NULL;
@@ -1559,12 +1711,16 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 			else
 				v->script_stdin = true;
 		}
-	} else if (strcmp(prog, "eval") == 0) {
+	} else if (strcmp(prog, "eval") == 0 || strcmp(prog, "trap") == 0) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].flags & WARD_SH_W_CMDSUB)
 				v->dynamic = true;
 	}
+	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog);
 	match_rules(c, v);
+	if (in_list(prog, "curl wget fetch aria2c http https"))
+		record_downloads(c, v);
 
 	roles = calloc(v->n + 1, sizeof(*roles));
 	if (!roles) {
@@ -1689,6 +1845,11 @@ static void check_view(struct ctx *c, struct view *v, int depth)
 		unwrap_git(c, v, depth);
 	} else if (in_list(prog, "awk gawk mawk nawk")) {
 		unwrap_awk(c, v, roles, depth);
+	} else if (strcmp(prog, "trap") == 0) {
+		/* trap 'CODE' SIGNAL...: the shell runs CODE later */
+		i = v->n > 1 && strcmp(v->w[1].text, "--") == 0 ? 2 : 1;
+		if (i < v->n && v->w[i].text[0] != '-' && v->n > i + 1)
+			shell_string(c, v, &v->w[i], v->w[i].text, true, depth + 1);
 	} else if (in_list(prog, "export declare typeset local readonly")) {
 		for (i = 1; i < v->n; i++)
 			assignment(c, v, &v->w[i], depth);
@@ -1881,6 +2042,7 @@ static void fill_cmd(const struct walk *wk, struct cmd *cmd, const struct ward_s
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->node = n;
+	cmd->tree = wk->t;
 	span(wk, n->off, n->len, &cmd->off, &cmd->len);
 	cmd->depth = wk->depth;
 	fill_redirs(wk, cmd, n->redirs, n->n_redirs);
@@ -1897,17 +2059,48 @@ static void fill_cmd(const struct walk *wk, struct cmd *cmd, const struct ward_s
 static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const struct walk *wk,
 			     struct word **out, size_t *n_out)
 {
-	size_t i;
+	size_t i, cap = n->n_words + 1;
 
-	*out = calloc(n->n_words + 1, sizeof(**out));
+	*out = calloc(cap, sizeof(**out));
 	*n_out = 0;
 	if (!*out) {
 		c->failed = 1;
 		return;
 	}
-	for (i = 0; i < n->n_words; i++)
-		if (sh_word(wk, &(*out)[*n_out], &n->words[i]))
-			(*n_out)++;
+	for (i = 0; i < n->n_words && !c->failed; i++) {
+		const struct ward_sh_word *w = &n->words[i];
+		char **parts = NULL;
+		size_t n_parts = 0, k;
+
+		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
+		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
+		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
+			ward_sh_strv_free(parts, n_parts);
+			if (sh_word(wk, &(*out)[*n_out], w))
+				(*n_out)++;
+			continue;
+		}
+		/* room for these and for the words still to come */
+		if (*n_out + n_parts + (n->n_words - i - 1) + 1 > cap) {
+			struct word *g = realloc(*out, (cap = *n_out + n_parts + n->n_words + 1) *
+							       sizeof(*g));
+
+			if (!g) {
+				ward_sh_strv_free(parts, n_parts);
+				c->failed = 1;
+				return;
+			}
+			*out = g;
+		}
+		for (k = 0; k < n_parts; k++) {
+			size_t o, l;
+
+			span(wk, w->off, w->len, &o, &l);
+			if (word_init(c, &(*out)[*n_out], parts[k], w->flags & ~WARD_SH_W_BRACE, o, l))
+				(*n_out)++;
+		}
+		ward_sh_strv_free(parts, n_parts);
+	}
 }
 
 /* Simple commands inside a node (for the earlier commands of a pipeline). */
@@ -1916,7 +2109,7 @@ static void collect_simple(const struct walk *wk, const struct ward_sh_node *n, 
 {
 	size_t i;
 
-	if (!n)
+	if (!n || *nv >= MAX_UPSTREAM)
 		return;
 	if (n->kind == WARD_SH_SIMPLE) {
 		struct cmd *g = realloc(*v, (*nv + 1) * sizeof(*g));
@@ -1938,6 +2131,7 @@ static void collect_simple(const struct walk *wk, const struct ward_sh_node *n, 
  * later element of a pipeline. Fills the earlier elements' commands. */
 static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struct cmd *cmd)
 {
+	struct ctx *c = wk->c;
 	const struct ward_sh_node *p;
 
 	for (; (p = n->parent); n = p) {
@@ -1945,11 +2139,20 @@ static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struc
 
 		if (p->kind != WARD_SH_PIPELINE)
 			continue;
-		for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
-			;
+		/* the elements are visited in order: go on from the last one
+		 * found, so a long pipeline costs linear time */
+		i = c->pipe_node == p && c->pipe_idx < p->n_kids ? c->pipe_idx : 0;
+		while (i < p->n_kids && p->kids[i] != n)
+			i++;
+		if (i == p->n_kids)
+			for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
+				;
+		c->pipe_node = p;
+		c->pipe_idx = i;
 		if (i == 0 || i == p->n_kids)
 			continue;
-		for (k = 0; k < i; k++)
+		/* the nearest elements: what feeds a shell sits right before it */
+		for (k = i > MAX_UPSTREAM ? i - MAX_UPSTREAM : 0; k < i; k++)
 			collect_simple(wk, p->kids[k], &cmd->up, &cmd->n_up);
 		return true;
 	}
@@ -1960,7 +2163,7 @@ static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struc
  * the ctx until the end. */
 static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out)
 {
-	struct walk wk = { .c = c, .span_len = (size_t)-1 };
+	struct walk wk = { .c = c, .span_len = (size_t)-1, .t = cmd->tree };
 	struct held *g;
 
 	memset(out, 0, sizeof(*out));
@@ -2087,6 +2290,7 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 	}
 	words_free(v.w, v.n);
 	cmd_release(&cmd);
+	held_free(c); /* the upstream views of this command */
 	return c->failed ? 1 : 0;
 }
 
@@ -2133,6 +2337,9 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 		free(c->vars[i].value);
 	}
 	free(c->vars);
+	for (size_t i = 0; i < c->n_downloads; i++)
+		free(c->downloads[i]);
+	free(c->downloads);
 	if (c->failed) {
 		free(b->matched);
 		for (size_t i = 0; i < c->n_segs; i++) {

@@ -239,7 +239,7 @@ static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
 static int rule_object_text(struct ctx *c, json_t *o, const char *where, char **out)
 {
 	static const char *const keys[] = { "id", "category", "words", "program", "sub", "flag",
-					    "opt", "arg", "word", "path", "write", "except",
+					    "opt", "arg", "word", "noword", "path", "write", "except",
 					    "redirect", "upstream", "stdin", "context", "argsubst",
 					    "code", "text", "whole", NULL };
 	char *buf = NULL;

@@ -35,6 +35,8 @@ static void prune(struct ward_ratelog *log, int64_t now_ms, size_t keep)
 		i++;
 	if (log->n - i > keep)
 		i = log->n - keep;
+	if (i == 0)
+		return;
 	memmove(log->t, log->t + i, (log->n - i) * sizeof(*log->t));
 	log->n -= i;
 }
@@ -233,8 +235,12 @@ int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per
 			return ward_error_make(err, 0, "rate limit: no state directory (neither "
 						       "XDG_STATE_HOME nor HOME is an absolute path)");
 	}
-	if (make_parents(path, err) < 0)
+	if (make_parents(path, err) < 0) {
+		if (err && *err)
+			ward_error_prefix(*err, "rate limit (set XDG_STATE_HOME to a writable directory, "
+						"or rate_limit to 0 in the policy)");
 		return -1;
+	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return ward_error_make(err, errno, "rate limit state '%s'", path);

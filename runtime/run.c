@@ -92,6 +92,7 @@ static const char *staging_dir(const struct ward_config *cfg, const char *workdi
 }
 
 struct run_state {
+	struct spawn_chain *chain; /* --no-shell */
 	struct spawn_plan plan;
 	char **env;
 	int out[2], err[2], report[2], life[2];
@@ -99,13 +100,14 @@ struct run_state {
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
 	const char **rw_paths;
-	struct spawn_chain *chain; /* --no-shell */
 };
 
 static void state_release(struct run_state *st)
 {
 	int *fds[] = { st->out, st->err, st->report, st->life };
 	size_t i;
+
+	ward_chain_free(st->chain); /* frees only its own strings, not the env's */
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
 		if (fds[i][0] >= 0)
@@ -115,12 +117,11 @@ static void state_release(struct run_state *st)
 	}
 	if (st->pidfd >= 0)
 		close(st->pidfd);
+	ward_env_free(st->env);
 	ward_fences_free(st->fences);
 	free(st->rw_paths);
-	ward_chain_free(st->chain); /* before the environment it points into */
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
-	ward_env_free(st->env);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */

@@ -102,6 +102,31 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fi
 fi
 
+# The validators' fuzz target, the same way (its seeds, then the parser's).
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+	fz="$B/fuzz/fuzz-validate"
+	echo "== fuzz/validate (${WARD_FUZZ_TIME:-20} s)"
+	if [ -x "$fz" ]; then
+		FC=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
+		fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 "$FC" tests/fuzz/validate \
+			tests/fuzz/shparse 2>&1)
+		frc=$?
+		rm -rf "$FC"
+		printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
+		if [ $frc -eq 0 ]; then
+			pass=$((pass + 1))
+		else
+			printf '%s\n' "$fout" | tail -40
+			fail=$((fail + 1))
+			bins_failed+=("fuzz/validate")
+		fi
+	else
+		echo "# FAIL fuzz/validate: $fz not built (make check builds it)"
+		fail=$((fail + 1))
+	fi
+fi
+
 if [ "$what" = all ] || [ "$what" = vm ]; then
 	if [ -x tests/vm/run.sh ]; then
 		run_one "vm (cgroup v2 guest)" tests/vm/run.sh

@@ -33,6 +33,11 @@
  * run the string: WARD_SH_POSIX for `/bin/sh -c` on Debian, the default for
  * `bash -c`.
  *
+ * Strings that become code only when a command runs them — the arguments of
+ * eval, trap, sh -c, bash -c, su -c, find -exec sh -c, … — are plain words
+ * here; a caller that looks through such commands parses those words in
+ * turn (in the dialect of the shell named).
+ *
  * Values are not code to the parser, and mostly not to the shells either;
  * one exception in bash: arithmetic ($((x)), [[ x -eq 1 ]], declare -i) on
  * a variable whose value is an array subscript holding $(…) runs it. The
@@ -319,6 +324,20 @@ WARD_API const char *ward_sh_op_str(enum ward_sh_op op);
 
 /* The operator of a redirection as written without a fd number (">>", "<&", …). */
 WARD_API const char *ward_sh_redir_str(enum ward_sh_redir_op op);
+
+/* Bash brace expansion of a word of tree t: the words it becomes when bash
+ * runs it ("{rm,-rf,x}" becomes "rm" "-rf" "x"; "a{1..3}" becomes "a1" "a2"
+ * "a3"), in bash's order, each as the word's static text would be (quotes
+ * removed, dynamic parts as their source). Only unquoted braces and commas
+ * count. A word without WARD_SH_W_BRACE gives one word, its text. *out is a
+ * malloc'd array of *n malloc'd strings (free with ward_sh_strv_free).
+ * Returns 0, or -1 with *err (InvalidParameters when it would make more
+ * than WARD_SH_BRACE_MAX words). */
+#define WARD_SH_BRACE_MAX 4096
+WARD_API int ward_sh_word_brace_expand(const struct ward_sh_tree *t, const struct ward_sh_word *w,
+				       char ***out, size_t *n, struct ward_error **err);
+
+WARD_API void ward_sh_strv_free(char **v, size_t n);
 
 /* ---- the no-shell chain --------------------------------------------------- */
 

@@ -12,14 +12,18 @@
  *             printf("%s (%s): %s\n", v.rule, v.words, v.segment);
  *     ward_verdict_release(&v);
  *
- * The string is parsed once (ward/shparse.h); every simple command anywhere
+ * The string is parsed once (ward/shparse.h), as /bin/sh (dash) reads it,
+ * since that is what ward runs it with; strings run by bash are parsed as
+ * bash reads them. Every simple command anywhere
  * in it — inside $(…), backticks, loops, subshells, the string of `sh -c`,
  * behind wrappers such as env, time, nice, nohup, timeout, xargs, command,
  * exec, busybox, stdbuf, setsid, sudo, find -exec, sort --compress-program,
  * git -c core.sshCommand=… — is matched against the rules after
  * normalisation: quotes removed, escapes resolved, the program's path
  * reduced to its name (`/bin/rm`, `\rm` and `r''m` are all `rm`), case folded
- * on both sides. Redirect targets and here-strings are matched too. A few
+ * on both sides; globs the shell will expand, variables set earlier in the
+ * string and bash's brace expansion are taken into account. Redirect targets
+ * and here-strings are matched too. A few
  * rules look at the whole string after whitespace and case folding (a fork
  * bomb is not a simple command).
  *
@@ -35,6 +39,12 @@
  * one into needing approval, or add rules in the same syntax.
  *
  * In a chain the highest risk wins: refused over approval over allowed.
+ * Two refusals come from the validators themselves: "validator.unparsed" (a
+ * string a shell would run that cannot be parsed) and "validator.too-deep"
+ * (wrappers or strings nested beyond any ordinary use).
+ *
+ * Threads: ward_validate() may run in several threads at once, on the same
+ * rule set; a rule set must not be changed while it is in use.
  */
 #ifndef WARD_VALIDATE_H
 #define WARD_VALIDATE_H

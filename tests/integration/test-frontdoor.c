@@ -87,6 +87,16 @@ START_TEST(test_refused_before_spawn)
 	ck_assert(!exists("ran"));
 	free(out);
 	free(err);
+	{
+		char *a4[] = { ward, (char *)"run", (char *)"-C", workdir, (char *)"--no-shell",
+			       (char *)"-c", (char *)"touch ran; cat ~/.aws/credentials", NULL };
+
+		ck_assert_int_eq(run_cli(a4, NULL, &out, &err), 125);
+		ck_assert_msg(strstr(err, "sensitive.cloud-credentials"), "%s", err);
+		ck_assert(!exists("ran"));
+		free(out);
+		free(err);
+	}
 }
 END_TEST
 

@@ -285,6 +285,47 @@ START_TEST(test_redirect_outside_writable)
 }
 END_TEST
 
+/* Without the view the host's directories are all there, and a world-writable
+ * one outside the workdir and /tmp would take the write: Landlock, entered by
+ * init before it opens the redirect, is what refuses it. */
+START_TEST(test_redirect_landlock)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char dir[] = "/var/tmp/ward-noshell.XXXXXX", cmd[1024], path[256];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(cmd, sizeof(cmd), "echo x > %s; echo x >> %s; cat <> %s", path, path, path);
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.view = false;
+	cfg.timeout = 30;
+	ck_assert_int_eq(ward_run_noshell(&cfg, cmd, &res, &err), 0);
+	ck_assert_msg(res.fenced && res.fences.landlock.abi > 0, "no Landlock: %s", res.output);
+	ck_assert_int_eq(res.exit_code, 1);
+	{
+		char want[600];
+
+		snprintf(want, sizeof(want), "ward: open '%s': Permission denied\n", path);
+		ck_assert_ptr_nonnull(strstr(res.stderr_text, want));
+	}
+	ck_assert_int_eq(stat(path, &st), -1);
+	ward_result_release(&res);
+	/* the same redirect into the workdir is fine */
+	snprintf(cmd, sizeof(cmd), "echo ok > %s/in-workdir", workdir);
+	ck_assert_int_eq(ward_run_noshell(&cfg, cmd, &res, &err), 0);
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	CK_FILE("in-workdir", "ok\n");
+	ward_config_release(&cfg);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_cli)
 {
 	char *ward = harness_path("ward");
@@ -378,6 +419,7 @@ int main(void)
 	tcase_add_test(run, test_refusals);
 	tcase_add_test(run, test_cli);
 	tcase_add_test(fence, test_redirect_outside_writable);
+	tcase_add_test(fence, test_redirect_landlock);
 	tcase_add_test(off, test_sandbox_off);
 	return harness_main(s);
 }

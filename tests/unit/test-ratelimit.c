@@ -2,6 +2,7 @@
  * shared by concurrent processes under its lock. */
 #include "harness.h"
 #include "ward/ratelimit.h"
+#include "ward/sandbox.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -128,7 +129,14 @@ END_TEST
 
 START_TEST(test_default_path)
 {
+	struct ward_config cfg;
 	char *p;
+
+	/* a user's default: 30 a minute, 300 an hour */
+	ward_config_init(&cfg);
+	ck_assert_uint_eq(cfg.rate_per_minute, 30);
+	ck_assert_uint_eq(cfg.rate_per_hour, 300);
+	ward_config_release(&cfg);
 
 	setenv("XDG_STATE_HOME", "/x/state", 1);
 	p = ward_ratelimit_default_path();
@@ -182,8 +190,15 @@ START_TEST(test_file)
 	ck_assert_int_eq(err->kind, WARD_ERR_EXECUTION_FAILED);
 	ck_assert_ptr_nonnull(strstr(err->message, path));
 	ward_error_free(err);
+	err = NULL;
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_size, 9);
+	/* a state directory that cannot be made says how to fix it */
+	snprintf(sub, sizeof(sub), "/proc/ward-no-such/ratelimit");
+	ck_assert_int_lt(ward_ratelimit_take_file(sub, 3, 10, &retry, &err), 0);
+	ck_assert_msg(strstr(err->message, "XDG_STATE_HOME") && strstr(err->message, "/proc/ward-no-such"),
+		      "%s", err->message);
+	ward_error_free(err);
 	harness_rmtree(dir);
 	free(dir);
 }

@@ -707,6 +707,62 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Brace expansion: what bash itself makes of the same words. */
+static const char *const brace_words[] = {
+	"{a,b}", "x{1..3}y", "{a,b}{c,d}", "{a,{b,c}}", "'{a,b}'", "{a,'b,c'}", "{1..10..3}",
+	"{c..a}", "{a}", "{}", "a{,b}", "{rm,-rf,x}", "{a..}", "{1..3}{a,b}", "pre{x,y}post",
+	"\"{a,b}\"", "\\{a,b\\}", "{a\\,b,c}", "{-1..2}", "{a,b", "a}b{", "{a,b}}", "{{a,b}",
+	"\"$HOME\"{a,b}", "{x,\"$HOME\"}", "${x}{a,b}", "{a,b}*.c", "~{a,b}", "{5..1..2}", "{a..e..2}",
+	"x{a,b,c}y{1,2}z", "{1..3..-2}", "{a..c..-1}", "{3..1}",
+};
+
+START_TEST(test_brace_expand)
+{
+	const char *w = brace_words[_i];
+	char src[256], bash[300], got[1024] = "";
+	struct ward_sh_tree *t;
+	struct ward_error *err = NULL;
+	char **v, *out = NULL;
+	size_t n;
+
+	snprintf(src, sizeof(src), "x %s", w);
+	t = parse_ok(src, 0);
+	ck_assert_int_eq(ward_sh_word_brace_expand(t, &first_simple(t->root)->words[1], &v, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "[%s]", v[i]);
+	ward_sh_strv_free(v, n);
+	ward_sh_tree_free(t);
+	/* bash prints the words with parameter expansion and globbing off */
+	snprintf(bash, sizeof(bash), "set -f; HOME='$HOME'; x='${x}'; printf '[%%s]' %s", w);
+	{
+		char *argv[] = { (char *)"/bin/bash", (char *)"--norc", (char *)"-c", bash, NULL };
+
+		ck_assert_int_eq(harness_capture(argv, &out, NULL), 0);
+	}
+	ck_assert_msg(strcmp(got, out) == 0, "%s: parser %s, bash %s", w, got, out);
+	free(out);
+}
+END_TEST
+
+START_TEST(test_brace_limit)
+{
+	struct ward_sh_tree *t = parse_ok("x {1..100000}", 0);
+	struct ward_error *err = NULL;
+	char **v;
+	size_t n;
+
+	ck_assert_int_eq(ward_sh_word_brace_expand(t, &first_simple(t->root)->words[1], &v, &n, &err), -1);
+	ck_assert_str_eq(err->message, "brace expansion makes more than 4096 words at 3");
+	ward_error_free(err);
+	ward_sh_tree_free(t);
+	t = parse_ok("x {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", 0);
+	err = NULL;
+	ck_assert_int_eq(ward_sh_word_brace_expand(t, &first_simple(t->root)->words[1], &v, &n, &err), -1);
+	ward_error_free(err);
+	ward_sh_tree_free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("shparse");
@@ -722,6 +778,9 @@ int main(void)
 	tcase_add_test(tc, test_visit);
 	tcase_add_test(tc, test_visit_nodes);
 	tcase_add_test(tc, test_limits);
+	tc = harness_tcase(s, "brace", NULL);
+	tcase_add_loop_test(tc, test_brace_expand, 0, (int)(sizeof(brace_words) / sizeof(brace_words[0])));
+	tcase_add_test(tc, test_brace_limit);
 	tc = harness_tcase(s, "chain", NULL);
 	tcase_add_loop_test(tc, test_chain_rows, 0, (int)N_CHAIN);
 	tcase_add_test(tc, test_chain_details);
