@@ -3,14 +3,16 @@
  * OpenSSH client.
  *
  * One master connection per session (ControlMaster, its socket in a private
- * 0700 directory made here and removed at close); each command is a new
- * channel on it — no new handshake — running `ward serve` on the remote host,
- * given two requests: session.create with this session's environment and
- * directory, then session.exec. The remote ward enforces the timeout and kills
- * the command's processes there; if no answer comes in time plus a margin,
- * the channel's ssh is killed, which ends the remote serve's input and with it
- * the remote session. The state (environment, aliases, history, directory)
- * stays here; the remote session only runs one command.
+ * 0700 directory made here and removed at close), and on it one channel that
+ * runs the remote `ward serve` for as long as the session lives. For each
+ * command: session.create there with this session's environment and
+ * directory, session.exec, session.close — no handshake, no new process on
+ * the remote host but the sandbox. A command that runs while another holds
+ * that channel gets a channel of its own for the time it runs. The remote
+ * ward enforces the timeout and kills the command's processes there; if no
+ * answer comes in time plus a margin, the channel's ssh is killed, which ends
+ * the remote serve's input and with it its sessions. The state (environment,
+ * aliases, history, directory) stays here.
  *
  * Host keys are verified: StrictHostKeyChecking=yes against the configured
  * known_hosts file only (no global file, no accept-new), BatchMode (no
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,11 +44,27 @@
 /* A remote answer larger than this is refused (the output is ≤ 64 KiB). */
 #define ANSWER_MAX (4 * 1024 * 1024)
 
+struct reader {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+/* One channel running the remote `ward serve`. */
+struct chan {
+	pid_t pid;           /* its ssh, 0 when none */
+	int in, out, err;    /* its stdin (a socket), stdout, stderr */
+	struct reader rd;
+	long long next_id;
+};
+
 struct ssh_state {
 	char dir[64];     /* the private directory */
 	char ctl[96];     /* its control socket */
 	pid_t master;
 	int master_err;   /* the master's stderr, for why it failed */
+	pthread_mutex_t chan_lock; /* held by the command using chan */
+	struct chan chan; /* the session's channel to a remote `ward serve` */
 };
 
 /* The ssh command line common to the master and each channel. */
@@ -182,8 +201,11 @@ static void read_reason(int fd, char *buf, size_t size)
 			buf[n] = ' ';
 }
 
+static void chan_close(struct chan *c, int grace_ms);
+
 static void cleanup(struct ssh_state *st)
 {
+	chan_close(&st->chan, 2000);
 	if (st->master > 0) {
 		int status;
 
@@ -227,6 +249,8 @@ int ward_session_ssh_open(struct ward_session *s, struct ward_error **err)
 	if (!st)
 		return ward_error_make(err, ENOMEM, "ssh");
 	st->master_err = -1;
+	st->chan.in = st->chan.out = st->chan.err = st->chan.rd.fd = -1;
+	pthread_mutex_init(&st->chan_lock, NULL);
 	{
 		const char *tmp = getenv("TMPDIR");
 
@@ -293,18 +317,13 @@ static void ssh_close(struct ward_session *s)
 	if (!st)
 		return;
 	cleanup(st);
+	pthread_mutex_destroy(&st->chan_lock);
 	free(st);
 	s->backend_data = NULL;
 }
 
 /* Read one line from fd before the deadline: malloc'd, NULL on end of
  * file, error or time out (*timed_out set for the last). */
-struct reader {
-	int fd;
-	char *buf;
-	size_t len, cap;
-};
-
 static char *read_line(struct reader *r, long long deadline, bool *timed_out)
 {
 	for (;;) {
@@ -448,160 +467,64 @@ static int send_line(int fd, const char *s)
 	return 0;
 }
 
-static int ssh_exec(struct ward_session *s, const struct session_job *job, struct ward_result *res,
-		    struct session_outcome *out, struct ward_error **err)
+static void chan_init(struct chan *c)
 {
-	struct ssh_state *st = s->backend_data;
-	_cleanup_free_ char *qward = ward_shell_quote(s->opt.ssh.ward ? s->opt.ssh.ward : "ward");
-	_cleanup_free_ char *remote = NULL, *create = NULL, *exec = NULL, *line = NULL;
-	struct reader rd = { .fd = -1 };
-	json_t *env = json_object(), *resp = NULL;
-	char reason[1024] = "";
-	char **argv = NULL;
-	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, ep[2] = { -1, -1 }, status, rc = 0;
-	long long start = ward_now_ns(), deadline;
-	bool timed_out = false;
-	pid_t pid = -1;
-	size_t i;
+	memset(c, 0, sizeof(*c));
+	c->in = c->out = c->err = c->rd.fd = -1;
+	c->next_id = 1;
+}
 
-	memset(res, 0, sizeof(*res));
-	if (!qward || asprintf(&remote, "%s serve", qward) < 0) {
-		remote = NULL;
-		json_decref(env);
-		return ward_error_make(err, ENOMEM, "ssh");
-	}
-	for (i = 0; job->env && job->env[i]; i++) {
-		const char *eq = strchr(job->env[i], '=');
+/* End the channel: end of input first (the remote serve then exits and the
+ * channel closes), SIGKILL if that takes longer than `grace_ms`. */
+static void chan_close(struct chan *c, int grace_ms)
+{
+	if (c->in >= 0)
+		close(c->in);
+	if (c->pid > 0) {
+		long long until = ward_now_ns() + (long long)grace_ms * 1000000;
+		struct timespec pause = { 0, 5 * 1000000 };
+		int status;
 
-		if (eq) {
-			char *k = strndup(job->env[i], (size_t)(eq - job->env[i]));
-
-			if (k)
-				json_object_set_new(env, k, json_string(eq + 1));
-			free(k);
+		while (waitpid(c->pid, &status, WNOHANG) == 0) {
+			if (ward_now_ns() >= until) {
+				kill(c->pid, SIGKILL);
+				waitpid(c->pid, &status, 0);
+				break;
+			}
+			nanosleep(&pause, NULL);
 		}
 	}
-	{
-		json_t *c = json_pack("{s:s, s:i, s:s, s:{s:s, s:o, s:i, s:s, s:s}}", "jsonrpc",
-				      "2.0", "id", 1, "method", "session.create", "params",
-				      "workdir", s->workdir, "env", env, "timeout", job->timeout,
-				      "cwd", job->cwd, "oldpwd", job->oldpwd ? job->oldpwd : job->cwd);
-		json_t *x = json_pack("{s:s, s:i, s:s, s:{s:s, s:s, s:i}}", "jsonrpc", "2.0", "id",
-				      2, "method", "session.exec", "params", "session", "s1",
-				      "command", job->command, "timeout", job->timeout);
+	if (c->out >= 0)
+		close(c->out);
+	if (c->err >= 0)
+		close(c->err);
+	free(c->rd.buf);
+	chan_init(c);
+}
 
-		create = c ? json_dumps(c, JSON_COMPACT) : NULL;
-		exec = x ? json_dumps(x, JSON_COMPACT) : NULL;
-		json_decref(c);
-		json_decref(x);
-	}
-	argv = ssh_argv(s, st, false, remote);
-	if (!create || !exec || !argv) {
-		argv_free(argv);
+static int chan_open(struct ward_session *s, struct ssh_state *st, struct chan *c,
+		     struct ward_error **err)
+{
+	_cleanup_free_ char *qward = ward_shell_quote(s->opt.ssh.ward ? s->opt.ssh.ward : "ward");
+	_cleanup_free_ char *remote = NULL;
+	char **argv;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
+
+	chan_init(c);
+	if (!qward || asprintf(&remote, "%s serve", qward) < 0) {
+		remote = NULL;
 		return ward_error_make(err, ENOMEM, "ssh");
 	}
+	argv = ssh_argv(s, st, false, remote);
+	if (!argv)
+		return ward_error_make(err, ENOMEM, "ssh");
 	/* ssh's stdin is a socket, written with MSG_NOSIGNAL: an ssh that died
 	 * must not take the host process with a SIGPIPE. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 ||
-	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		rc = ward_error_make(err, errno, "pipe");
-		goto out;
-	}
-	pid = spawn(argv, in[0], outp[1], ep[1]);
-	if (pid < 0) {
-		rc = ward_error_make(err, errno, "fork");
-		goto out;
-	}
-	close(in[0]);
-	close(outp[1]);
-	close(ep[1]);
-	in[0] = outp[1] = ep[1] = -1;
-	rd.fd = outp[0];
-	deadline = start + (long long)(job->timeout + MARGIN_S) * 1000000000LL;
-
-	/* The session first; its id is s1 in a fresh server, but the answer is
-	 * read before the command is sent so that a refusal there is seen. */
-	if (send_line(in[1], create) < 0)
-		goto lost;
-	line = read_line(&rd, deadline, &timed_out);
-	if (!line)
-		goto lost;
-	resp = json_loads(line, 0, NULL);
-	if (!resp || json_object_get(resp, "error")) {
-		const char *m = json_string_value(
-			json_object_get(json_object_get(resp, "error"), "message"));
-
-		ward_error_make(&res->error, 0, "remote ward on '%s': %s", s->opt.ssh.host,
-				m ? m : "not a JSON-RPC answer");
-		res->exit_code = WARD_EXIT_OWN_ERROR;
-		goto done;
-	}
-	json_decref(resp);
-	resp = NULL;
-	free(line);
-	if (send_line(in[1], exec) < 0)
-		goto lost;
-	close(in[1]); /* the remote serve ends after this answer */
-	in[1] = -1;
-	line = read_line(&rd, deadline, &timed_out);
-	if (!line)
-		goto lost;
-	resp = json_loads(line, 0, NULL);
-	if (!resp || !json_is_object(json_object_get(resp, "result"))) {
-		const char *m = json_string_value(
-			json_object_get(json_object_get(resp, "error"), "message"));
-
-		ward_error_make(&res->error, 0, "remote ward on '%s': %s", s->opt.ssh.host,
-				m ? m : "not a JSON-RPC answer");
-		res->exit_code = WARD_EXIT_OWN_ERROR;
-		goto done;
-	}
-	take_result(json_object_get(resp, "result"), res, out);
-	goto done;
-
-lost:
-	/* No answer: time is up, or the channel broke. Either way the channel's
-	 * ssh goes, which closes the remote serve's input. */
-	kill(pid, SIGKILL);
-	read_reason(ep[0], reason, sizeof(reason));
-	res->exit_code = timed_out ? WARD_EXIT_TIMEOUT : WARD_EXIT_OWN_ERROR;
-	res->timed_out = timed_out;
-	if (timed_out)
-		ward_error_make_kind(&res->error, WARD_ERR_TIMEOUT, 0,
-				     "command timed out after %d s (no answer from '%s')",
-				     job->timeout, s->opt.ssh.host);
-	else
-		ward_error_make(&res->error, 0, "ssh to '%s': %s", s->opt.ssh.host,
-				reason[0] ? reason : "the channel closed without an answer");
-done:
-	if (in[1] >= 0) {
-		close(in[1]);
-		in[1] = -1;
-	}
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		/* Give it a moment to finish the channel, then end it. */
-		long long until = ward_now_ns() + 2000000000LL;
-		struct timespec pause = { 0, 5 * 1000000 };
-
-		while (waitpid(pid, &status, WNOHANG) == 0 && ward_now_ns() < until)
-			nanosleep(&pause, NULL);
-		if (kill(pid, 0) == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-		}
-	}
-	pid = -1;
-out:
-	if (!res->output)
-		res->output = strdup("");
-	if (!res->stderr_text)
-		res->stderr_text = strdup("");
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	{
-		int *fds[] = { in, outp, ep };
+	    pipe2(out, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		int e = errno;
+		int *fds[] = { in, out, ep };
+		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(fds); i++) {
 			if (fds[i][0] >= 0)
@@ -609,13 +532,171 @@ out:
 			if (fds[i][1] >= 0)
 				close(fds[i][1]);
 		}
+		argv_free(argv);
+		return ward_error_make(err, e, "pipe");
 	}
-	free(rd.buf);
-	json_decref(resp);
+	c->pid = spawn(argv, in[0], out[1], ep[1]);
 	argv_free(argv);
+	close(in[0]);
+	close(out[1]);
+	close(ep[1]);
+	c->in = in[1];
+	c->out = c->rd.fd = out[0];
+	c->err = ep[0];
+	if (c->pid < 0) {
+		int e = errno;
+
+		c->pid = 0;
+		chan_close(c, 0);
+		return ward_error_make(err, e, "fork");
+	}
+	return 0;
+}
+
+/* One request on the channel and its answer (matched by id). NULL when the
+ * channel broke or the deadline passed (*timed_out). */
+static json_t *ask(struct chan *c, json_t *req, long long deadline, bool *timed_out)
+{
+	long long id = c->next_id++;
+	char *text, *line;
+	json_t *resp;
+
+	json_object_set_new(req, "jsonrpc", json_string("2.0"));
+	json_object_set_new(req, "id", json_integer(id));
+	text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (!text || send_line(c->in, text) < 0) {
+		free(text);
+		return NULL;
+	}
+	free(text);
+	for (;;) {
+		line = read_line(&c->rd, deadline, timed_out);
+		if (!line)
+			return NULL;
+		resp = json_loads(line, 0, NULL);
+		free(line);
+		if (resp && json_integer_value(json_object_get(resp, "id")) == id)
+			return resp;
+		json_decref(resp); /* not ours: an answer to a request given up on */
+	}
+}
+
+/* Run the job on channel c: create a remote session with this one's state,
+ * run the command, close it. Returns 0 with res filled (an answer came, a
+ * remote refusal included), or -1 when the channel failed: *sent says whether
+ * the command had been sent by then. */
+static int run_on(struct ward_session *s, struct chan *c, const struct session_job *job,
+		  long long deadline, struct ward_result *res, struct session_outcome *out,
+		  bool *sent, bool *timed_out)
+{
+	json_t *env = json_object(), *resp, *r;
+	const char *id, *msg;
+	size_t i;
+
+	*sent = false;
+	for (i = 0; job->env && job->env[i]; i++) {
+		const char *eq = strchr(job->env[i], '=');
+		char *k = eq ? strndup(job->env[i], (size_t)(eq - job->env[i])) : NULL;
+
+		if (k)
+			json_object_set_new(env, k, json_string(eq + 1));
+		free(k);
+	}
+	resp = ask(c,
+		   json_pack("{s:s, s:{s:s, s:o, s:i, s:s, s:s}}", "method", "session.create",
+			     "params", "workdir", s->workdir, "env", env, "timeout", job->timeout,
+			     "cwd", job->cwd, "oldpwd", job->oldpwd ? job->oldpwd : job->cwd),
+		   deadline, timed_out);
+	if (!resp)
+		return -1;
+	id = json_string_value(json_object_get(json_object_get(resp, "result"), "session"));
+	if (!id) {
+		msg = json_string_value(json_object_get(json_object_get(resp, "error"), "message"));
+		ward_error_make(&res->error, 0, "remote ward on '%s': %s", s->opt.ssh.host,
+				msg ? msg : "not a JSON-RPC answer");
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		json_decref(resp);
+		return 0;
+	}
+	*sent = true;
+	r = ask(c,
+		json_pack("{s:s, s:{s:s, s:s, s:i}}", "method", "session.exec", "params", "session",
+			  id, "command", job->command, "timeout", job->timeout),
+		deadline, timed_out);
+	if (r && json_is_object(json_object_get(r, "result"))) {
+		take_result(json_object_get(r, "result"), res, out);
+	} else if (r) {
+		msg = json_string_value(json_object_get(json_object_get(r, "error"), "message"));
+		ward_error_make(&res->error, 0, "remote ward on '%s': %s", s->opt.ssh.host,
+				msg ? msg : "not a JSON-RPC answer");
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+	}
+	if (r) /* the remote session is not needed any more */
+		json_decref(ask(c, json_pack("{s:s, s:{s:s}}", "method", "session.close", "params",
+					     "session", id),
+				deadline, timed_out));
+	json_decref(resp);
+	json_decref(r);
+	return r ? 0 : -1;
+}
+
+static int ssh_exec(struct ward_session *s, const struct session_job *job, struct ward_result *res,
+		    struct session_outcome *out, struct ward_error **err)
+{
+	struct ssh_state *st = s->backend_data;
+	struct chan one, *c;
+	char reason[1024] = "";
+	long long start = ward_now_ns(), deadline;
+	bool timed_out = false, sent = false, one_off;
+	int attempt, rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	deadline = start + (long long)(job->timeout + MARGIN_S) * 1000000000LL;
+	/* The session's channel when it is free; a command running alongside
+	 * another gets a channel of its own on the same connection. */
+	one_off = pthread_mutex_trylock(&st->chan_lock) != 0;
+	c = one_off ? &one : &st->chan;
+	if (one_off)
+		chan_init(c);
+	for (attempt = 0;; attempt++) {
+		if (c->pid <= 0 && chan_open(s, st, c, err) < 0) {
+			rc = -1;
+			break;
+		}
+		if (run_on(s, c, job, deadline, res, out, &sent, &timed_out) == 0)
+			break;
+		/* No answer. A channel found broken before the command was sent
+		 * (the remote serve ended meanwhile) is replaced once; otherwise
+		 * its ssh goes, which also ends the remote serve's input. */
+		read_reason(c->err, reason, sizeof(reason));
+		chan_close(c, 0);
+		if (!sent && !timed_out && attempt == 0)
+			continue;
+		res->exit_code = timed_out ? WARD_EXIT_TIMEOUT : WARD_EXIT_OWN_ERROR;
+		res->timed_out = timed_out;
+		if (timed_out)
+			ward_error_make_kind(&res->error, WARD_ERR_TIMEOUT, 0,
+					     "command timed out after %d s (no answer from '%s')",
+					     job->timeout, s->opt.ssh.host);
+		else
+			ward_error_make(&res->error, 0, "ssh to '%s': %s", s->opt.ssh.host,
+					reason[0] ? reason : "the channel closed without an answer");
+		break;
+	}
+	if (one_off)
+		chan_close(c, 2000);
+	else
+		pthread_mutex_unlock(&st->chan_lock);
 	if (rc < 0)
-		ward_result_release(res);
-	return rc;
+		return -1;
+	if (!res->output)
+		res->output = strdup("");
+	if (!res->stderr_text)
+		res->stderr_text = strdup("");
+	if (!res->duration_ms)
+		res->duration_ms = (ward_now_ns() - start) / 1000000;
+	return 0;
 }
 
 const struct session_backend ward_session_ssh_backend = {

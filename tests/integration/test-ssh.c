@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -246,6 +247,31 @@ static struct ward_session_result run(struct ward_session *s, const char *cmd, i
 	return r;
 }
 
+struct conc {
+	struct ward_session *s;
+	const char *cmd;
+	struct ward_session_result r;
+};
+
+static void *conc_run(void *arg)
+{
+	struct conc *c = arg;
+	struct ward_session_exec_options eo = { .concurrent = true };
+	struct ward_error *err = NULL;
+
+	if (ward_session_exec(c->s, c->cmd, &eo, &c->r, &err) < 0)
+		ward_error_free(err);
+	return NULL;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 START_TEST(test_remote_session)
 {
 	struct ward_session *s = NULL;
@@ -314,6 +340,26 @@ START_TEST(test_remote_session)
 	ck_assert_int_lt(r.run.duration_ms, 8000);
 	ward_session_result_release(&r);
 	ck_assert_msg(!marker_alive(marker), "a process of the timed-out command survived");
+
+	/* two at once: each its own channel on the one connection, own output */
+	{
+		pthread_t t;
+		struct conc c = { .s = s, .cmd = "sleep 1; echo one" };
+		long long t0 = now_ms();
+
+		ck_assert_int_eq(pthread_create(&t, NULL, conc_run, &c), 0);
+		{
+			struct ward_session_exec_options eo = { .concurrent = true };
+
+			ck_assert_int_eq(ward_session_exec(s, "sleep 1; echo two", &eo, &r, &err), 0);
+		}
+		pthread_join(t, NULL);
+		ck_assert_str_eq(r.run.output, "two\n");
+		ck_assert_str_eq(c.r.run.output, "one\n");
+		ck_assert_int_lt(now_ms() - t0, 1900);
+		ward_session_result_release(&r);
+		ward_session_result_release(&c.r);
+	}
 
 	/* every command went over the one connection */
 	ck_assert_int_eq(connections(), 1);
