@@ -194,7 +194,9 @@ $(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZV_SRCS) -ljansson
 
-check: $(FUZZV_BIN)
+# (both fuzz targets: a prerequisite is expanded where its rule is read, so
+# the check rule above, read before FUZZ_BIN was set, does not build it)
+check: $(FUZZ_BIN) $(FUZZV_BIN)
 
 .PHONY: fuzz-validate
 fuzz-validate: $(FUZZV_BIN)

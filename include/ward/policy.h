@@ -23,6 +23,15 @@
  *                  {"type": "tmpfs", "target": "/scratch"}]
  *     }
  *
+ * The front door's keys (ward/frontdoor.h, ward/validate.h):
+ *
+ *     "validators": {"remove": ["dangerous.pipe-to-shell"],   // rule ids
+ *                    "relax": ["sensitive.env-file"],         // refusal -> approval
+ *                    "add": [{"id": "local.x", "category": "approval",
+ *                             "words": "...", "program": "terraform", "sub": "destroy"},
+ *                            "[local.y]\ncategory = blocked\n..."]},  // table syntax
+ *     "rate_limit": {"per_minute": 30, "per_hour": 300}        // 0: no limit
+ *
  * Where ward looks when no --policy is given: $WARD_POLICY, then
  * $XDG_CONFIG_HOME/ward/policy.json (or ~/.config/ward/policy.json), then
  * /etc/ward/policy.json; the first that exists is used, none is fine.
