@@ -41,7 +41,10 @@
  *
  * Threads: a session may be used from several threads. Commands run one after
  * another unless ward_session_exec_options.concurrent is set, in which case
- * they run at the same time, each with its own output.
+ * they run at the same time, each with its own output. The SSH master
+ * connection lives as long as the thread that created the session (it gets
+ * SIGKILL when that thread ends, PR_SET_PDEATHSIG); a shared sandbox lives as
+ * long as the session or the process.
  */
 #ifndef WARD_SESSION_H
 #define WARD_SESSION_H
