@@ -69,5 +69,7 @@ int ward_cmd_apply(int argc, char **argv);
 int ward_cmd_discard(int argc, char **argv);
 int ward_cmd_doctor(int argc, char **argv);
 int ward_cmd_validate(int argc, char **argv);
+int ward_cmd_serve(int argc, char **argv);
+int ward_cmd_shell(int argc, char **argv);
 
 #endif

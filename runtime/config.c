@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "runtime/util-internal.h"
+#include "ward/session.h"
 #include "ward/ratelimit.h"
 #include "ward/validate.h"
 
@@ -27,6 +28,7 @@ void ward_config_init(struct ward_config *cfg)
 	ward_netpolicy_init(&cfg->netpolicy);
 	cfg->proxy_port = WARD_NET_DEFAULT_PORT;
 	ward_cidr_parse(WARD_NET_DEFAULT_SUBNET, &cfg->net_subnet, NULL);
+	cfg->pass_fd = -1;
 	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
 	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
 }
@@ -51,6 +53,10 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->mounts);
 	ward_netpolicy_release(&cfg->netpolicy);
 	free(cfg->net_log);
+	if (cfg->session) {
+		ward_session_options_release(cfg->session);
+		free(cfg->session);
+	}
 	ward_rules_free(cfg->rules);
 	ward_config_init(cfg);
 }

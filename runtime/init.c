@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,6 +205,12 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
 		dprintf(p->stdio[2], "ward: set up standard streams: %s\n", strerror(errno));
 		_exit(WARD_EXIT_OWN_ERROR);
 	}
+	/* The side channel, as fd 3; dup2 onto itself would keep close-on-exec. */
+	if (p->cfg->pass_fd >= 0 &&
+	    (p->cfg->pass_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(p->cfg->pass_fd, 3)) < 0) {
+		dprintf(2, "ward: set up fd 3: %s\n", strerror(errno));
+		_exit(WARD_EXIT_OWN_ERROR);
+	}
 	ward_exec_command(p);
 }
 
@@ -212,6 +219,39 @@ static bool forwarded(int sig)
 {
 	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT ||
 	       sig == SIGUSR1 || sig == SIGUSR2;
+}
+
+/* init is a copy of the supervisor, with every descriptor it had open — in a
+ * threaded host, other commands' pipes too. Close-on-exec does not help since
+ * init never execs; keeping them would hold another command's output open
+ * until this sandbox ends. Keep only what the plan names. */
+static void close_others(const struct spawn_plan *p)
+{
+	int keep[12], n = 0, i, j, lo = 3;
+
+	keep[n++] = p->report_fd;
+	keep[n++] = p->life_fd;
+	for (i = 0; i < 3; i++)
+		keep[n++] = p->stdio[i];
+	keep[n++] = p->cfg->pass_fd;
+	keep[n++] = p->agent ? p->agent_fd : -1;
+	keep[n++] = p->net_handover_fd;
+	keep[n++] = p->net_go_fd;
+	for (i = 1; i < n; i++) /* insertion sort: a handful of numbers */
+		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (keep[i] < lo)
+			continue;
+		if (keep[i] > lo)
+			syscall(SYS_close_range, (unsigned)lo, (unsigned)keep[i] - 1, 0u);
+		lo = keep[i] + 1;
+	}
+	syscall(SYS_close_range, (unsigned)lo, ~0u, 0u);
 }
 
 void ward_init_main(const struct spawn_plan *p)
@@ -235,6 +275,7 @@ void ward_init_main(const struct spawn_plan *p)
 		close(p->close_fds[i]);
 	for (size_t k = 0; k < p->n_lock_fds; k++)
 		close(p->lock_fds[k]);
+	close_others(p);
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);
@@ -260,6 +301,8 @@ void ward_init_main(const struct spawn_plan *p)
 	 * under the same filter: it only waits, kills and exits from here on. */
 	if (ward_fences_enter(p->fences, &e) < 0 || ward_fences_seal(p->fences, &e) < 0)
 		die(p, e);
+	if (p->agent)
+		ward_session_agent_main(p);
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);

@@ -18,6 +18,8 @@ static const struct {
 	{ "apply", ward_cmd_apply, "copy a kept change set into its workdir" },
 	{ "discard", ward_cmd_discard, "drop a kept change set" },
 	{ "validate", ward_cmd_validate, "check a command against the validators without running it" },
+	{ "serve", ward_cmd_serve, "serve sessions over JSON-RPC / MCP on stdio" },
+	{ "shell", ward_cmd_shell, "an interactive sandboxed shell session" },
 };
 
 static void usage(FILE *f)

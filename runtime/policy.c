@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/ratelimit.h"
 #include "ward/validate.h"
@@ -634,7 +635,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
 					    "env",     "mounts",  "landlock",   "seccomp",  "network",
-					    "workdir", "validators", "rate_limit", NULL };
+					    "workdir", "validators", "rate_limit", "session", NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -708,6 +709,9 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "validators")) && apply_validators(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "rate_limit")) && apply_rate_limit(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "session")) &&
+	    ward_session_policy_apply(v, c.origin, cfg, err) < 0)
 		goto out;
 	rc = 0;
 out:

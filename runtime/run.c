@@ -453,6 +453,17 @@ int ward_run_noshell(const struct ward_config *cfg, const char *command, struct 
 	return run(cfg, argv, command, res, err);
 }
 
+/* Every fd -1, nothing owned: what state_release() may always be given. */
+static void state_init(struct run_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->wd.set_fd = st->wd.log_fd = st->wd.run_fd = -1;
+	st->out[0] = st->out[1] = st->err[0] = st->err[1] = -1;
+	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
+	st->net_log_fd = -1;
+	ward_net_init(&st->net);
+}
+
 static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
 	       struct ward_result *res, struct ward_error **err)
 {
@@ -466,12 +477,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
-	memset(&st, 0, sizeof(st));
-	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
-	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
-	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
-	st.net_log_fd = -1;
-	ward_net_init(&st.net);
+	state_init(&st);
 
 	if (!argv || !argv[0] || !argv[0][0]) {
 		set_error(res, WARD_ERR_INVALID_PARAMETERS, "no command given");
@@ -595,6 +601,76 @@ done:
 	if (!res->stderr_text)
 		res->stderr_text = strdup("");
 	res->duration_ms = (ward_now_ns() - start) / 1000000;
+	state_release(&st);
+	return rc;
+}
+
+int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent_start *a,
+			 struct ward_error **err)
+{
+	struct run_state st;
+	struct ward_config c = *cfg; /* shallow: only the stdio fields differ */
+	char *argv[] = { (char *)"/bin/sh", NULL };
+	struct report r;
+	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+	int rc = -1;
+
+	memset(a, 0, sizeof(*a));
+	a->pidfd = -1;
+	state_init(&st);
+	if (devnull < 0)
+		return ward_error_make(err, errno, "open '/dev/null'");
+	if (!cfg->workdir)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no workdir");
+	/* The proxy lives in the supervisor's event loop of one command; a
+	 * shared session sandbox has none to run it in. */
+	if (cfg->net == WARD_NET_PROXY)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "network mode proxy needs a fresh sandbox per command "
+					    "(session isolation \"fresh\"), not a shared one");
+	/* init's own streams: nothing to say, each command gets its own. */
+	c.stdin_fd = c.stdout_fd = c.stderr_fd = devnull;
+	c.pass_fd = -1;
+	c.forward_signals = false;
+	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)
+		goto out;
+	st.plan.agent = true;
+	st.plan.agent_fd = ctl_fd;
+	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
+	if (a->pid < 0)
+		goto out;
+	close(st.report[1]);
+	st.report[1] = -1;
+	close(st.life[0]);
+	st.life[0] = -1;
+	/* Setup done when init closes the report pipe without a record. */
+	do
+		n = read(st.report[0], &r, sizeof(r));
+	while (n < 0 && errno == EINTR);
+	if (n != 0) {
+		siginfo_t si;
+
+		if (n == (ssize_t)sizeof(r) && r.type == REPORT_ERROR) {
+			r.err.message[sizeof(r.err.message) - 1] = '\0';
+			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
+			ward_error_make_kind(err, r.err.kind, 0, "%s", r.err.message);
+		} else {
+			ward_error_make(err, n < 0 ? errno : EPROTO, "session sandbox setup");
+		}
+		syscall(SYS_pidfd_send_signal, st.pidfd, SIGKILL, NULL, 0);
+		waitid((idtype_t)P_PIDFD, (id_t)st.pidfd, &si, WEXITED);
+		goto out;
+	}
+	a->pidfd = steal_fd(&st.pidfd);
+	a->ns = st.plan.ns;
+	a->view = st.plan.view;
+	if (st.fences) {
+		a->fenced = true;
+		a->fences = *ward_fences_report(st.fences);
+	}
+	rc = 0;
+out:
 	state_release(&st);
 	return rc;
 }

@@ -54,6 +54,8 @@ struct spawn_plan {
 	int net_handover_fd;
 	int net_go_fd;
 	uint16_t net_port;
+	bool agent;           /* serve session commands from agent_fd instead of argv */
+	int agent_fd;         /* the session's control socket (session-agent.c) */
 	/* the view */
 	const char *staging;  /* host directory the new root is mounted on */
 	struct spawn_sysdir sys[SPAWN_MAX_SYSDIRS];
@@ -96,11 +98,27 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
  * Returns the child's pid and a pidfd in *pidfd, or -1 with *err. */
 pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);
 
+/* A long-lived session sandbox, started (run.c): init set up exactly as for
+ * ward_run(), then serving commands received on ctl_fd. */
+struct agent_start {
+	pid_t pid;
+	int pidfd;
+	unsigned ns;
+	bool view, fenced;
+	struct ward_fences_report fences;
+};
+int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent_start *a,
+			 struct ward_error **err);
+
 /* Child side. Build the view and pivot_root into it (view.c). */
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err);
 
 /* Child side: the sandbox's init. Never returns. */
 __attribute__((noreturn)) void ward_init_main(const struct spawn_plan *p);
+
+/* Child side: a long-lived session sandbox's init, after setup: receive
+ * commands on p->agent_fd and fork each (session-agent.c). Never returns. */
+__attribute__((noreturn)) void ward_session_agent_main(const struct spawn_plan *p);
 
 /* Child side, sandbox off: chdir, new session, exec. Never returns. */
 __attribute__((noreturn)) void ward_direct_main(const struct spawn_plan *p);

@@ -82,6 +82,7 @@ enum ward_net_transport {
 
 #define WARD_NET_DEFAULT_PORT 3128
 #define WARD_NET_DEFAULT_SUBNET "10.0.2.0/30"
+struct ward_session_options;
 struct ward_rules;
 
 struct ward_mount {
@@ -149,6 +150,11 @@ struct ward_config {
 	 * making placeholders in the workdir for the run (reported as
 	 * "unprotected"; overlay mode needs none). */
 	bool no_placeholders;
+	/* Given to the command as its fd 3 when ≥ 0 (default -1): a side channel
+	 * (sessions read the directory a command ended in from it). */
+	int pass_fd;
+	/* The policy's "session" object (ward/session.h), or NULL; owned. */
+	struct ward_session_options *session;
 	/* The front door (ward/frontdoor.h), not looked at by ward_run(): the
 	 * validator rules as the policy changed them (NULL: the built-in set,
 	 * owned by the configuration) and the rate limits (default 30 per minute,

@@ -1,0 +1,604 @@
+/* test-serve.c — `ward serve` driven end to end over its stdio: an MCP
+ * conversation (initialize, tools/list, tools/call of shell), the session
+ * methods, malformed input that must not cost a session, concurrency. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *workdir;
+
+struct srv {
+	pid_t pid;
+	int in, out;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+}
+
+static void start(struct srv *s, const char *extra)
+{
+	int a[2], b[2];
+	char *ward = harness_path("ward");
+
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(pipe2(a, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(b, O_CLOEXEC), 0);
+	s->pid = fork();
+	ck_assert_int_ge(s->pid, 0);
+	if (s->pid == 0) {
+		dup2(a[0], 0);
+		dup2(b[1], 1);
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "serve", "--no-policy", extra ? extra : "--timeout=30",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(a[0]);
+	close(b[1]);
+	s->in = a[1];
+	s->out = b[0];
+	free(ward);
+}
+
+static void send_line(struct srv *s, const char *line)
+{
+	size_t n = strlen(line);
+
+	ck_assert_int_eq(write(s->in, line, n), (ssize_t)n);
+	ck_assert_int_eq(write(s->in, "\n", 1), 1);
+}
+
+/* The next response line, parsed; fails after 30 s. */
+static json_t *next(struct srv *s)
+{
+	for (;;) {
+		char *nl = memchr(s->buf, '\n', s->len);
+		struct pollfd pf = { .fd = s->out, .events = POLLIN };
+		ssize_t n;
+
+		if (nl) {
+			json_error_t je;
+			json_t *v = json_loadb(s->buf, (size_t)(nl - s->buf), 0, &je);
+
+			ck_assert_msg(v, "bad response: %s: %.*s", je.text, (int)(nl - s->buf), s->buf);
+			memmove(s->buf, nl + 1, s->len - (size_t)(nl + 1 - s->buf));
+			s->len -= (size_t)(nl + 1 - s->buf);
+			return v;
+		}
+		ck_assert_msg(poll(&pf, 1, 30000) == 1, "no response within 30 s");
+		n = read(s->out, s->buf + s->len, sizeof(s->buf) - s->len);
+		ck_assert_msg(n > 0, "server closed its output");
+		s->len += (size_t)n;
+	}
+}
+
+static json_t *call(struct srv *s, const char *line)
+{
+	send_line(s, line);
+	return next(s);
+}
+
+static void stop(struct srv *s)
+{
+	int status;
+
+	close(s->in);
+	ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with %d", status);
+	close(s->out);
+}
+
+/* result.<path> of a response, or the error when path starts with "!". */
+static json_t *get(json_t *resp, const char *path)
+{
+	json_t *v = json_object_get(resp, path[0] == '!' ? "error" : "result");
+	char key[128];
+	const char *p = path[0] == '!' ? path + 1 : path;
+
+	while (v && *p) {
+		size_t n = strcspn(p, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		v = json_is_array(v) ? json_array_get(v, (size_t)atoi(key)) : json_object_get(v, key);
+		p += n + (p[n] == '.');
+	}
+	return v;
+}
+
+static const char *gets_(json_t *resp, const char *path)
+{
+	const char *s = json_string_value(get(resp, path));
+
+	ck_assert_msg(s, "no string at %s in %s", path, json_dumps(resp, JSON_COMPACT));
+	return s;
+}
+
+static long long geti(json_t *resp, const char *path)
+{
+	json_t *v = get(resp, path);
+
+	ck_assert_msg(json_is_integer(v), "no integer at %s in %s", path,
+		      json_dumps(resp, JSON_COMPACT));
+	return json_integer_value(v);
+}
+
+START_TEST(test_mcp)
+{
+	struct srv s;
+	json_t *r, *tools, *t;
+	size_t i;
+	bool have_shell = false, have_history = false;
+
+	start(&s, NULL);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}");
+	ck_assert_ptr_null(json_object_get(r, "error"));
+	ck_assert_str_eq(gets_(r, "protocolVersion"), "2025-06-18");
+	ck_assert_str_eq(gets_(r, "serverInfo.name"), "ward");
+	ck_assert(json_is_object(get(r, "capabilities.tools")));
+	json_decref(r);
+	/* a notification: no answer (the next line answers id 2) */
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 2);
+	tools = get(r, "tools");
+	ck_assert(json_is_array(tools));
+	json_array_foreach(tools, i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		json_t *props = json_object_get(json_object_get(t, "inputSchema"), "properties");
+
+		ck_assert_ptr_nonnull(json_object_get(t, "description"));
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "inputSchema"),
+								   "type")),
+				 "object");
+		if (strcmp(name, "shell") == 0) {
+			have_shell = true;
+			ck_assert_str_eq(json_string_value(json_object_get(
+						 json_object_get(props, "command"), "type")),
+					 "string");
+			ck_assert_str_eq(json_string_value(json_object_get(
+						 json_object_get(props, "workdir"), "type")),
+					 "string");
+			ck_assert_str_eq(json_string_value(json_object_get(
+						 json_object_get(props, "timeout"), "type")),
+					 "integer");
+			ck_assert_str_eq(json_string_value(json_array_get(
+						 json_object_get(json_object_get(t, "inputSchema"),
+								 "required"), 0)),
+					 "command");
+		}
+		have_history = have_history || strcmp(name, "history_search") == 0;
+	}
+	ck_assert(have_shell && have_history);
+	json_decref(r);
+
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"mkdir -p sub && cd sub && echo hi\"}}}");
+	ck_assert_str_eq(gets_(r, "content.0.type"), "text");
+	ck_assert_ptr_nonnull(strstr(gets_(r, "content.0.text"), "hi\n"));
+	ck_assert(json_is_false(get(r, "isError")));
+	ck_assert_int_eq(geti(r, "structuredContent.exit_code"), 0);
+	ck_assert(json_is_true(get(r, "structuredContent.sandboxed")));
+	json_decref(r);
+	/* the default session kept the directory */
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"basename $PWD; exit 3\"}}}");
+	ck_assert_str_eq(gets_(r, "structuredContent.output"), "sub\n");
+	ck_assert(json_is_true(get(r, "isError"))); /* a failed command */
+	ck_assert_int_eq(geti(r, "structuredContent.exit_code"), 3);
+	json_decref(r);
+	/* a tool's failure is a tool result the model sees, not a protocol error */
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo x\",\"timeout\":0}}}");
+	ck_assert(json_is_true(get(r, "isError")));
+	ck_assert_ptr_nonnull(strstr(gets_(r, "content.0.text"), "timeout"));
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"nosuchtool\",\"arguments\":{}}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	/* a timeout through the tool: the output so far, and the error */
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo partial; sleep 30\","
+		     "\"timeout\":1}}}");
+	ck_assert(json_is_true(get(r, "isError")));
+	ck_assert_str_eq(gets_(r, "structuredContent.error.kind"), "Timeout");
+	ck_assert_str_eq(gets_(r, "structuredContent.output"), "partial\n");
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
+START_TEST(test_session_methods)
+{
+	struct srv s;
+	json_t *r;
+	char line[1024];
+	const char *iso = _i == 0 ? "fresh" : "shared";
+
+	start(&s, NULL);
+	snprintf(line, sizeof(line),
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.create\",\"params\":{"
+		 "\"workdir\":\"%s\",\"isolation\":\"%s\",\"timeout\":20}}",
+		 workdir, iso);
+	r = call(&s, line);
+	ck_assert_str_eq(gets_(r, "session"), "s1");
+	ck_assert_str_eq(gets_(r, "isolation"), iso);
+	ck_assert_int_eq(geti(r, "timeout"), 20);
+	json_decref(r);
+#define CALL(id, m, p)                                                                             \
+	call(&s, "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m "\",\"params\":{"           \
+		 "\"session\":\"s1\"" p "}}")
+	json_decref(CALL(2, "session.env.set", ",\"name\":\"WHO\",\"value\":\"world\""));
+	json_decref(CALL(3, "session.alias.set", ",\"name\":\"greet\",\"value\":\"echo hello\""));
+	r = CALL(4, "session.exec", ",\"command\":\"greet $WHO\"");
+	ck_assert_str_eq(gets_(r, "output"), "hello world\n");
+	ck_assert_str_eq(gets_(r, "expanded"), "echo hello $WHO");
+	ck_assert_int_eq(geti(r, "history_id"), 1);
+	json_decref(r);
+	r = CALL(5, "session.env.list", "");
+	ck_assert_str_eq(gets_(r, "env.WHO"), "world");
+	json_decref(r);
+	r = CALL(6, "session.alias.list", "");
+	ck_assert_str_eq(gets_(r, "aliases.greet"), "echo hello");
+	json_decref(r);
+	json_decref(CALL(7, "session.exec", ",\"command\":\"mkdir -p x/y\""));
+	r = CALL(8, "session.cd", ",\"dir\":\"x/y\"");
+	ck_assert_int_eq(geti(r, "exit_code"), 0);
+	json_decref(r);
+	r = CALL(9, "session.pwd", "");
+	ck_assert_ptr_nonnull(strstr(gets_(r, "cwd"), "/x/y"));
+	json_decref(r);
+	json_decref(CALL(10, "session.env.unset", ",\"name\":\"WHO\""));
+	json_decref(CALL(11, "session.alias.remove", ",\"name\":\"greet\""));
+	r = CALL(12, "session.alias.remove", ",\"name\":\"greet\"");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	r = CALL(13, "session.history.search", ",\"prefix\":\"greet\"");
+	ck_assert_int_eq(json_array_size(get(r, "history")), 1);
+	ck_assert_str_eq(gets_(r, "history.0.command"), "greet $WHO");
+	ck_assert_int_eq(geti(r, "history.0.exit_code"), 0);
+	ck_assert(json_is_integer(get(r, "history.0.start_ms")));
+	ck_assert(json_is_integer(get(r, "history.0.duration_ms")));
+	json_decref(r);
+	r = CALL(14, "session.history.search", ",\"contains\":\"x/y\"");
+	ck_assert_int_eq(json_array_size(get(r, "history")), 2);
+	json_decref(r);
+	/* replay: the alias is gone now and WHO unset, so it fails the same way a
+	 * typed command would — it went through everything again */
+	r = CALL(15, "session.history.replay", ",\"id\":1");
+	ck_assert_int_eq(geti(r, "exit_code"), 127);
+	ck_assert_int_eq(geti(r, "history_id"), 4);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"session.list\"}");
+	ck_assert_int_eq(json_array_size(get(r, "sessions")), 1);
+	json_decref(r);
+	r = CALL(17, "session.close", "");
+	ck_assert(json_is_true(get(r, "closed")));
+	json_decref(r);
+	r = CALL(18, "session.pwd", "");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "!message"), "no session \"s1\""));
+	json_decref(r);
+#undef CALL
+	stop(&s);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+	struct srv s;
+	json_t *r;
+	char *huge;
+	size_t n = 2 * 1024 * 1024;
+
+	start(&s, NULL);
+	/* some state to keep */
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.env.set\","
+			     "\"params\":{\"name\":\"KEEP\",\"value\":\"me\"}}"));
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.exec\","
+			     "\"params\":{\"command\":\"mkdir -p d && cd d\"}}"));
+
+	r = call(&s, "{not json");
+	ck_assert_int_eq(geti(r, "!code"), -32700);
+	ck_assert(json_is_null(json_object_get(r, "id")));
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no.such\"}");
+	ck_assert_int_eq(geti(r, "!code"), -32601);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 3);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session.exec\",\"params\":{\"command\":[1]}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "!message"), "\"command\" must be a string"));
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session.exec\",\"params\":{\"command\":\"true\",\"timeout\":\"5\"}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"session.exec\",\"params\":{\"comand\":\"true\"}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "!message"), "comand"));
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session.exec\",\"params\":\"x\"}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	r = call(&s, "{\"id\":8,\"method\":\"session.pwd\"}");
+	ck_assert_int_eq(geti(r, "!code"), -32600);
+	json_decref(r);
+	r = call(&s, "[1]");
+	ck_assert(json_is_array(r));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(json_array_get(r, 0),
+									     "error"), "code")),
+			 -32600);
+	json_decref(r);
+	r = call(&s, "[]");
+	ck_assert_int_eq(geti(r, "!code"), -32600);
+	json_decref(r);
+	/* a batch: two answers in one array */
+	r = call(&s, "[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"},"
+		     "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"session.pwd\"}]");
+	ck_assert_int_eq(json_array_size(r), 2);
+	json_decref(r);
+	/* a huge message: refused once, the rest of the line dropped */
+	huge = malloc(n + 1);
+	memset(huge, 'a', n);
+	memcpy(huge, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"session.exec\",\"params\":{\"command\":\"", 70);
+	huge[n] = '\0';
+	r = call(&s, huge);
+	free(huge);
+	ck_assert_int_eq(geti(r, "!code"), -32600);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "!message"), "larger than 1048576 bytes"));
+	json_decref(r);
+	/* unknown notifications get no answer; then everything is still there */
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"no.such.notification\"}");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session.exec\","
+		     "\"params\":{\"command\":\"echo $KEEP; basename $PWD\"}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 12);
+	ck_assert_str_eq(gets_(r, "output"), "me\nd\n");
+	ck_assert_int_eq(geti(r, "history_id"), 2);
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
+START_TEST(test_concurrent)
+{
+	struct srv s;
+	json_t *r[3];
+	int i;
+
+	start(&s, "--isolation=shared");
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"session.pwd\"}"));
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.exec\",\"params\":"
+		      "{\"command\":\"sleep 1; echo one\",\"concurrent\":true}}");
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.exec\",\"params\":"
+		      "{\"command\":\"sleep 1; echo two\",\"concurrent\":true}}");
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session.pwd\"}");
+	for (i = 0; i < 3; i++)
+		r[i] = next(&s);
+	/* the quick request was answered while both commands ran */
+	ck_assert_int_eq(json_integer_value(json_object_get(r[0], "id")), 3);
+	for (i = 1; i < 3; i++) {
+		long long id = json_integer_value(json_object_get(r[i], "id"));
+
+		ck_assert_str_eq(gets_(r[i], "output"), id == 1 ? "one\n" : "two\n");
+	}
+	for (i = 0; i < 3; i++)
+		json_decref(r[i]);
+	stop(&s);
+}
+END_TEST
+
+START_TEST(test_shell_lines)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd_opt;
+	int status;
+
+	ck_assert_int_ge(asprintf(&wd_opt, "--workdir=%s", workdir), 0);
+	{
+		char *argv[] = { ward, (char *)"shell", (char *)"--no-policy", wd_opt, NULL };
+
+		status = harness_capture_input(argv,
+					       "export WHO=you\n"
+					       "alias hi='echo hi'\n"
+					       "hi $WHO\n"
+					       "mkdir -p d && cd d\n"
+					       "basename $PWD\n"
+					       "history -p hi\n"
+					       "!1\n"
+					       "sudo id\n"
+					       "unalias hi\n"
+					       "alias\n"
+					       "exit\n"
+					       "echo never\n",
+					       &out, &err);
+	}
+	ck_assert_msg(WIFEXITED(status), "shell: %d", status);
+	ck_assert_msg(strcmp(out, "hi you\nd\n    1    0  hi $WHO\nhi you\n") == 0, "out: '%s'",
+		      out);
+	ck_assert_ptr_nonnull(strstr(err, "NotAuthorized") ? err : strstr(err, "dangerous.privilege"));
+	free(out);
+	free(err);
+	/* bad options: said, with the option, exit 125 */
+	{
+		char *argv[] = { ward, (char *)"serve", (char *)"--isolation=both", NULL };
+
+		status = harness_capture(argv, &out, &err);
+		ck_assert_int_eq(WEXITSTATUS(status), 125);
+		ck_assert_ptr_nonnull(strstr(err, "unknown isolation 'both'"));
+		free(out);
+		free(err);
+	}
+	free(wd_opt);
+	free(ward);
+}
+END_TEST
+
+START_TEST(test_sigterm)
+{
+	struct srv s;
+	json_t *r;
+	int status;
+
+	start(&s, "--isolation=shared");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.exec\","
+		     "\"params\":{\"command\":\"echo up\"}}");
+	ck_assert_str_eq(gets_(r, "output"), "up\n");
+	json_decref(r);
+	/* ends as at end of input: sessions closed, exit status 0 */
+	ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	close(s.in);
+	close(s.out);
+}
+END_TEST
+
+/* Read from the terminal until `want` shows up, then `then` after it (or
+ * 20 s pass): `then` is the next prompt, so the editor is reading again. */
+static bool pty_wait(int fd, const char *want, const char *then, char *buf, size_t size)
+{
+	size_t got = 0;
+	long long until = time(NULL) + 20;
+	const char *w = NULL;
+
+	buf[0] = '\0';
+	while (time(NULL) < until && !((w = strstr(buf, want)) && strstr(w + strlen(want), then))) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pf, 1, 1000) <= 0)
+			continue;
+		n = read(fd, buf + got, size - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	return (w = strstr(buf, want)) && strstr(w + strlen(want), then);
+}
+
+/* Whether any process has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		/* the shell's own command line holds it too: only sleep counts */
+		found = strncmp(buf, "sleep ", 6) == 0 && strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void pty_send(int fd, const char *keys)
+{
+	ck_assert_int_eq(write(fd, keys, strlen(keys)), (ssize_t)strlen(keys));
+}
+
+START_TEST(test_shell_tty)
+{
+	char *ward = harness_path("ward"), buf[65536];
+	int fd, status;
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "shell", "--no-policy", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(pty_wait(fd, "ward:", "$ ", buf, sizeof(buf)));
+	/* edit in the middle of the line: two lefts, then a character */
+	pty_send(fd, "echo abc\x1b[D\x1b[DX\r");
+	ck_assert_msg(pty_wait(fd, "aXbc\r\n", "$ ", buf, sizeof(buf)), "got: %s", buf);
+	/* up: the previous line again; home, delete; end, backspace */
+	pty_send(fd, "\x1b[A\x1b[H\x1b[3~\x1b[F\x7f\r");
+	ck_assert_msg(pty_wait(fd, "cho: not found", "$ ", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(strstr(buf, "$ cho aXb\r") != NULL, "got: %s", buf);
+	ck_assert_msg(strstr(buf, "sh: 1: cho") != NULL, "line numbers are the command's: %s", buf);
+	/* ^C while a command runs stops the command, not the shell */
+	{
+		char line[64], marker[32];
+		int i;
+
+		snprintf(marker, sizeof(marker), "30.%d", (int)getpid());
+		snprintf(line, sizeof(line), "sleep %s; echo not-stopped\r", marker);
+		pty_send(fd, line);
+		for (i = 0; i < 1000 && !marker_alive(marker); i++) {
+			struct timespec pause = { 0, 10 * 1000000 };
+
+			nanosleep(&pause, NULL);
+		}
+		ck_assert_msg(i < 1000, "the command did not start");
+		pty_send(fd, "\x03");
+		ck_assert_msg(pty_wait(fd, marker, "$ ", buf, sizeof(buf)), "got: %s", buf);
+	}
+	ck_assert_ptr_null(strstr(buf, "\nnot-stopped"));
+	pty_send(fd, "exit\r");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	close(fd);
+	free(ward);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("serve");
+	TCase *tc = harness_tcase(s, "serve", "userns");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_mcp);
+	tcase_add_loop_test(tc, test_session_methods, 0, 2);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_concurrent);
+	tcase_add_test(tc, test_shell_lines);
+	tcase_add_test(tc, test_shell_tty);
+	tcase_add_test(tc, test_sigterm);
+	return harness_main(s);
+}

@@ -1,0 +1,607 @@
+/* test-session.c — sessions through the library, in both isolation modes:
+ * environment, aliases, history and replay, the directory, timeouts with
+ * partial output and no survivors, concurrency. */
+#include "harness.h"
+#include "ward/env.h"
+#include "ward/session.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *workdir;
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+}
+
+/* workdir/rel in a static buffer. */
+static const char *at(const char *rel)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", workdir, rel);
+	return buf;
+}
+
+static struct ward_session *open_session(enum ward_session_isolation iso, bool empty_env)
+{
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	ward_session_options_init(&o);
+	o.isolation = iso;
+	o.empty_env = empty_env;
+	ck_assert_msg(ward_session_new(&cfg, &o, &s, &err) == 0, "session: %s",
+		      err ? err->message : "?");
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+	return s;
+}
+
+/* Run cmd, expect success, return the output (caller frees). */
+static char *ok(struct ward_session *s, const char *cmd)
+{
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char *out;
+
+	ck_assert_msg(ward_session_exec(s, cmd, NULL, &r, &err) == 0, "exec: %s",
+		      err ? err->message : "?");
+	ck_assert_msg(r.run.exit_code == 0 && !r.run.error, "'%s': exit %d, %s\n%s", cmd,
+		      r.run.exit_code, r.run.error ? r.run.error->message : "", r.run.output);
+	out = strdup(r.run.output);
+	ward_session_result_release(&r);
+	return out;
+}
+
+static void expect(struct ward_session *s, const char *cmd, const char *want)
+{
+	char *out = ok(s, cmd);
+
+	ck_assert_msg(strcmp(out, want) == 0, "'%s' printed '%s', expected '%s'", cmd, out, want);
+	free(out);
+}
+
+static enum ward_session_isolation iso_of(int i)
+{
+	return i == 0 ? WARD_SESSION_FRESH : WARD_SESSION_SHARED;
+}
+
+START_TEST(test_env)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_error *err = NULL;
+	char **env;
+	size_t k;
+	bool found = false;
+
+	setenv("WARD_TEST_SECRET_TOKEN", "leak", 1);
+	ck_assert_int_eq(ward_session_setenv(s, "GREETING", "hello world", &err), 0);
+	expect(s, "printf '%s' \"$GREETING\"", "hello world");
+	/* changes persist, and never reach the host */
+	ck_assert_ptr_null(getenv("GREETING"));
+	ck_assert_int_eq(ward_session_unsetenv(s, "GREETING", &err), 0);
+	expect(s, "printf '%s' \"${GREETING-unset}\"", "unset");
+	ck_assert_int_eq(ward_session_unsetenv(s, "GREETING", &err), 0); /* not set: fine */
+	/* started from the host's safe variables only */
+	expect(s, "printf '%s' \"${WARD_TEST_SECRET_TOKEN-none}\"", "none");
+	env = ward_session_env(s);
+	for (k = 0; env[k]; k++)
+		found = found || strncmp(env[k], "PATH=", 5) == 0;
+	ck_assert(found);
+	ward_env_free(env);
+	/* bad names are refused, naming them */
+	ck_assert_int_eq(ward_session_setenv(s, "1BAD", "x", &err), -1);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_ptr_nonnull(strstr(err->message, "'1BAD'"));
+	ward_error_free(err);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_env_empty)
+{
+	struct ward_session *s = open_session(WARD_SESSION_FRESH, true);
+	char **env = ward_session_env(s);
+	size_t k;
+
+	for (k = 0; env[k]; k++)
+		ck_assert_msg(strncmp(env[k], "PATH=", 5) == 0, "empty env has '%s'", env[k]);
+	ward_env_free(env);
+	expect(s, "printf '%s' \"${LANG-none}\"", "none");
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_alias)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char *x, **al;
+
+	ck_assert_int_eq(ward_session_alias_set(s, "hi", "echo hi", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "twice", "hi; hi", &err), 0);
+	/* recursive, at every command position, not inside quotes or as arguments */
+	ck_assert_int_eq(ward_session_expand(s, "twice && echo 'hi' hi | hi", &x, &err), 0);
+	ck_assert_str_eq(x, "echo hi; echo hi && echo 'hi' hi | echo hi");
+	free(x);
+	/* loop guard: an alias does not expand inside itself */
+	ck_assert_int_eq(ward_session_alias_set(s, "echo", "echo -n", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "a", "b", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "b", "a", &err), 0);
+	ck_assert_int_eq(ward_session_expand(s, "a; echo x", &x, &err), 0);
+	ck_assert_str_eq(x, "a; echo -n x");
+	free(x);
+	ck_assert_int_eq(ward_session_alias_remove(s, "echo", &err), 0);
+	/* the expansion is what runs, and what the result reports */
+	ck_assert_int_eq(ward_session_exec(s, "twice", NULL, &r, &err), 0);
+	ck_assert_str_eq(r.run.output, "hi\nhi\n");
+	ck_assert_str_eq(r.expanded, "echo hi; echo hi");
+	ward_session_result_release(&r);
+	al = ward_session_aliases(s);
+	ck_assert_str_eq(al[0], "a=b");
+	ck_assert_str_eq(al[3], "twice=hi; hi");
+	ck_assert_ptr_null(al[4]);
+	ward_env_free(al);
+	ck_assert_int_eq(ward_session_alias_remove(s, "nope", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "no alias 'nope'"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_session_alias_set(s, "-x", "y", &err), -1);
+	ward_error_free(err);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_cd)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char *p, *want;
+
+	ck_assert_int_eq(mkdir(at("a"), 0755), 0);
+	ck_assert_int_eq(mkdir(at("a/b"), 0755), 0);
+	free(ok(s, "cd a"));
+	p = ward_session_pwd(s);
+	ck_assert_int_ge(asprintf(&want, "%s/a", workdir), 0);
+	ck_assert_str_eq(p, want);
+	free(p);
+	/* relative paths in later commands resolve against it */
+	free(ok(s, "echo x > here.txt"));
+	ck_assert_int_eq(access(at("a/here.txt"), F_OK), 0);
+	/* cd dir && cmd, and the directory stays */
+	expect(s, "cd b && basename \"$PWD\"", "b\n");
+	/* cd - goes back, across commands */
+	free(ok(s, "cd -"));
+	p = ward_session_pwd(s);
+	ck_assert_str_eq(p, want);
+	free(p);
+	/* cd alone: HOME, which is the start directory when the host's is not visible */
+	free(ok(s, "cd"));
+	p = ward_session_pwd(s);
+	ck_assert_str_eq(p, workdir);
+	free(p);
+	/* a cd inside a longer command counts too */
+	free(ok(s, "true; if true; then cd a/b; fi; echo done"));
+	p = ward_session_pwd(s);
+	ck_assert_ptr_nonnull(strstr(p, "/a/b"));
+	free(p);
+	/* it cannot leave what the policy allows: the session stays */
+	ck_assert_int_eq(ward_session_exec(s, "cd /etc && pwd", NULL, &r, &err), 0);
+	ck_assert_str_eq(r.run.output, "/etc\n");
+	ck_assert_str_eq(r.cwd_refused, "/etc");
+	ck_assert_ptr_nonnull(strstr(r.cwd, "/a/b"));
+	ward_session_result_release(&r);
+	/* the library's cd is a command like the others */
+	ck_assert_int_eq(ward_session_cd(s, "..", &r, &err), 0);
+	ck_assert_int_eq(r.run.exit_code, 0);
+	ck_assert_str_eq(r.cwd, want);
+	ward_session_result_release(&r);
+	ck_assert_int_eq(ward_session_cd(s, "nowhere", &r, &err), 0);
+	ck_assert_int_ne(r.run.exit_code, 0);
+	ck_assert_str_eq(r.cwd, want);
+	ward_session_result_release(&r);
+	/* a per-command start directory */
+	{
+		struct ward_session_exec_options eo = { .workdir = "b" };
+
+		ck_assert_int_eq(ward_session_exec(s, "basename \"$(pwd)\"", &eo, &r, &err), 0);
+		ck_assert_str_eq(r.run.output, "b\n");
+		ward_session_result_release(&r);
+		eo.workdir = "/usr";
+		ck_assert_int_eq(ward_session_exec(s, "pwd", &eo, &r, &err), 0);
+		ck_assert_int_eq(r.run.error->kind, WARD_ERR_INVALID_PARAMETERS);
+		ward_session_result_release(&r);
+	}
+	/* a directory removed under the session: back to the workdir, said so */
+	free(ok(s, "mkdir -p b && cd b"));
+	free(ok(s, "rmdir ../b"));
+	ck_assert_int_eq(ward_session_exec(s, "pwd", NULL, &r, &err), 0);
+	ck_assert_msg(strstr(r.run.output, "is gone") != NULL, "out=[%s] cwd=%s", r.run.output, r.cwd);
+	ck_assert_str_eq(r.cwd, workdir);
+	ward_session_result_release(&r);
+	free(want);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_history)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_history_entry *h;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	size_t n;
+
+	ck_assert_int_eq(ward_session_alias_set(s, "greet", "echo", &err), 0);
+	free(ok(s, "greet one"));
+	free(ok(s, "echo two > f"));
+	ck_assert_int_eq(ward_session_exec(s, "exit 3", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.history_id, 3);
+	ward_session_result_release(&r);
+	free(ok(s, "greet three"));
+
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(h[0].command, "greet one");
+	ck_assert_str_eq(h[0].expanded, "echo one");
+	ck_assert_int_eq(h[2].exit_code, 3);
+	ck_assert_int_ge(h[0].start_ms, (int64_t)(time(NULL) - 60) * 1000);
+	ck_assert_int_ge(h[0].duration_ms, 0);
+	ck_assert_str_eq(h[0].cwd, workdir);
+	ward_history_free(h, n);
+
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_PREFIX, "greet", 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(h[1].id, 4);
+	ward_history_free(h, n);
+	/* substring, in what was typed or what ran */
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_SUBSTRING, "echo t", 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 2);
+	ward_history_free(h, n);
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_SUBSTRING, "o", 1, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(h[0].id, 4); /* the most recent */
+	ward_history_free(h, n);
+
+	/* replay: as typed, aliases as they are now, recorded again */
+	ck_assert_int_eq(ward_session_alias_set(s, "greet", "echo hello", &err), 0);
+	ck_assert_int_eq(ward_session_replay(s, 1, NULL, &r, &err), 0);
+	ck_assert_str_eq(r.run.output, "hello one\n");
+	ck_assert_int_eq(r.history_id, 5);
+	ward_session_result_release(&r);
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 1, &h, &n, &err), 0);
+	ck_assert_uint_eq(h[0].replay_of, 1);
+	ward_history_free(h, n);
+	ck_assert_int_eq(ward_session_replay(s, 99, NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_INVALID_PARAMETERS);
+	ward_session_result_release(&r);
+	ward_session_free(s);
+}
+END_TEST
+
+/* Whether any process on the host has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n] = '\0';
+		found = strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+START_TEST(test_timeout)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_exec_options eo = { .timeout = 1 };
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char marker[64];
+
+	snprintf(marker, sizeof(marker), "4242%d", (int)getpid());
+	/* a background sleeper, a setsid'd one, a double fork: none survives */
+	{
+		char *cmd;
+
+		ck_assert_int_ge(asprintf(&cmd,
+					  "echo partial; echo err >&2; sleep %s1 & "
+					  "setsid sleep %s2 & (sleep %s3 &) ; sleep 100",
+					  marker, marker, marker),
+				 0);
+		ck_assert_int_eq(ward_session_exec(s, cmd, &eo, &r, &err), 0);
+		free(cmd);
+	}
+	ck_assert(r.run.timed_out);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_TIMEOUT);
+	ck_assert_int_eq(r.run.exit_code, 124);
+	ck_assert_ptr_nonnull(strstr(r.run.output, "partial\n"));
+	ck_assert_ptr_nonnull(strstr(r.run.output, "err\n"));
+	ck_assert_int_lt(r.run.duration_ms, 4000);
+	ward_session_result_release(&r);
+	ck_assert_msg(!marker_alive(marker), "a process of the timed-out command survived");
+	/* the session goes on */
+	expect(s, "echo after", "after\n");
+	/* leftovers of a command that ended normally are gone too */
+	{
+		char *cmd;
+
+		ck_assert_int_ge(asprintf(&cmd, "setsid sleep %s9 & echo started", marker), 0);
+		free(ok(s, cmd));
+		free(cmd);
+		ck_assert_msg(!marker_alive(marker), "a background process outlived its command");
+	}
+	/* the session default, and the 1 s minimum */
+	eo.timeout = 0;
+	ck_assert_int_eq(ward_session_default_timeout(s), 30);
+	eo.timeout = -1;
+	ck_assert_int_eq(ward_session_exec(s, "true", &eo, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_INVALID_PARAMETERS);
+	ward_session_result_release(&r);
+	ward_session_free(s);
+}
+END_TEST
+
+struct conc {
+	struct ward_session *s;
+	const char *cmd;
+	struct ward_session_result r;
+};
+
+static void *conc_run(void *arg)
+{
+	struct conc *c = arg;
+	struct ward_session_exec_options eo = { .concurrent = true };
+	struct ward_error *err = NULL;
+
+	if (ward_session_exec(c->s, c->cmd, &eo, &c->r, &err) < 0)
+		ward_error_free(err);
+	return NULL;
+}
+
+START_TEST(test_concurrent)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct conc c[3] = { { .s = s, .cmd = "sleep 1; echo one" },
+			     { .s = s, .cmd = "sleep 1; echo two >&2" },
+			     { .s = s, .cmd = "sleep 1; echo three" } };
+	pthread_t t[3];
+	long long t0 = 0;
+	struct timespec a, b;
+	int i;
+
+	free(ok(s, "true")); /* warm */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, conc_run, &c[i]), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	t0 = (b.tv_sec - a.tv_sec) * 1000LL + (b.tv_nsec - a.tv_nsec) / 1000000;
+	/* each with its own output */
+	ck_assert_str_eq(c[0].r.run.output, "one\n");
+	ck_assert_str_eq(c[1].r.run.stderr_text, "two\n");
+	ck_assert_str_eq(c[2].r.run.output, "three\n");
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(c[i].r.run.exit_code, 0);
+		ward_session_result_release(&c[i].r);
+	}
+	ck_assert_msg(t0 < 2500, "three 1 s commands took %lld ms together", t0);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_sequential)
+{
+	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
+
+	/* one after another: the second sees what the first wrote */
+	expect(s, "sleep 0.3; echo 1 > seq", "");
+	expect(s, "cat seq", "1\n");
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_frontdoor)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_exec_options eo = { 0 };
+	struct ward_history_entry *h;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	size_t n;
+
+	/* validators see the expansion, not the alias's name */
+	ck_assert_int_eq(ward_session_alias_set(s, "cleanup", "rm -rf /", &err), 0);
+	ck_assert_int_eq(ward_session_exec(s, "cleanup", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_NOT_AUTHORIZED);
+	ck_assert_str_eq(r.run.error->rule, "blocked.rm-root");
+	ck_assert(!r.run.started);
+	ward_session_result_release(&r);
+	/* replayed commands are checked again, with today's aliases */
+	ck_assert_int_eq(ward_session_alias_set(s, "x", "echo fine", &err), 0);
+	free(ok(s, "x"));
+	ck_assert_int_eq(ward_session_alias_set(s, "x", "sudo id", &err), 0);
+	ck_assert_int_eq(ward_session_replay(s, 2, NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_NOT_AUTHORIZED);
+	ward_session_result_release(&r);
+	/* approval */
+	ck_assert_int_eq(ward_session_exec(s, "touch f; chmod 777 f", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_APPROVAL_REQUIRED);
+	ward_session_result_release(&r);
+	eo.approved = true;
+	ck_assert_int_eq(ward_session_exec(s, "touch f; chmod 777 f", &eo, &r, &err), 0);
+	ck_assert_int_eq(r.run.exit_code, 0);
+	ck_assert_ptr_null(r.run.error);
+	ward_session_result_release(&r);
+	/* refusals are in the history too */
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_str_eq(h[0].error_kind, "NotAuthorized");
+	ck_assert_str_eq(h[0].expanded, "rm -rf /");
+	ck_assert_str_eq(h[3].error_kind, "ApprovalRequired");
+	ck_assert_ptr_null(h[4].error_kind);
+	ward_history_free(h, n);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_ratelimit)
+{
+	struct ward_config cfg;
+	struct ward_session *s = NULL;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	int i;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.rate_per_minute = 3;
+	ck_assert_int_eq(ward_session_new(&cfg, NULL, &s, &err), 0);
+	for (i = 0; i < 3; i++)
+		free(ok(s, "true"));
+	ck_assert_int_eq(ward_session_exec(s, "true", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.error->kind, WARD_ERR_RATE_LIMITED);
+	ward_session_result_release(&r);
+	ward_session_free(s);
+}
+END_TEST
+
+/* The children of this process (the shared sandbox's init is one). */
+static int children(pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		char path[300], buf[512], *p;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		p = strrchr(buf, ')');
+		if (p && atoi(p + 4) == (int)getpid())
+			out[n++] = atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_shared_restart)
+{
+	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
+	struct ward_error *err = NULL;
+	pid_t kids[8];
+
+	ck_assert_int_eq(ward_session_setenv(s, "KEEP", "kept", &err), 0);
+	free(ok(s, "mkdir -p sub && cd sub"));
+	/* the sandbox dies under the session */
+	ck_assert_int_eq(children(kids, 8), 1);
+	ck_assert_int_eq(kill(kids[0], SIGKILL), 0);
+	{
+		/* dead (a zombie: the session reaps it) before the next command */
+		char path[64], buf[256] = "";
+		int i, fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)kids[0]);
+		for (i = 0; i < 500; i++) {
+			struct timespec pause = { 0, 10 * 1000000 };
+			ssize_t n;
+
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			if (n <= 0 || strstr(buf, ") Z "))
+				break;
+			nanosleep(&pause, NULL);
+		}
+		ck_assert_int_lt(i, 500);
+	}
+	/* the next command gets a new one; the state is the session's */
+	expect(s, "echo $KEEP; basename $PWD", "kept\nsub\n");
+	ck_assert_int_eq(children(kids, 8), 1);
+	ward_session_free(s);
+	ck_assert_int_eq(children(kids, 8), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("session");
+	TCase *tc;
+
+	tc = harness_tcase(s, "semantics", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_env, 0, 2);
+	tcase_add_test(tc, test_env_empty);
+	tcase_add_loop_test(tc, test_alias, 0, 2);
+	tcase_add_loop_test(tc, test_cd, 0, 2);
+	tcase_add_loop_test(tc, test_history, 0, 2);
+	tcase_add_test(tc, test_sequential);
+	tcase_add_loop_test(tc, test_frontdoor, 0, 2);
+	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_shared_restart);
+
+	tc = harness_tcase(s, "timeouts", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_timeout, 0, 2);
+	tcase_add_loop_test(tc, test_concurrent, 0, 2);
+	return harness_main(s);
+}
