@@ -8,15 +8,18 @@
  * to create in the workdir is a right to create ".envrc"). So for the run's
  * duration a missing protected path is an empty directory, mode 01555 (the
  * sticky bit is the mark), and the sandbox mounts an empty read-only tmpfs
- * over it. Directories rather than files: git and most tools
- * ignore an empty directory, so `git add -A` inside does not commit
- * placeholders. Each ward that uses a placeholder holds a shared flock on it;
- * whoever gets the exclusive lock when done removes it, so concurrent wards on
- * one workdir never pull a placeholder from under each other (removing a
- * mount point on the host would detach the mount in the sandbox). Each run
- * logs its placeholders in state/runs/ID/placeholders before making them; a
- * later ward removes those of runs whose owner is provably dead (its pid gone
- * or reused: the start time differs). */
+ * over it. Directories rather than files: git and most tools ignore an empty
+ * directory, so `git add -A` inside does not commit placeholders. Each ward
+ * that uses a placeholder holds a shared flock on it; whoever gets the
+ * exclusive lock when done removes it, so concurrent wards on one workdir
+ * never pull a placeholder from under each other (removing a mount point on
+ * the host would detach the mount in the sandbox). Planning therefore never
+ * trusts what it saw of another ward's placeholder: one gone by the time it
+ * is opened is looked at again (ph_acquire says why the protocol holds).
+ * Each run logs its placeholders in state/runs/ID/placeholders before making
+ * them; a later ward removes those of runs whose owner is provably dead (its
+ * pid gone or reused: the start time differs). */
+
 #include "runtime/workdir-internal.h"
 
 #include <dirent.h>
@@ -591,13 +594,25 @@ static int plan_link(struct ward_workdir_prep *w, const struct ward_config *cfg,
 	return r;
 }
 
+/* Other wards make and remove placeholders while we look: a component that
+ * changed between looking and opening is looked at again, a bounded number of
+ * times in case something keeps flipping it. */
+#define LOOKS_MAX 100
+
+static int look_again(int *again, const char *path, struct ward_error **err)
+{
+	if (++*again <= LOOKS_MAX)
+		return 0;
+	return ward_error_make(err, EAGAIN, "protected path '%s' keeps changing", path);
+}
+
 static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		    const char *workdir, const char *rel, struct ward_error **err)
 {
 	bool overlay = cfg->workdir_mode == WARD_WORKDIR_OVERLAY;
 	char path[PATH_MAX];
 	const char *s = rel;
-	int looks = 0;
+	int again = 0;
 
 	for (;;) {
 		size_t n = strcspn(s, "/");
@@ -611,12 +626,6 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 
 		if (!exists && errno != ENOENT)
 			return ward_error_make(err, errno, "protected path '%s'", path);
-		/* Other wards make and remove placeholders as we look: whatever
-		 * changed since the lstat is looked at again (bounded, in case
-		 * something keeps flipping). */
-		if (++looks > 100)
-			return ward_error_make(err, EAGAIN, "protected path '%s' keeps changing",
-					       path);
 		/* A placeholder on the way (this run's for another protected path,
 		 * or another ward's) covers this one: share it, do not go inside.
 		 * In overlay mode another ward's placeholder counts as missing: the
@@ -630,10 +639,12 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 					return add_report(w, rel, WARD_PROTECT_COVERED, err);
 			fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0) {
+				if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+					return ward_error_make(err, errno, "protected path '%s'", path);
 				/* removed (or replaced) since the lstat */
-				if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-					continue;
-				return ward_error_make(err, errno, "protected path '%s'", path);
+				if (look_again(&again, path, err) < 0)
+					return -1;
+				continue;
 			}
 			exists = !is_placeholder(fd);
 			close(fd);
@@ -666,8 +677,12 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 					return -1;
 				if (r == PH_CANNOT)
 					return add_report(w, rel, WARD_PROTECT_COVERED, err);
-				if (r == PH_EXISTS)
-					continue; /* look again: something else is there now */
+				if (r == PH_EXISTS) {
+					/* something else is there now */
+					if (look_again(&again, path, err) < 0)
+						return -1;
+					continue;
+				}
 				{
 					char **gp = realloc(w->ph_paths, (w->n_ph + 1) * sizeof(*gp));
 					int *gf = gp ? realloc(w->ph_fds, (w->n_ph + 1) * sizeof(*gf)) : NULL;
