@@ -249,12 +249,9 @@ static int ph_acquire(const char *path, int *fd, struct ward_error **err)
 		if (!made && errno != EEXIST) {
 			/* Read-only filesystem, no write permission: the command,
 			 * with the same credentials and no capabilities, cannot
-			 * create it either. ENOENT: a directory above it went away,
-			 * the caller looks again. */
+			 * create it either. */
 			if (errno == EACCES || errno == EPERM || errno == EROFS)
 				return PH_CANNOT;
-			if (errno == ENOENT)
-				return PH_EXISTS;
 			return ward_error_make(err, errno, "create placeholder '%s'", path);
 		}
 		*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
