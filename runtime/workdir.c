@@ -8,15 +8,18 @@
  * to create in the workdir is a right to create ".envrc"). So for the run's
  * duration a missing protected path is an empty directory, mode 01555 (the
  * sticky bit is the mark), and the sandbox mounts an empty read-only tmpfs
- * over it. Directories rather than files: git and most tools
- * ignore an empty directory, so `git add -A` inside does not commit
- * placeholders. Each ward that uses a placeholder holds a shared flock on it;
- * whoever gets the exclusive lock when done removes it, so concurrent wards on
- * one workdir never pull a placeholder from under each other (removing a
- * mount point on the host would detach the mount in the sandbox). Each run
- * logs its placeholders in state/runs/ID/placeholders before making them; a
- * later ward removes those of runs whose owner is provably dead (its pid gone
- * or reused: the start time differs). */
+ * over it. Directories rather than files: git and most tools ignore an empty
+ * directory, so `git add -A` inside does not commit placeholders. Each ward
+ * that uses a placeholder holds a shared flock on it; whoever gets the
+ * exclusive lock when done removes it, so concurrent wards on one workdir
+ * never pull a placeholder from under each other (removing a mount point on
+ * the host would detach the mount in the sandbox). Planning therefore never
+ * trusts what it saw of another ward's placeholder: one gone by the time it
+ * is opened is looked at again (ph_acquire says why the protocol holds).
+ * Each run logs its placeholders in state/runs/ID/placeholders before making
+ * them; a later ward removes those of runs whose owner is provably dead (its
+ * pid gone or reused: the start time differs). */
+
 #include "runtime/workdir-internal.h"
 
 #include <dirent.h>
@@ -226,10 +229,21 @@ static bool ph_release(const char *path, int fd)
 
 enum ph_result { PH_HELD, PH_EXISTS, PH_CANNOT };
 
-/* Make or share the placeholder at path; *fd gets the held descriptor. */
+/* Make or share the placeholder at path; *fd gets the held descriptor.
+ *
+ * Why this is safe with other wards making, sharing and removing the same
+ * placeholder at once: a placeholder is only ever removed by whoever holds
+ * the exclusive flock on that very inode, and only while the name still
+ * leads to it (ph_release). So once our shared lock is granted and the name
+ * still leads to the locked inode, nobody can remove it until we let go;
+ * if it was removed (or removed and made anew) before that, same_entry()
+ * sees it and we start over. Locks live on the inode, not in ward's state
+ * directory, so wards of other users or other state directories working in
+ * the same workdir take part in the same protocol; and the kernel drops them
+ * with the process, so a killed ward blocks nobody. */
 static int ph_acquire(const char *path, int *fd, struct ward_error **err)
 {
-	for (int tries = 0; tries < 20; tries++) {
+	for (int tries = 0; tries < 100; tries++) {
 		bool made = mkdir(path, PH_MODE) == 0;
 
 		if (!made && errno != EEXIST) {
@@ -242,13 +256,18 @@ static int ph_acquire(const char *path, int *fd, struct ward_error **err)
 		}
 		*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (*fd < 0) {
-			if (errno == ENOENT)
+			int e = errno;
+
+			if (e == ENOENT)
 				continue; /* removed by another ward meanwhile */
-			if (errno == ENOTDIR || errno == ELOOP)
+			if (e == ENOTDIR || e == ELOOP)
 				return PH_EXISTS; /* a file or link appeared: protect it as it is */
-			return ward_error_make(err, errno, "open placeholder '%s'", path);
+			if (made)
+				ph_release(path, -1); /* ours, held by nobody yet: not left behind */
+			return ward_error_make(err, e, "open placeholder '%s'", path);
 		}
-		if (!made && !is_placeholder(*fd)) {
+		/* even one just made: the name may lead elsewhere by now */
+		if (!is_placeholder(*fd)) {
 			close(*fd);
 			*fd = -1;
 			return PH_EXISTS; /* a directory of the user's own */
@@ -458,25 +477,42 @@ static int layer_placeholder(struct ward_workdir_prep *w, const char *workdir, c
 		if (mkdir(w->phlayer, 0755) < 0 && errno != EEXIST)
 			return ward_error_make(err, errno, "mkdir '%s'", w->phlayer);
 	}
-	for (;;) {
-		size_t n = strcspn(s, "/");
-		struct stat st;
+	/* All made first, modes set after: a read-only directory on the way
+	 * (0555, or another ward's placeholder) must not stop the mkdir below
+	 * it for a ward without CAP_DAC_OVERRIDE. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (s = rel;;) {
+			size_t n = strcspn(s, "/");
+			struct stat st;
 
-		if ((size_t)snprintf(dst, sizeof(dst), "%s/%.*s", w->phlayer, (int)(s - rel + n), rel) >=
-			    sizeof(dst) ||
-		    (size_t)snprintf(src, sizeof(src), "%s/%.*s", workdir, (int)(s - rel + n), rel) >=
-			    sizeof(src))
-			return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
-		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
-			return ward_error_make(err, errno, "mkdir '%s'", dst);
-		if (s[n] && lstat(src, &st) == 0)
-			chmod(dst, st.st_mode & 07777);
-		else if (!s[n])
-			chmod(dst, PH_MODE);
-		if (!s[n])
-			return 0;
-		s += n + 1;
+			if ((size_t)snprintf(dst, sizeof(dst), "%s/%.*s", w->phlayer,
+					     (int)(s - rel + n), rel) >= sizeof(dst) ||
+			    (size_t)snprintf(src, sizeof(src), "%s/%.*s", workdir, (int)(s - rel + n),
+					     rel) >= sizeof(src))
+				return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
+			if (pass == 0 && mkdir(dst, 0755) < 0 && errno != EEXIST) {
+				/* below a directory given a read-only mode by an earlier
+				 * path: writable again for now, its mode comes back below */
+				char *slash = strrchr(dst, '/');
+
+				*slash = '\0';
+				if (errno != EACCES || chmod(dst, 0755) < 0)
+					return ward_error_make(err, errno, "mkdir '%s/%s'", dst,
+							       slash + 1);
+				*slash = '/';
+				if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+					return ward_error_make(err, errno, "mkdir '%s'", dst);
+			}
+			if (pass == 1 && s[n] && lstat(src, &st) == 0 && S_ISDIR(st.st_mode))
+				chmod(dst, st.st_mode & 07777);
+			else if (pass == 1 && !s[n])
+				chmod(dst, PH_MODE);
+			if (!s[n])
+				break;
+			s += n + 1;
+		}
 	}
+	return 0;
 }
 
 /* One protected path: walk its components below the workdir. */
@@ -555,12 +591,25 @@ static int plan_link(struct ward_workdir_prep *w, const struct ward_config *cfg,
 	return r;
 }
 
+/* Other wards make and remove placeholders while we look: a component that
+ * changed between looking and opening is looked at again, a bounded number of
+ * times in case something keeps flipping it. */
+#define LOOKS_MAX 100
+
+static int look_again(int *again, const char *path, struct ward_error **err)
+{
+	if (++*again <= LOOKS_MAX)
+		return 0;
+	return ward_error_make(err, EAGAIN, "protected path '%s' keeps changing", path);
+}
+
 static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		    const char *workdir, const char *rel, struct ward_error **err)
 {
 	bool overlay = cfg->workdir_mode == WARD_WORKDIR_OVERLAY;
 	char path[PATH_MAX];
 	const char *s = rel;
+	int again = 0;
 
 	for (;;) {
 		size_t n = strcspn(s, "/");
@@ -575,25 +624,36 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		if (!exists && errno != ENOENT)
 			return ward_error_make(err, errno, "protected path '%s'", path);
 		/* A placeholder on the way (this run's for another protected path,
-		 * or another ward's) covers this one: share it, do not go inside. */
-		if (exists && !overlay && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)) {
+		 * or another ward's) covers this one: share it, do not go inside.
+		 * In overlay mode another ward's placeholder counts as missing: the
+		 * overlay's own lower layer covers the name, so nothing here depends
+		 * on a directory that ward may remove at any moment. */
+		if (exists && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX)) {
 			int fd;
 
 			for (size_t i = 0; i < w->n_ph; i++)
 				if (strcmp(w->ph_paths[i], path) == 0)
 					return add_report(w, rel, WARD_PROTECT_COVERED, err);
 			fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0) {
-				exists = !is_placeholder(fd);
-				close(fd);
+			if (fd < 0) {
+				if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+					return ward_error_make(err, errno, "protected path '%s'", path);
+				/* removed (or replaced) since the lstat */
+				if (look_again(&again, path, err) < 0)
+					return -1;
+				continue;
 			}
+			exists = !is_placeholder(fd);
+			close(fd);
 		}
 		if (!exists) {
 			if (overlay) {
-				if (layer_placeholder(w, workdir, rel, err) < 0)
-					return -1;
+				char part[PATH_MAX];
+
 				/* only the missing part: up to this component */
-				snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel);
+				snprintf(part, sizeof(part), "%.*s", (int)(s - rel + n), rel);
+				if (layer_placeholder(w, workdir, part, err) < 0)
+					return -1;
 				if (add_mount(w, path, SPAWN_PROTECT_EMPTY, err) < 0)
 					return -1;
 			} else if (cfg->no_placeholders) {
@@ -614,8 +674,12 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 					return -1;
 				if (r == PH_CANNOT)
 					return add_report(w, rel, WARD_PROTECT_COVERED, err);
-				if (r == PH_EXISTS)
-					continue; /* look again: it exists now */
+				if (r == PH_EXISTS) {
+					/* something else is there now */
+					if (look_again(&again, path, err) < 0)
+						return -1;
+					continue;
+				}
 				{
 					char **gp = realloc(w->ph_paths, (w->n_ph + 1) * sizeof(*gp));
 					int *gf = gp ? realloc(w->ph_fds, (w->n_ph + 1) * sizeof(*gf)) : NULL;

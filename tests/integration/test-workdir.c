@@ -603,6 +603,97 @@ START_TEST(test_placeholders_many_at_once)
 }
 END_TEST
 
+/* Wards started back to back by several workers on one workdir, as an agent
+ * host running commands concurrently does: each one's placeholders appear
+ * and go while the others plan, share, bind and remove theirs (and an
+ * overlay run looks at the same names). Every run must succeed, and nothing
+ * may be left behind: not in the workdir, not in the state directory. */
+#define LOOPS 3
+#define RUNS 50
+
+START_TEST(test_placeholders_concurrent_loops)
+{
+	char *before, *after, buf[4096];
+	pid_t pids[LOOPS];
+	int p[2];
+	ssize_t n, got = 0;
+
+	git_repo(); /* .git/hooks and .git/config exist, the rest is missing */
+	before = manifest();
+	ck_assert_int_eq(pipe(p), 0);
+	for (int k = 0; k < LOOPS; k++) {
+		pids[k] = fork();
+		ck_assert_int_ge(pids[k], 0);
+		if (pids[k] > 0)
+			continue;
+		close(p[0]);
+		for (int i = 0; i < RUNS; i++) {
+			/* the last worker runs every fifth command in overlay mode */
+			bool ovl = k == LOOPS - 1 && i % 5 == 4;
+			char *argv[12];
+			int a = 0, st;
+			pid_t c;
+
+			argv[a++] = ward;
+			argv[a++] = (char *)"run";
+			argv[a++] = (char *)"--no-policy";
+			argv[a++] = (char *)"-C";
+			argv[a++] = workdir;
+			if (ovl) {
+				argv[a++] = (char *)"--workdir-mode=overlay";
+				argv[a++] = (char *)"--discard";
+			}
+			argv[a++] = (char *)"--";
+			argv[a++] = (char *)"/bin/true";
+			argv[a] = NULL;
+			/* stderr kept aside: told only for a run that failed */
+			FILE *err = tmpfile();
+
+			if (!err)
+				_exit(1);
+			c = fork();
+			if (c == 0) {
+				int fd = open("/dev/null", O_WRONLY);
+
+				dup2(fd, 1);
+				dup2(fileno(err), 2);
+				execv(ward, argv);
+				_exit(127);
+			}
+			if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st)) {
+				char line[512];
+
+				dprintf(p[1], "worker %d run %d: status %d\n", k, i, st);
+				rewind(err);
+				while (fgets(line, sizeof(line), err))
+					dprintf(p[1], "  %s", line);
+			}
+			fclose(err);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(p[0]);
+	for (int k = 0; k < LOOPS; k++) {
+		int st;
+
+		ck_assert_int_eq(waitpid(pids[k], &st, 0), pids[k]);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	ck_assert_msg(got == 0, "failed runs:\n%s", buf);
+	after = manifest();
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	ck_assert_uint_eq(count_state("runs"), 0);
+	ck_assert_uint_eq(count_state("changes"), 0);
+}
+END_TEST
+
 /* A ward killed with SIGKILL leaves placeholders (and, in overlay mode, an
  * upper directory); the next ward removes them, since their owner is dead. */
 static void killed_then_swept(const char *mode)
@@ -1112,6 +1203,30 @@ START_TEST(test_many_runs_leave_nothing)
 }
 END_TEST
 
+/* Overlay mode with a read-only directory on the way to two missing
+ * protected paths: the overlay's own placeholder layer is still made (for a
+ * ward without CAP_DAC_OVERRIDE too), and both stay covered. */
+START_TEST(test_overlay_read_only_parent)
+{
+	char *out = NULL, *err = NULL, path[4200];
+
+	snprintf(path, sizeof(path), "%s/.claude", workdir);
+	ck_assert_int_eq(mkdir(path, 0555), 0);
+	ck_assert_int_eq(cli(&out, &err,
+			     "for f in settings.json settings.local.json; do "
+			     "test -d .claude/$f && echo covered; done; "
+			     "echo x > .claude/settings.json || echo refused",
+			     "--workdir-mode", "overlay", "--discard", NULL),
+			 0);
+	ck_assert_msg(strcmp(out, "covered\ncovered\nrefused\n") == 0, "%s\n%s", out, err);
+	free(out);
+	free(err);
+	ck_assert_uint_eq(count_entries(path), 0);
+	ck_assert_uint_eq(count_state("runs"), 0);
+	chmod(path, 0755);
+}
+END_TEST
+
 START_TEST(test_overlay_needs_view)
 {
 	char *err = NULL;
@@ -1272,6 +1387,7 @@ int main(void)
 	tcase_add_test(prot, test_home_workdir);
 	tcase_add_test(life, test_placeholders_shared);
 	tcase_add_test(life, test_placeholders_many_at_once);
+	tcase_add_test(life, test_placeholders_concurrent_loops);
 	tcase_add_test(life, test_killed_direct);
 	tcase_add_test(life, test_live_lock_not_swept);
 	tcase_add_test(life, test_killed_overlay);
@@ -1288,6 +1404,7 @@ int main(void)
 	tcase_add_test(ovl, test_library_changeset);
 	tcase_add_test(ovl, test_changes_accumulate);
 	tcase_add_test(ovl, test_overlay_result_bounded);
+	tcase_add_test(ovl, test_overlay_read_only_parent);
 	tcase_add_test(ovl, test_state_inside_workdir);
 	return harness_main(s);
 }
