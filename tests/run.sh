@@ -83,54 +83,36 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 	fi
 fi
 
-# The parser's libFuzzer target for a bounded time (WARD_FUZZ_TIME seconds,
-# default 20) over a scratch copy of the seed corpus: one pass or one failure.
-if [ "$what" = all ] || [ "$what" = fuzz ]; then
-	fz="$B/fuzz/fuzz-shparse"
-	echo "== fuzz/shparse (${WARD_FUZZ_TIME:-20} s)"
-	if [ -x "$fz" ]; then
-		FC=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
-		fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
-			-rss_limit_mb=2048 -print_final_stats=1 "$FC" tests/fuzz/shparse 2>&1)
-		frc=$?
-		rm -rf "$FC"
-		printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' 
-		if [ $frc -eq 0 ]; then
-			pass=$((pass + 1))
-		else
-			printf '%s\n' "$fout" | tail -40
-			fail=$((fail + 1))
-			bins_failed+=("fuzz/shparse")
-		fi
-	else
-		echo "# FAIL fuzz/shparse: $fz not built (make check builds it)"
+# A libFuzzer target for a bounded time (WARD_FUZZ_TIME seconds, default 20)
+# over a scratch copy of its seed corpora: one pass or one failure.
+fuzz_one() { # name, then the seed directories
+	local name=$1 fz="$B/fuzz/fuzz-$1" fc fout frc
+	shift
+	echo "== fuzz/$name (${WARD_FUZZ_TIME:-20} s)"
+	if [ ! -x "$fz" ]; then
+		echo "# FAIL fuzz/$name: $fz not built (make check builds it)"
 		fail=$((fail + 1))
+		return
 	fi
-fi
+	fc=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
+	fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 "$fc" "$@" 2>&1)
+	frc=$?
+	rm -rf "$fc"
+	printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
+	if [ $frc -eq 0 ]; then
+		pass=$((pass + 1))
+	else
+		printf '%s\n' "$fout" | tail -40
+		fail=$((fail + 1))
+		bins_failed+=("fuzz/$name")
+	fi
+}
 
-# The validators' fuzz target, the same way (its seeds, then the parser's).
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
-	fz="$B/fuzz/fuzz-validate"
-	echo "== fuzz/validate (${WARD_FUZZ_TIME:-20} s)"
-	if [ -x "$fz" ]; then
-		FC=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
-		fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
-			-rss_limit_mb=2048 -print_final_stats=1 "$FC" tests/fuzz/validate \
-			tests/fuzz/shparse 2>&1)
-		frc=$?
-		rm -rf "$FC"
-		printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
-		if [ $frc -eq 0 ]; then
-			pass=$((pass + 1))
-		else
-			printf '%s\n' "$fout" | tail -40
-			fail=$((fail + 1))
-			bins_failed+=("fuzz/validate")
-		fi
-	else
-		echo "# FAIL fuzz/validate: $fz not built (make check builds it)"
-		fail=$((fail + 1))
-	fi
+	fuzz_one shparse tests/fuzz/shparse
+	# the validators: their seeds, then the parser's
+	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
 fi
 
 if [ "$what" = all ] || [ "$what" = vm ]; then
