@@ -39,6 +39,12 @@ static const char usage[] =
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
+	"      --memory SIZE        memory limit (K, M, G suffixes; default half the RAM)\n"
+	"      --memory-swap SIZE   swap allowed on top of --memory (default 0)\n"
+	"      --pids N             most processes and threads at once (default 4096)\n"
+	"      --cpus FLOAT         CPU time, in CPUs (0.5 = half of one; default none)\n"
+	"      --io-weight N        proportional I/O weight, 1 to 10000 (default none)\n"
+	"      --max-file-size SIZE largest file the command may write (RLIMIT_FSIZE)\n"
 	"      --approve            approve a command that needs approval\n"
 	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
 	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
@@ -68,6 +74,8 @@ enum {
 	OPT_LANDLOCK_MIN_ABI,
 	OPT_SECCOMP,
 	OPT_ALLOW_PTRACE,
+	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
+	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
 
 static const struct option long_options[] = {
@@ -93,6 +101,12 @@ static const struct option long_options[] = {
 	{ "landlock-min-abi", required_argument, NULL, OPT_LANDLOCK_MIN_ABI },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
+	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
+	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
+	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
+	{ "cpus", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_CPUS },
+	{ "io-weight", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_IO_WEIGHT },
+	{ "max-file-size", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_FILE_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -330,6 +344,11 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_POLICY:
 		case OPT_NO_POLICY:
 			break; /* applied first, by apply_policy() */
+		case OPT_LIMIT ... OPT_LIMIT_END - 1:
+			if (ward_limits_set(&o->cfg.limits, (enum ward_limit)(c - OPT_LIMIT), optarg,
+					    err) < 0)
+				goto fail;
+			break;
 		case ':':
 			bad(err, "option '%s' needs a value", argv[optind - 1]);
 			goto fail;

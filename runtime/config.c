@@ -20,6 +20,7 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->landlock = WARD_LANDLOCK_REQUIRED;
 	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	ward_limits_init(&cfg->limits);
 }
 
 void ward_config_release(struct ward_config *cfg)

@@ -173,6 +173,10 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
+	/* Into the v1 cgroups before anything else: every process of the
+	 * sandbox descends from init, so none runs outside them. */
+	if (ward_cgroup_join_v1(p->cg_procs_fd, &e) < 0 || ward_rlimits_apply(&p->rlimits, &e) < 0)
+		die(p, e);
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);
@@ -259,6 +263,13 @@ void ward_direct_main(const struct spawn_plan *p)
 	}
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
+	{
+		struct ward_error *e = &error_storage;
+
+		if (ward_cgroup_join_v1(p->cg_procs_fd, &e) < 0 ||
+		    ward_rlimits_apply(&p->rlimits, &e) < 0)
+			die(p, e);
+	}
 	if (chdir(p->workdir) < 0) {
 		ward_error_make(&(struct ward_error *){ &error_storage }, errno, "chdir '%s'",
 				p->workdir);

@@ -97,6 +97,7 @@ struct run_state {
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
 	const char **rw_paths;
+	struct ward_cgroup cg;
 };
 
 static void state_release(struct run_state *st)
@@ -117,6 +118,7 @@ static void state_release(struct run_state *st)
 	free(st->rw_paths);
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
+	ward_cgroup_destroy(&st->cg);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */
@@ -245,6 +247,63 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	return 0;
 }
 
+/* The command's cgroup and rlimits; which mechanism applied each limit goes
+ * into the result. */
+static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
+			  struct ward_resources *r, struct ward_error **err)
+{
+	struct spawn_plan *p = &st->plan;
+	int i;
+
+	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
+	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
+		return -1;
+	p->cgroup_fd = st->cg.dir_fd;
+	for (i = 0; i < CGROUP_V1_FDS; i++)
+		p->cg_procs_fd[i] = st->cg.procs_fd[i];
+	return 0;
+}
+
+/* Figures from the cgroup, or from the rusage of init and what it reaped. */
+static void collect_resources(struct run_state *st, const struct supervisor *sv,
+			      struct ward_resources *r)
+{
+	ward_cgroup_kill(&st->cg);
+	ward_cgroup_collect(&st->cg, r);
+	if (!r->have_cpu) {
+		r->cpu_user_us = (uint64_t)sv->rusage.ru_utime.tv_sec * 1000000 +
+				 (uint64_t)sv->rusage.ru_utime.tv_usec;
+		r->cpu_system_us = (uint64_t)sv->rusage.ru_stime.tv_sec * 1000000 +
+				   (uint64_t)sv->rusage.ru_stime.tv_usec;
+		r->have_cpu = true;
+		if (!r->measured_by[0])
+			snprintf(r->measured_by, sizeof(r->measured_by), "rusage");
+	}
+	if (!r->have_memory_peak && r->cgroup_version == 0) {
+		/* the largest single process: a lower bound of the total */
+		r->memory_peak = (uint64_t)sv->rusage.ru_maxrss * 1024;
+		r->have_memory_peak = true;
+	}
+	ward_cgroup_destroy(&st->cg);
+}
+
+/* An OOM kill is said as such, not as "signal 9". */
+static void explain_oom(struct ward_result *res, const struct ward_config *cfg)
+{
+	char limit[32];
+
+	if (!res->resources.oom_killed || res->error || res->exit_code == 0)
+		return;
+	ward_format_size(cfg->limits.memory, limit, sizeof(limit));
+	if (res->signal == SIGKILL)
+		set_error(res, WARD_ERR_EXECUTION_FAILED, "killed by the OOM killer: memory limit %s",
+			  limit);
+	else
+		set_error(res, WARD_ERR_EXECUTION_FAILED,
+			  "a process of the command was killed by the OOM killer (exit status %d): "
+			  "memory limit %s", res->exit_code, limit);
+}
+
 static void fill_result(struct ward_result *res, const struct supervisor *sv,
 			const struct ward_config *cfg, const struct run_state *st)
 {
@@ -328,6 +387,9 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 	memset(&st, 0, sizeof(st));
 	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
 	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
+	ward_cgroup_init(&st.cg);
+	st.plan.cgroup_fd = -1;
+	memset(st.plan.cg_procs_fd, -1, sizeof(st.plan.cg_procs_fd));
 
 	if (!argv || !argv[0] || !argv[0][0]) {
 		set_error(res, WARD_ERR_INVALID_PARAMETERS, "no command given");
@@ -351,9 +413,11 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 		workdir = cwd;
 	}
 
-	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0)
+	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0 ||
+	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
+	ward_cgroup_close_fds(&st.cg);
 	if (pid < 0)
 		goto setup_failed;
 
@@ -390,9 +454,11 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 		close(sv.err_fd);
 	if (sv.report_fd >= 0)
 		close(sv.report_fd);
+	collect_resources(&st, &sv, &res->resources);
 	if (rc < 0)
 		goto done;
 	fill_result(res, &sv, cfg, &st);
+	explain_oom(res, cfg);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;
 	if (st.fences && res->started) {
@@ -402,6 +468,8 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 	goto done;
 
 setup_failed:
+	if (setup_err && setup_err->kind != WARD_ERR_INVALID_PARAMETERS)
+		setup_err->kind = WARD_ERR_EXECUTION_FAILED;
 	res->error = setup_err;
 	res->exit_code = WARD_EXIT_OWN_ERROR;
 done:

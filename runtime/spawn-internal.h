@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "runtime/cgroup-internal.h"
 #include "ward/error.h"
 #include "ward/sandbox.h"
 
@@ -57,6 +58,10 @@ struct spawn_plan {
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
+	/* resource limits */
+	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
+	int cg_procs_fd[CGROUP_V1_FDS]; /* v1: cgroup.procs to join first, -1 for none */
+	struct rlimit_plan rlimits;
 };
 
 enum report_type {

@@ -37,6 +37,7 @@
 
 #include "ward/error.h"
 #include "ward/fences.h"
+#include "ward/limits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +98,9 @@ struct ward_config {
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
+	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
+	 * overridden by the policy file and flags. */
+	struct ward_limits limits;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
@@ -126,6 +130,31 @@ WARD_API int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind
 				   const char *source, const char *target,
 				   struct ward_error **err);
 
+/* How one limit was applied: mechanism is "" when it was not. */
+struct ward_limit_applied {
+	uint64_t value;         /* bytes, count, weight; for cpus the quota in µs */
+	char mechanism[64];     /* "cgroup v2 memory.max", "rlimit RLIMIT_NOFILE", "" */
+};
+
+/* Indexes of ward_resources.applied past the WARD_LIMIT_* ones. */
+#define WARD_APPLIED_CORE WARD_LIMIT_COUNT
+#define WARD_APPLIED_NOFILE (WARD_LIMIT_COUNT + 1)
+#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 2)
+
+/* What the command used, and how its limits were applied. */
+struct ward_resources {
+	int cgroup_version;        /* 2 or 1: the command ran in its own cgroup; 0: none */
+	char note[384];            /* why no cgroup limit applied and how to get one, or "" */
+	char measured_by[16];      /* "cgroup v2", "cgroup v1", "rusage" or "" */
+	bool have_memory_peak, have_pids_peak, have_cpu;
+	uint64_t memory_peak;      /* bytes: the cgroup's peak, or the largest process's RSS */
+	uint64_t pids_peak;        /* most processes at once (cgroup pids.peak) */
+	uint64_t cpu_user_us, cpu_system_us;
+	bool oom_killed;           /* the OOM killer killed a process of the command */
+	uint64_t oom_kills;
+	struct ward_limit_applied applied[WARD_APPLIED_COUNT];
+};
+
 struct ward_result {
 	bool sandboxed;          /* the command ran inside the sandbox */
 	bool started;            /* the command was started at all */
@@ -144,6 +173,7 @@ struct ward_result {
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
 	struct ward_error *error; /* why the command failed to run or finish, or NULL */
+	struct ward_resources resources;
 };
 
 /* Run argv (argv[0] is looked up in the sandbox's PATH) under cfg and fill
