@@ -1,0 +1,430 @@
+/* test-limits.c — resource limits for real: OOM kills, fork bombs, CPU
+ * quotas, peaks, rlimits, cgroups removed (also after a ward was SIGKILLed),
+ * and the rlimits-only mode of a user with no cgroup.
+ *
+ * The cgroup cases run once per cgroup version this host gives ward: tagged
+ * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
+ * tests/vm/run.sh boots). */
+#include "harness.h"
+#include "ward/request.h"
+#include "ward/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *workdir, *hog;
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+	hog = harness_path("tests/helpers/hog");
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+	free(hog);
+}
+
+/* The version ward uses here: the case's tag says which. */
+static int cg_version(void)
+{
+	return harness_have("cgroup2") ? 2 : 1;
+}
+
+/* Where ward's command cgroups of that version are (as root). */
+static const char *cg_base(void)
+{
+	return cg_version() == 2 ? "/sys/fs/cgroup/ward" : "/sys/fs/cgroup/memory/ward";
+}
+
+static void config(struct ward_config *cfg, int timeout, const char *const *limits)
+{
+	struct ward_error *err = NULL;
+
+	ward_config_init(cfg);
+	ck_assert_int_eq(ward_config_set_workdir(cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_config_add_mount(cfg, WARD_MOUNT_RO_BIND, hog, "/hog", &err), 0);
+	cfg->timeout = timeout;
+	/* pairs: limit index as text ("0" memory …), value */
+	for (; limits && limits[0]; limits += 2)
+		ck_assert_msg(ward_limits_set(&cfg->limits, (enum ward_limit)atoi(limits[0]),
+					      limits[1], &err) == 0,
+			      "%s", err ? err->message : "");
+}
+
+static void run(struct ward_config *cfg, const char *cmd, struct ward_result *res)
+{
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+
+	ck_assert_msg(ward_run(cfg, argv, res, &err) == 0, "ward_run: %s", err ? err->message : "");
+}
+
+
+/* Entries of ours (w<pid>-…) in dir. */
+static int our_cgroups(const char *dir, pid_t pid)
+{
+	char prefix[32];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "w%ld-", (long)pid);
+	while (d && (e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_oom)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog alloc 100", &res);
+	ck_assert_msg(res.resources.oom_killed, "not OOM-killed: exit %d, %s", res.exit_code,
+		      res.output);
+	ck_assert_int_eq(res.signal, SIGKILL);
+	ck_assert_int_eq(res.exit_code, 137);
+	ck_assert_ptr_nonnull(res.error);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
+	ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+	ck_assert_msg(res.resources.memory_peak <= (32u << 20) + (1u << 20) &&
+			      res.resources.memory_peak > (16u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	ward_result_release(&res);
+
+	/* through a shell that survives its child: said differently */
+	run(&cfg, "/hog alloc 100; echo after", &res);
+	ck_assert(res.resources.oom_killed);
+	ck_assert_ptr_nonnull(strstr(res.output, "after"));
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_ptr_null(res.error);
+	ward_result_release(&res);
+
+	/* 20 MB fits, and the peak says so */
+	run(&cfg, "exec /hog alloc 20", &res);
+	ck_assert_msg(res.exit_code == 0 && !res.error, "exit %d: %s %s", res.exit_code,
+		      res.error ? res.error->message : "", res.output);
+	ck_assert(!res.resources.oom_killed);
+	ck_assert_str_eq(res.output, "allocated 20\n");
+	ck_assert_msg(res.resources.have_memory_peak && res.resources.memory_peak >= (20u << 20) &&
+			      res.resources.memory_peak < (32u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_MEMORY].value, 32u << 20);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism,
+			 cg_version() == 2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes");
+	ck_assert_msg(res.resources.applied[WARD_LIMIT_MEMORY_SWAP].mechanism[0], "swap not held");
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_MEMORY_SWAP].value, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_forkbomb)
+{
+	static const char *const lim[] = { "2", "64", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	long long t0;
+	double secs;
+
+	config(&cfg, 3, lim);
+	t0 = (long long)time(NULL);
+	run(&cfg, "exec /hog forkbomb", &res);
+	secs = (double)((long long)time(NULL) - t0);
+	ck_assert(res.timed_out);
+	ck_assert_int_eq(res.exit_code, 124);
+	ck_assert_msg(secs <= 8, "took %.0f s", secs);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_PIDS].mechanism,
+			 cg_version() == 2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max");
+	if (res.resources.have_pids_peak)
+		ck_assert_msg(res.resources.pids_peak <= 64 && res.resources.pids_peak >= 32,
+			      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
+	ward_result_release(&res);
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+
+	/* the machine is still ours: a command runs at once */
+	run(&cfg, "echo fine", &res);
+	ck_assert_str_eq(res.output, "fine\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_cpu_quota)
+{
+	static const char *const lim[] = { "3", "0.2", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	double used, wall;
+
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog spin 2", &res);
+	ck_assert_msg(res.exit_code == 0, "exit %d %s", res.exit_code, res.output);
+	ck_assert(res.resources.have_cpu);
+	used = (double)(res.resources.cpu_user_us + res.resources.cpu_system_us) / 1e6;
+	wall = (double)res.duration_ms / 1e3;
+	/* 20 % of the wall time at most (with slack for the first period), and
+	 * clearly running: the machine is shared, so no tight lower bound */
+	ck_assert_msg(used <= 0.2 * wall * 1.25 + 0.05 && used >= 0.05,
+		      "%.3f s of CPU in %.3f s of wall time under --cpus 0.2", used, wall);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_CPUS].value, 20000);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_peaks)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 60, NULL);
+	run(&cfg, "exec /hog procs 20 1", &res);
+	ck_assert_str_eq(res.output, "forked 20\n");
+	/* init, hog and its 20 children */
+	if (res.resources.have_pids_peak)
+		ck_assert_msg(res.resources.pids_peak >= 21 && res.resources.pids_peak <= 24,
+			      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
+	else
+		ck_assert_int_eq(cg_version(), 2); /* only kernels before pids.peak (6.1) */
+	ward_result_release(&res);
+
+	run(&cfg, "exec /hog alloc 48", &res);
+	ck_assert_msg(res.resources.memory_peak >= (48u << 20) &&
+			      res.resources.memory_peak < (64u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	/* the defaults, applied by the cgroup */
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_PIDS].value, 4096);
+	ck_assert(res.resources.applied[WARD_LIMIT_MEMORY].value > 0);
+	ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+	ck_assert_str_eq(res.resources.note, "");
+	ward_result_release(&res);
+
+	run(&cfg, "exec /hog spin 0.5", &res);
+	ck_assert_msg(res.resources.cpu_user_us + res.resources.cpu_system_us > 200000,
+		      "%llu µs", (unsigned long long)(res.resources.cpu_user_us +
+						      res.resources.cpu_system_us));
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_no_leftovers)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	const char *n = getenv("WARD_TEST_RUNS");
+	int i, runs = n ? atoi(n) : 100;
+
+	config(&cfg, 30, NULL);
+	cfg.view = false; /* the cgroup is what is measured here */
+	for (i = 0; i < runs; i++) {
+		char *argv[] = { (char *)"/bin/true", NULL };
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+		ward_result_release(&res);
+	}
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+	if (cg_version() == 1) {
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", getpid()), 0);
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct/ward", getpid()), 0);
+	}
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* A ward CLI running `sleep`, started in its own process. */
+static pid_t start_ward(const char *secs)
+{
+	char *ward = harness_path("ward");
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execl(ward, "ward", "run", "--no-policy", "-C", workdir, "--", "sleep", secs,
+		      (char *)NULL);
+		_exit(127);
+	}
+	free(ward);
+	return pid;
+}
+
+static bool wait_cgroup(pid_t pid, int want)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (our_cgroups(cg_base(), pid) == want)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+START_TEST(test_sigkilled_ward)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	pid_t dead, live;
+	int status;
+
+	dead = start_ward("30");
+	live = start_ward("30");
+	ck_assert_msg(wait_cgroup(dead, 1) && wait_cgroup(live, 1), "no cgroup appeared");
+	kill(dead, SIGKILL);
+	ck_assert_int_eq(waitpid(dead, &status, 0), dead);
+	usleep(100000);
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1); /* left behind */
+
+	/* the next run removes the dead ward's cgroup, and only that one */
+	config(&cfg, 30, NULL);
+	run(&cfg, "true", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 0);
+	ck_assert_int_eq(our_cgroups(cg_base(), live), 1);
+	if (cg_version() == 1)
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", dead), 0);
+
+	/* the live one ends normally (SIGTERM goes to its command) and cleans up */
+	kill(live, SIGTERM);
+	ck_assert_int_eq(waitpid(live, &status, 0), live);
+	ck_assert_int_eq(our_cgroups(cg_base(), live), 0);
+}
+END_TEST
+
+START_TEST(test_rlimits)
+{
+	static const char *const lim[] = { "5", "1M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	int nofile;
+
+	config(&cfg, 30, lim);
+	run(&cfg, "ulimit -c; ulimit -n; ulimit -f", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(strncmp(res.output, "0\n", 2) == 0, "%s", res.output);
+	nofile = atoi(res.output + 2);
+	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
+	ck_assert_ptr_nonnull(strstr(res.output + 2, "\n2048\n")); /* 512-byte blocks */
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_FILE_SIZE].mechanism,
+			 "rlimit RLIMIT_FSIZE");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_CORE].mechanism, "rlimit RLIMIT_CORE");
+	ward_result_release(&res);
+
+	run(&cfg, "exec /hog write 2 big", &res);
+	ck_assert_msg(res.signal == SIGXFSZ, "exit %d %s", res.exit_code, res.output);
+	ward_result_release(&res);
+	run(&cfg, "exec /hog write 1 small", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* No cgroup for this user: defaults give way to rlimits (said so), explicit
+ * limits fail the command with the reason. */
+START_TEST(test_rlimits_only)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	static const char *const cpus[] = { "3", "0.5", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char *json;
+
+	config(&cfg, 30, NULL);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_str_eq(res.output, "ran\n");
+	ck_assert_int_eq(res.resources.cgroup_version, 0);
+	ck_assert_msg(strstr(res.resources.note, "no cgroup limit applied"), "%s",
+		      res.resources.note);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism, "");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_NOFILE].mechanism,
+			 "rlimit RLIMIT_NOFILE");
+	ck_assert_str_eq(res.resources.measured_by, "rusage");
+	json = ward_result_to_json(&res);
+	ck_assert_ptr_nonnull(strstr(json, "\"cgroup\":null"));
+	ck_assert_ptr_nonnull(strstr(json, "no cgroup limit applied"));
+	free(json);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, lim);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert(!res.started);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_msg(strstr(res.error->message, "--memory needs a cgroup, and none can be made"),
+		      "%s", res.error->message);
+	ck_assert_str_eq(res.output, "");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, cpus);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert_ptr_nonnull(strstr(res.error->message, "--cpus needs a cgroup"));
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+static const char *probe_nocgroup(void)
+{
+	if (harness_have("cgroup1") || harness_have("cgroup2"))
+		return "this user can make cgroups";
+	return NULL;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("limits");
+	static const char *const tags[] = { "cgroup1 root", "cgroup2 root" };
+	TCase *tc;
+	size_t i;
+
+	harness_add_probe("nocgroup", probe_nocgroup);
+	for (i = 0; i < 2; i++) {
+		tc = harness_tcase(s, i == 0 ? "cgroup1" : "cgroup2", tags[i]);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, test_oom);
+		tcase_add_test(tc, test_forkbomb);
+		tcase_add_test(tc, test_cpu_quota);
+		tcase_add_test(tc, test_peaks);
+		tcase_add_test(tc, test_no_leftovers);
+		tcase_add_test(tc, test_sigkilled_ward);
+	}
+	tc = harness_tcase(s, "rlimits", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rlimits);
+	tc = harness_tcase(s, "rlimits-only", "unpriv nocgroup");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rlimits_only);
+	return harness_main(s);
+}
