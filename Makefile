@@ -6,6 +6,7 @@
 #   make check        build everything the tests need, run nothing
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined test
+#   make test-vm      the cgroup v2 tests in a throw-away VM (tests/vm/run.sh)
 #
 # Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
 # is part of libward except runtime/main.c (the CLI entry point); every
@@ -58,7 +59,7 @@ INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
 HARNESS   := $(B)/tests/harness.o
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration install uninstall clean
+.PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install uninstall clean
 .DEFAULT_GOAL := all
 
 all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
@@ -128,8 +129,16 @@ $(HARNESS): tests/harness.c tests/harness.h
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward.a
-TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) \
-             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS)
+TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) $(TEST_STATIC) -o $@ $< $(HARNESS) \
+             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS) $(TEST_STATIC_LIBS)
+
+# STATIC_TESTS=1 links the test programs and helpers static, for a guest with
+# no libraries (tests/vm/run.sh builds its tree so, in its own build directory).
+ifeq ($(STATIC_TESTS),1)
+TEST_STATIC      := -static
+TEST_STATIC_LIBS := -lsubunit -lm -lrt
+HELPER_STATIC    := -static
+endif
 
 $(UNIT_BINS): $(B)/tests/unit/%: tests/unit/%.c $(TEST_DEPS)
 	@mkdir -p $(dir $@)
@@ -142,7 +151,7 @@ $(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS)
 # Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
 $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude -o $@ $< $(HELPER_LIBS_$*)
+	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
 check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS)
 
@@ -154,6 +163,9 @@ test-unit: check
 
 test-integration: check
 	B=$(B) ./tests/run.sh integration
+
+test-vm: deps-quiet
+	B=$(B) ./tests/run.sh vm
 
 # ---- install --------------------------------------------------------------
 

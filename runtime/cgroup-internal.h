@@ -55,6 +55,7 @@ struct cgroup_probe {
 	bool v2_move_self;        /* v2 unprivileged: ward must move into ward-supervisor */
 	char v1_mount[CG1_COUNT][PATH_MAX]; /* v1 hierarchies, "" when absent */
 	bool v1_writable;
+	char v2_reason[384];      /* why v2 is not usable, with the fix, or "" */
 	char reason[384];         /* when version == 0: why, and how to get one */
 };
 

@@ -252,14 +252,14 @@ static void probe_v2(struct cgroup_probe *p)
 	char *slash;
 
 	if (!p->v2_mount[0]) {
-		snprintf(p->reason, sizeof(p->reason), "no cgroup2 hierarchy is mounted");
+		snprintf(p->v2_reason, sizeof(p->v2_reason), "no cgroup2 hierarchy is mounted");
 		return;
 	}
 	if (read_at(p->v2_mount, "cgroup.controllers", p->v2_controllers,
 		    sizeof(p->v2_controllers)) >= 0)
 		p->v2_controllers[strcspn(p->v2_controllers, "\n")] = '\0';
 	if (!has_word(p->v2_controllers, "memory") || !has_word(p->v2_controllers, "pids")) {
-		snprintf(p->reason, sizeof(p->reason),
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "cgroup2 at %s has no memory and pids controllers%s", p->v2_mount,
 			 p->v1_mount[CG1_MEMORY][0] ? " (hybrid host: they are on cgroup v1)" : "");
 		return;
@@ -283,20 +283,20 @@ static void probe_v2(struct cgroup_probe *p)
 		*slash = '/';
 	}
 	if (!own[0] || !delegated(dir)) {
-		snprintf(p->reason, sizeof(p->reason),
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "the cgroup this process runs in (%s) is not delegated to uid %u; "
 			 "fix: " FIX_DELEGATE, dir, (unsigned)geteuid());
 		return;
 	}
 	if (read_at(dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0 || !has_word(ctl, "memory") ||
 	    !has_word(ctl, "pids")) {
-		snprintf(p->reason, sizeof(p->reason),
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "the delegated cgroup %s has no memory and pids controllers; fix: " FIX_DELEGATE,
 			 dir);
 		return;
 	}
 	if (!only_us(dir)) {
-		snprintf(p->reason, sizeof(p->reason),
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "the delegated cgroup %s holds other processes too, so controllers cannot be "
 			 "enabled below it; fix: start ward as the only process of its scope: "
 			 "systemd-run --user --scope -p Delegate=yes ward run ...", dir);
@@ -317,7 +317,8 @@ void ward_cgroup_probe(struct cgroup_probe *p)
 	probe_v2(p);
 	if (p->version)
 		return;
-	snprintf(v2why, sizeof(v2why), "%s", p->reason);
+	snprintf(v2why, sizeof(v2why), "%s", p->v2_reason);
+	snprintf(p->reason, sizeof(p->reason), "%s", v2why);
 	if (!p->v1_mount[CG1_MEMORY][0] || !p->v1_mount[CG1_PIDS][0])
 		return; /* the v2 reason stands */
 	p->v1_writable = true;

@@ -10,18 +10,31 @@
 #include "ward/sandbox.h"
 
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static char *workdir, *hog;
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return rc;
+}
 
 static void setup(void)
 {
@@ -153,9 +166,9 @@ START_TEST(test_forkbomb)
 	ck_assert_msg(secs <= 8, "took %.0f s", secs);
 	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_PIDS].mechanism,
 			 cg_version() == 2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max");
-	if (res.resources.have_pids_peak)
-		ck_assert_msg(res.resources.pids_peak <= 64 && res.resources.pids_peak >= 32,
-			      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
+	ck_assert(res.resources.have_pids_peak);
+	ck_assert_msg(res.resources.pids_peak <= 64 && res.resources.pids_peak >= 32,
+		      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
 	ward_result_release(&res);
 	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
 
@@ -199,11 +212,9 @@ START_TEST(test_peaks)
 	run(&cfg, "exec /hog procs 20 1", &res);
 	ck_assert_str_eq(res.output, "forked 20\n");
 	/* init, hog and its 20 children */
-	if (res.resources.have_pids_peak)
-		ck_assert_msg(res.resources.pids_peak >= 21 && res.resources.pids_peak <= 24,
-			      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
-	else
-		ck_assert_int_eq(cg_version(), 2); /* only kernels before pids.peak (6.1) */
+	ck_assert(res.resources.have_pids_peak);
+	ck_assert_msg(res.resources.pids_peak >= 21 && res.resources.pids_peak <= 24,
+		      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
 	ward_result_release(&res);
 
 	run(&cfg, "exec /hog alloc 48", &res);
@@ -395,6 +406,88 @@ START_TEST(test_rlimits_only)
 }
 END_TEST
 
+/* As uid 1000 in a cgroup root delegated to it (systemd's Delegate=yes made
+ * by hand): ward moves itself into ward-supervisor, makes its cgroups beside
+ * it, and limits hold. Outside it, an explicit limit fails with the fix.
+ * Returns a failure message, or NULL. */
+static const char *as_delegated_user(const char *deleg)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char procs[300];
+
+	if (deleg) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", deleg);
+		if (write_str(procs, "0") < 0)
+			return "cannot move into the delegated cgroup";
+	}
+	if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
+		return "cannot become uid 1000";
+	/* as a user logged in would be (setuid() cleared it, and with it the
+	 * ownership of /proc/self, which the sandbox's id maps need) */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog alloc 100", &res);
+	if (!deleg) {
+		if (res.exit_code != 125 || !res.error || !strstr(res.error->message, "not delegated") ||
+		    !strstr(res.error->message, "systemd-run --user --scope -p Delegate=yes"))
+			return res.error ? res.error->message : "ran without a delegated cgroup";
+		return NULL;
+	}
+	if (!res.resources.oom_killed || res.resources.cgroup_version != 2 || !res.error ||
+	    strcmp(res.error->message, "killed by the OOM killer: memory limit 32 MiB") != 0)
+		return res.error ? res.error->message : "not OOM-killed";
+	ward_result_release(&res);
+	run(&cfg, "exec /hog alloc 20", &res);
+	if (res.exit_code != 0 || res.resources.memory_peak < (20u << 20))
+		return "20 MB did not run under --memory 32M";
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	return NULL;
+}
+
+static void in_child_as_user(const char *deleg)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *why = as_delegated_user(deleg);
+
+		if (why)
+			fprintf(stderr, "uid 1000 %s: %s\n", deleg ? "delegated" : "not delegated", why);
+		_exit(why ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "uid 1000 %s failed (see stderr)",
+		      deleg ? "delegated" : "not delegated");
+}
+
+START_TEST(test_delegated)
+{
+	static const char *const files[] = { "", "/cgroup.procs", "/cgroup.subtree_control",
+					     "/cgroup.threads" };
+	char deleg[128], path[256];
+	size_t i;
+
+	snprintf(deleg, sizeof(deleg), "/sys/fs/cgroup/ward-test-delegated-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(deleg, 0755), 0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", deleg, files[i]);
+		ck_assert_int_eq(chown(path, 1000, 1000), 0);
+	}
+	chmod(workdir, 0777);
+	in_child_as_user(deleg);
+	in_child_as_user(NULL);
+	/* nothing left but the supervisor's own (empty) cgroup */
+	snprintf(path, sizeof(path), "%s/ward-supervisor", deleg);
+	ck_assert_int_eq(rmdir(path), 0);
+	ck_assert_msg(rmdir(deleg) == 0, "rmdir '%s': %s", deleg, strerror(errno));
+}
+END_TEST
+
 static const char *probe_nocgroup(void)
 {
 	if (harness_have("cgroup1") || harness_have("cgroup2"))
@@ -420,6 +513,9 @@ int main(void)
 		tcase_add_test(tc, test_no_leftovers);
 		tcase_add_test(tc, test_sigkilled_ward);
 	}
+	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_delegated);
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);

@@ -39,7 +39,7 @@ setup() {
     (cd "$d" && apt-get download -q "$pkg" >/dev/null 2>&1 && dpkg-deb --fsys-tarfile ./*.deb | tar -x ./boot)
     cp "$d"/boot/vmlinuz-* "$RUNVM_HOME/vmlinuz"; cp "$d"/boot/config-* "$RUNVM_HOME/config"; rm -rf "$d"
   fi
-  if [ ! -f "$RUNVM_HOME/base.cpio" ]; then   # busybox + device nodes + init script, built once
+  if [ ! -f "$RUNVM_HOME/base-2.cpio" ]; then   # busybox + device nodes + init script, built once
     local r; r=$(mktemp -d); chmod 755 "$r"          # "." in the cpio becomes the guest's / (mktemp gives 0700)
     mkdir -p "$r"/{bin,dev,proc,sys,tmp,etc,root}; chmod 1777 "$r/tmp"; chmod 700 "$r/root"
     cp /bin/busybox "$r/bin/"
@@ -50,6 +50,13 @@ setup() {
     cat >"$r/init" <<'EOF'
 #!/bin/sh
 export PATH=/bin HOME=/root
+if [ ! -e /.tmpfs-root ]; then
+  # pivot_root(2) refuses the initramfs (rootfs) as the old root: run from a tmpfs copy
+  mkdir /newroot; mount -t tmpfs -o mode=755 tmpfs /newroot
+  for f in /* /.[!.]*; do case $f in /newroot|/proc|/sys|/dev|'/.[!.]*') ;; *) cp -a "$f" /newroot/;; esac; done
+  mkdir -p /newroot/proc /newroot/sys /newroot/dev; : >/newroot/.tmpfs-root
+  exec switch_root /newroot /init
+fi
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp; mount -t cgroup2 cgroup2 /sys/fs/cgroup
 for c in $(cat /sys/fs/cgroup/cgroup.controllers); do echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control; done
@@ -62,7 +69,7 @@ echo "@@RUNVM_EXIT $rc uptime=$(cut -d' ' -f1 /proc/uptime)"
 poweroff -f
 EOF
     chmod 755 "$r/init"
-    (cd "$r" && find . | cpio -o -H newc --quiet) >"$RUNVM_HOME/base.cpio"; rm -rf "$r"
+    (cd "$r" && find . | cpio -o -H newc --quiet) >"$RUNVM_HOME/base-2.cpio"; rm -rf "$r"
   fi
 }
 
@@ -75,7 +82,7 @@ while getopts "m:c:t:f:k:a:v" o; do case $o in
 shift $((OPTIND-1))
 [ $# -ge 1 ] || { sed -n '2,14p' "$0"; exit 2; }
 PAYLOAD=$1; shift
-[ -f "$RUNVM_HOME/base.cpio" ] && [ -f "$KERNEL" ] || setup >&2
+[ -f "$RUNVM_HOME/base-2.cpio" ] && [ -f "$KERNEL" ] || setup >&2
 file -L "$PAYLOAD" 2>/dev/null | grep -q 'statically linked\|static-pie' ||
   echo "run-vm.sh: warning: $PAYLOAD does not look statically linked" >&2
 
@@ -88,7 +95,7 @@ for e in "${EXTRA[@]+"${EXTRA[@]}"}"; do
   mkdir -p "$W/r/$(dirname "$dst")"; cp -p "$src" "$W/r/$dst"
 done
 (cd "$W/r" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$W/payload.cpio"
-cat "$RUNVM_HOME/base.cpio" "$W/payload.cpio" >"$W/initrd"   # concatenated newc archives
+cat "$RUNVM_HOME/base-2.cpio" "$W/payload.cpio" >"$W/initrd"   # concatenated newc archives
 
 # payload stdout/stderr: qemu "pipe" chardevs on FIFOs, drained by cat into our own fds 1/2
 for n in out err; do mkfifo "$W/$n.in" "$W/$n.out"; done
