@@ -85,6 +85,37 @@ static void run(struct ward_config *cfg, const char *cmd, struct ward_result *re
 }
 
 
+/* Whether a process on the host has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		found = strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Entries of ours (w<pid>-…) in dir. */
 static int our_cgroups(const char *dir, pid_t pid)
 {
@@ -261,6 +292,32 @@ START_TEST(test_no_leftovers)
 		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct/ward", getpid()), 0);
 	}
 	ward_config_release(&cfg);
+}
+END_TEST
+
+/* Without the sandbox the limits hold all the same, and what the command
+ * left running in its cgroup (a daemon in its own session) is killed. */
+START_TEST(test_sandbox_off)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char cmd[512];
+
+	config(&cfg, 30, lim);
+	cfg.mode = WARD_SANDBOX_OFF;
+	snprintf(cmd, sizeof(cmd), "exec %s alloc 100", hog);
+	run(&cfg, cmd, &res);
+	ck_assert(!res.sandboxed);
+	ck_assert(res.resources.oom_killed);
+	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
+	ward_result_release(&res);
+
+	run(&cfg, "setsid sleep 3137.5 </dev/null >/dev/null 2>&1 & sleep 0.3; echo started", &res);
+	ck_assert_str_eq(res.output, "started\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_msg(!marker_alive("sleep 3137.5"), "the daemon outlived its cgroup");
 }
 END_TEST
 
@@ -512,6 +569,7 @@ int main(void)
 		tcase_add_test(tc, test_peaks);
 		tcase_add_test(tc, test_no_leftovers);
 		tcase_add_test(tc, test_sigkilled_ward);
+		tcase_add_test(tc, test_sandbox_off);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
