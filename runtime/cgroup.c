@@ -165,10 +165,9 @@ static void find_mounts(struct cgroup_probe *p)
 		if (strcmp(fstype, "cgroup") != 0)
 			continue;
 		for (i = 0; i < CG1_COUNT; i++) {
-			char *o = opts, *tok, *save = NULL, copy[512];
+			char *tok, *save = NULL, copy[512];
 
 			snprintf(copy, sizeof(copy), "%s", opts);
-			(void)o;
 			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 				if (strcmp(tok, v1_names[i]) == 0 && !p->v1_mount[i][0])
 					snprintf(p->v1_mount[i], sizeof(p->v1_mount[i]), "%s", mnt);
@@ -482,6 +481,8 @@ static int apply_v2(struct ward_cgroup *cg, const struct ward_limits *lim,
 		if (write_at(d, "memory.max", "%llu", (unsigned long long)lim->memory) < 0)
 			return limit_failed(err, d, "memory.max", WARD_LIMIT_MEMORY);
 		set_mech(res, WARD_LIMIT_MEMORY, lim->memory, "cgroup v2 memory.max");
+	}
+	if (lim->memory || (lim->explicit_mask & (1u << WARD_LIMIT_MEMORY_SWAP))) {
 		if (exists_at(d, "memory.swap.max")) {
 			if (write_at(d, "memory.swap.max", "%llu",
 				     (unsigned long long)lim->memory_swap) < 0)
@@ -566,6 +567,9 @@ static int apply_v1(struct ward_cgroup *cg, const struct ward_limits *lim,
 {
 	const char *m = cg->v1[CG1_MEMORY], *c = cg->v1[CG1_CPU], *b = cg->v1[CG1_BLKIO];
 
+	if (!lim->memory && (lim->explicit_mask & (1u << WARD_LIMIT_MEMORY_SWAP)))
+		return ward_error_make(err, 0, "--memory-swap: cgroup v1 limits swap only together "
+					       "with memory: give --memory too");
 	if (lim->memory) {
 		if (write_at(m, "memory.limit_in_bytes", "%llu", (unsigned long long)lim->memory) < 0)
 			return limit_failed(err, m, "memory.limit_in_bytes", WARD_LIMIT_MEMORY);

@@ -471,6 +471,8 @@ setup_failed:
 	if (setup_err && setup_err->kind != WARD_ERR_INVALID_PARAMETERS)
 		setup_err->kind = WARD_ERR_EXECUTION_FAILED;
 	res->error = setup_err;
+	/* nothing ran: no limit was applied to anything */
+	memset(res->resources.applied, 0, sizeof(res->resources.applied));
 	res->exit_code = WARD_EXIT_OWN_ERROR;
 done:
 	if (!res->output)

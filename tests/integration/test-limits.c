@@ -321,6 +321,42 @@ START_TEST(test_sandbox_off)
 }
 END_TEST
 
+START_TEST(test_io_weight)
+{
+	static const char *const lim[] = { "4", "100", NULL };
+	static const char *const big[] = { "4", "5000", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	const char *m;
+
+	config(&cfg, 30, lim);
+	run(&cfg, "true", &res);
+	ck_assert_msg(res.exit_code == 0, "%s", res.error ? res.error->message : "");
+	m = res.resources.applied[WARD_LIMIT_IO_WEIGHT].mechanism;
+	ck_assert_msg(strstr(m, cg_version() == 2 ? "cgroup v2 io" : "cgroup v1 blkio") &&
+			      strstr(m, "weight"), "%s", m);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_IO_WEIGHT].value, 100);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* v2 weights go to 10000, v1's to 1000: said, not clamped */
+	config(&cfg, 30, big);
+	run(&cfg, "true", &res);
+	if (cg_version() == 1) {
+		ck_assert_int_eq(res.exit_code, 125);
+		ck_assert_str_eq(res.error->message, "--io-weight: cgroup v1 weights go up to 1000, "
+						     "got 5000");
+	} else {
+		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_str_eq(res.resources.applied[WARD_LIMIT_IO_WEIGHT].mechanism,
+				 "cgroup v2 io.weight");
+	}
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+}
+END_TEST
+
 /* A ward CLI running `sleep`, started in its own process. */
 static pid_t start_ward(const char *secs)
 {
@@ -570,6 +606,7 @@ int main(void)
 		tcase_add_test(tc, test_no_leftovers);
 		tcase_add_test(tc, test_sigkilled_ward);
 		tcase_add_test(tc, test_sandbox_off);
+		tcase_add_test(tc, test_io_weight);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -46,7 +46,8 @@ for t in "${tests[@]}"; do
 	[[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
 for h in tests/helpers/*.c; do h=${h##*/}; targets+=("$VB/tests/helpers/${h%.c}"); done
-make -s B="$VB" STATIC_TESTS=1 "${targets[@]}" >&2
+# a make of its own: no sanitizer (static) and nothing else inherited from a calling make
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s B="$VB" STATIC_TESTS=1 SANITIZE= "${targets[@]}" >&2
 
 files=(-f "$VB/ward:/opt/ward/build/ward" -f "tests/vm/guest.sh:/opt/ward/guest.sh")
 for t in "${targets[@]:1}"; do files+=(-f "$t:/opt/ward/build/${t#"$VB"/}"); done
