@@ -1,7 +1,8 @@
 /* hog — uses resources on purpose, for the limit tests.
  *
  *   hog alloc MB          allocate MB MiB, touch every page, print "allocated MB"
- *   hog spin SECONDS      burn CPU for SECONDS of wall time
+ *   hog spin SECONDS      burn CPU for SECONDS of wall time, print "cpu_ms N" (its own
+ *                         user + system time)
  *   hog procs N SECONDS   N children sleeping SECONDS, then wait for them
  *   hog forkbomb          fork without end (retrying when fork fails)
  *   hog write MB FILE     write MB MiB of zeros to FILE
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,9 +44,14 @@ int main(int argc, char **argv)
 		double end = now() + atof(argv[2]);
 		volatile unsigned long x = 0;
 
+		struct rusage ru;
+
 		while (now() < end)
 			for (int i = 0; i < 100000; i++)
 				x++;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("cpu_ms %ld\n", (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
+					      ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000));
 		return 0;
 	}
 	if (argc == 4 && strcmp(argv[1], "procs") == 0) {
