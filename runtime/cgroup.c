@@ -194,11 +194,13 @@ static void own_v2_cgroup(char *out, size_t size)
 
 /* A cgroup delegated to this user: its directory, cgroup.procs and
  * cgroup.subtree_control are ours, and systemd marked it delegated (the
- * user.delegate / trusted.delegate attribute) or its parent is not ours (a
- * delegation boundary made by hand). */
+ * user.delegate / trusted.delegate attribute, systemd >= 251), or it is in
+ * this user's own systemd manager (user@UID.service: the user manager does
+ * not always mark its scopes), or its parent is not ours (a delegation
+ * boundary made by hand). */
 static bool delegated(const char *dir)
 {
-	char path[PATH_MAX + 32], parent[PATH_MAX], val[8];
+	char path[PATH_MAX + 32], parent[PATH_MAX], val[8], manager[64];
 	struct stat st, pst;
 	char *slash;
 
@@ -214,6 +216,9 @@ static bool delegated(const char *dir)
 	if ((getxattr(dir, "user.delegate", val, sizeof(val) - 1) > 0 ||
 	     getxattr(dir, "trusted.delegate", val, sizeof(val) - 1) > 0) &&
 	    val[0] == '1')
+		return true;
+	snprintf(manager, sizeof(manager), "/user@%u.service/", (unsigned)geteuid());
+	if (strstr(dir, manager))
 		return true;
 	snprintf(parent, sizeof(parent), "%s", dir);
 	slash = strrchr(parent, '/');

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -505,22 +506,21 @@ START_TEST(test_rlimits_only)
 }
 END_TEST
 
-/* As uid 1000 in a cgroup root delegated to it (systemd's Delegate=yes made
- * by hand): ward moves itself into ward-supervisor, makes its cgroups beside
- * it, and limits hold. Outside it, an explicit limit fails with the fix.
- * Returns a failure message, or NULL. */
-static const char *as_delegated_user(const char *deleg)
+/* As uid 1000 in a cgroup delegated to it the way systemd's Delegate=yes
+ * does (chowned, marked with the user.delegate attribute): ward moves itself
+ * into ward-supervisor, makes its cgroups beside it, and limits hold. In a
+ * cgroup that is merely the user's, not delegated, an explicit limit fails
+ * with the fix. Returns a failure message, or NULL. */
+static const char *as_user(const char *cgroup, bool is_delegated)
 {
 	static const char *const lim[] = { "0", "32M", NULL };
 	struct ward_config cfg;
 	struct ward_result res;
 	char procs[300];
 
-	if (deleg) {
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", deleg);
-		if (write_str(procs, "0") < 0)
-			return "cannot move into the delegated cgroup";
-	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	if (write_str(procs, "0") < 0)
+		return "cannot move into the test cgroup";
 	if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
 		return "cannot become uid 1000";
 	/* as a user logged in would be (setuid() cleared it, and with it the
@@ -528,7 +528,7 @@ static const char *as_delegated_user(const char *deleg)
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	config(&cfg, 60, lim);
 	run(&cfg, "exec /hog alloc 100", &res);
-	if (!deleg) {
+	if (!is_delegated) {
 		if (res.exit_code != 125 || !res.error || !strstr(res.error->message, "not delegated") ||
 		    !strstr(res.error->message, "systemd-run --user --scope -p Delegate=yes"))
 			return res.error ? res.error->message : "ran without a delegated cgroup";
@@ -546,44 +546,64 @@ static const char *as_delegated_user(const char *deleg)
 	return NULL;
 }
 
-static void in_child_as_user(const char *deleg)
+static void in_child_as_user(const char *cgroup, bool is_delegated)
 {
 	pid_t pid = fork();
 	int status;
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		const char *why = as_delegated_user(deleg);
+		const char *why = as_user(cgroup, is_delegated);
 
 		if (why)
-			fprintf(stderr, "uid 1000 %s: %s\n", deleg ? "delegated" : "not delegated", why);
+			fprintf(stderr, "uid 1000 in '%s': %s\n", cgroup, why);
 		_exit(why ? 1 : 0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "uid 1000 %s failed (see stderr)",
-		      deleg ? "delegated" : "not delegated");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "uid 1000 in '%s' failed (see stderr)", cgroup);
+}
+
+/* mkdir and chown to uid 1000 a cgroup and the files a delegatee owns */
+static void user_cgroup(const char *dir)
+{
+	static const char *const files[] = { "", "/cgroup.procs", "/cgroup.subtree_control",
+					     "/cgroup.threads" };
+	char path[300];
+	size_t i;
+
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_int_eq(chown(path, 1000, 1000), 0);
+	}
 }
 
 START_TEST(test_delegated)
 {
-	static const char *const files[] = { "", "/cgroup.procs", "/cgroup.subtree_control",
-					     "/cgroup.threads" };
-	char deleg[128], path[256];
-	size_t i;
+	char outer[128], marked[160], plain[160], path[256];
 
-	snprintf(deleg, sizeof(deleg), "/sys/fs/cgroup/ward-test-delegated-%ld", (long)getpid());
-	ck_assert_int_eq(mkdir(deleg, 0755), 0);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", deleg, files[i]);
-		ck_assert_int_eq(chown(path, 1000, 1000), 0);
-	}
+	/* the user owns outer too, so only the attribute says "delegated" */
+	snprintf(outer, sizeof(outer), "/sys/fs/cgroup/ward-test-user-%ld", (long)getpid());
+	snprintf(marked, sizeof(marked), "%s/delegated", outer);
+	snprintf(plain, sizeof(plain), "%s/plain", outer);
+	user_cgroup(outer);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", outer);
+	ck_assert_int_eq(write_str(path, "+memory +pids"), 0);
+	user_cgroup(marked);
+	ck_assert_msg(setxattr(marked, "user.delegate", "1", 1, 0) == 0, "setxattr: %s",
+		      strerror(errno));
+	user_cgroup(plain);
 	chmod(workdir, 0777);
-	in_child_as_user(deleg);
-	in_child_as_user(NULL);
+
+	in_child_as_user(marked, true);
+	in_child_as_user(plain, false);
 	/* nothing left but the supervisor's own (empty) cgroup */
-	snprintf(path, sizeof(path), "%s/ward-supervisor", deleg);
+	snprintf(path, sizeof(path), "%s/ward-supervisor", marked);
 	ck_assert_int_eq(rmdir(path), 0);
-	ck_assert_msg(rmdir(deleg) == 0, "rmdir '%s': %s", deleg, strerror(errno));
+	ck_assert_msg(rmdir(marked) == 0, "rmdir '%s': %s", marked, strerror(errno));
+	ck_assert_int_eq(rmdir(plain), 0);
+	ck_assert_int_eq(rmdir(outer), 0);
 }
 END_TEST
 
