@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,6 +178,11 @@ void ward_init_main(const struct spawn_plan *p)
 	 * sandbox descends from init, so none runs outside them. */
 	if (ward_cgroup_join_v1(p->cg_procs_fd, &e) < 0 || ward_rlimits_apply(&p->rlimits, &e) < 0)
 		die(p, e);
+	/* rooted at the cgroups just joined, as clone3 roots it at the v2 one */
+	if (p->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
+		ward_error_make(&e, errno, "unshare the cgroup namespace");
+		die(p, e);
+	}
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);

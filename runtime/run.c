@@ -261,6 +261,8 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	p->cgroup_fd = st->cg.dir_fd;
 	for (i = 0; i < CGROUP_V1_FDS; i++)
 		p->cg_procs_fd[i] = st->cg.procs_fd[i];
+	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
+			   cfg->mode != WARD_SANDBOX_OFF;
 	return 0;
 }
 

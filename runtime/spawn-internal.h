@@ -61,6 +61,7 @@ struct spawn_plan {
 	/* resource limits */
 	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
 	int cg_procs_fd[CGROUP_V1_FDS]; /* v1: cgroup.procs to join first, -1 for none */
+	bool late_cgroupns;     /* v1: init unshares the cgroup namespace after joining */
 	struct rlimit_plan rlimits;
 };
 

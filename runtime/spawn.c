@@ -38,6 +38,8 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err)
 
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_PIDFD | (sandboxed ? clone_flags(p->ns) : 0);
+	if (p->late_cgroupns)
+		args.flags &= ~(unsigned long long)CLONE_NEWCGROUP;
 	args.pidfd = (unsigned long long)(uintptr_t)pidfd;
 	args.exit_signal = SIGCHLD;
 	if (p->cgroup_fd >= 0) {

@@ -260,6 +260,15 @@ START_TEST(test_peaks)
 	ck_assert_str_eq(res.resources.note, "");
 	ward_result_release(&res);
 
+	/* the cgroup namespace is rooted at the command's cgroup: no host path shows */
+	run(&cfg, "cat /proc/self/cgroup", &res);
+	if (cg_version() == 2)
+		ck_assert_str_eq(res.output, "0::/\n");
+	else
+		ck_assert_msg(strstr(res.output, ":memory:/\n") && strstr(res.output, ":pids:/\n") &&
+			      !strstr(res.output, "ward"), "%s", res.output);
+	ward_result_release(&res);
+
 	/* the CPU time is the command's own (as it measured it), and a little for
 	 * init and exec; the machine is shared, so the amount itself varies */
 	run(&cfg, "exec /hog spin 0.5", &res);
