@@ -294,9 +294,21 @@ static void explain_oom(struct ward_result *res, const struct ward_config *cfg)
 {
 	char limit[32];
 
-	if (!res->resources.oom_killed || res->error || res->exit_code == 0)
+	if (!res->resources.oom_killed || res->exit_code == 0)
 		return;
 	ward_format_size(cfg->limits.memory, limit, sizeof(limit));
+	/* The OOM killer may pick the sandbox's init itself: the one error a
+	 * started command gets from fill_result() apart from a timeout. */
+	if (res->error && res->started && res->error->kind == WARD_ERR_EXECUTION_FAILED) {
+		ward_error_free(res->error);
+		res->error = NULL;
+		set_error(res, WARD_ERR_EXECUTION_FAILED,
+			  "killed by the OOM killer: memory limit %s (the sandbox's init was chosen)",
+			  limit);
+		return;
+	}
+	if (res->error)
+		return;
 	if (res->signal == SIGKILL)
 		set_error(res, WARD_ERR_EXECUTION_FAILED, "killed by the OOM killer: memory limit %s",
 			  limit);
