@@ -24,6 +24,12 @@
  * the whole sandbox, and fills the result. If the supervisor dies, even by
  * SIGKILL, the sandbox dies with it.
  *
+ * Resources: the child is placed in a cgroup of its own (v2 with
+ * CLONE_INTO_CGROUP, or v1 on hybrid hosts) with cfg->limits (ward/limits.h),
+ * and gets rlimits; res->resources reports peaks, CPU time, OOM kills and the
+ * mechanism of every limit applied. The cgroup is killed and removed before
+ * ward_run() returns.
+ *
  * Threads: the child of clone3() runs only system calls on data the parent
  * prepared, so ward_run() may be called from a multi-threaded program; the
  * sandbox is tied to the calling thread's life (PR_SET_PDEATHSIG).

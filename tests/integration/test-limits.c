@@ -7,6 +7,8 @@
  * tests/vm/run.sh boots). */
 #include "harness.h"
 #include "ward/request.h"
+
+#include <jansson.h>
 #include "ward/sandbox.h"
 
 #include <dirent.h>
@@ -373,6 +375,48 @@ START_TEST(test_io_weight)
 }
 END_TEST
 
+/* The CLI: the result object says it all; bad values are refused before
+ * anything runs. */
+START_TEST(test_cli_json)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL;
+	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--no-policy",
+			 (char *)"-C", workdir, (char *)"--ro-bind", hog, (char *)"/hog",
+			 (char *)"--memory", (char *)"32M", (char *)"--pids", (char *)"64", NULL };
+	json_t *o, *r, *l;
+	int status;
+
+	status = harness_capture_input(argv, "{\"command\": \"exec /hog alloc 100\"}", &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 137, "%s", out);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "kind")),
+			 "ExecutionFailed");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+			 "killed by the OOM killer: memory limit 32 MiB");
+	r = json_object_get(o, "resources");
+	ck_assert(json_is_true(json_object_get(r, "oom_killed")));
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "cgroup")), cg_version());
+	l = json_object_get(r, "limits");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(l, "pids"), "value")), 64);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(l, "memory"), "value")),
+			 32 << 20);
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(json_object_get(l, "memory"),
+								  "mechanism")));
+	json_decref(o);
+	free(out);
+
+	/* refused before anything runs */
+	argv[10] = (char *)"12Q";
+	status = harness_capture_input(argv, "{\"command\": \"true\"}", &out, &err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 125, "%s", out);
+	ck_assert_msg(strstr(err, "--memory: '12Q' has an unknown unit 'Q'"), "%s", err);
+	free(out);
+	free(err);
+	free(ward);
+}
+END_TEST
+
 /* A ward CLI running `sleep`, started in its own process. */
 static pid_t start_ward(const char *secs)
 {
@@ -642,6 +686,7 @@ int main(void)
 		tcase_add_test(tc, test_sigkilled_ward);
 		tcase_add_test(tc, test_sandbox_off);
 		tcase_add_test(tc, test_io_weight);
+		tcase_add_test(tc, test_cli_json);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
