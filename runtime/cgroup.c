@@ -264,7 +264,7 @@ static void probe_v2(struct cgroup_probe *p)
 		p->v2_controllers[strcspn(p->v2_controllers, "\n")] = '\0';
 	if (!has_word(p->v2_controllers, "memory") || !has_word(p->v2_controllers, "pids")) {
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
-			 "cgroup2 at %s has no memory and pids controllers%s", p->v2_mount,
+			 "cgroup2 at '%s' has no memory and pids controllers%s", p->v2_mount,
 			 p->v1_mount[CG1_MEMORY][0] ? " (hybrid host: they are on cgroup v1)" : "");
 		return;
 	}
@@ -288,20 +288,20 @@ static void probe_v2(struct cgroup_probe *p)
 	}
 	if (!own[0] || !delegated(dir)) {
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
-			 "the cgroup this process runs in (%s) is not delegated to uid %u; "
+			 "the cgroup this process runs in ('%s') is not delegated to uid %u; "
 			 "fix: " FIX_DELEGATE, dir, (unsigned)geteuid());
 		return;
 	}
 	if (read_at(dir, "cgroup.controllers", ctl, sizeof(ctl)) < 0 || !has_word(ctl, "memory") ||
 	    !has_word(ctl, "pids")) {
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
-			 "the delegated cgroup %s has no memory and pids controllers; fix: " FIX_DELEGATE,
+			 "the delegated cgroup '%s' has no memory and pids controllers; fix: " FIX_DELEGATE,
 			 dir);
 		return;
 	}
 	if (!only_us(dir)) {
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
-			 "the delegated cgroup %s holds other processes too, so controllers cannot be "
+			 "the delegated cgroup '%s' holds other processes too, so controllers cannot be "
 			 "enabled below it; fix: start ward as the only process of its scope: "
 			 "systemd-run --user --scope -p Delegate=yes ward run ...", dir);
 		return;
@@ -336,7 +336,7 @@ void ward_cgroup_probe(struct cgroup_probe *p)
 		return;
 	}
 	snprintf(p->reason, sizeof(p->reason),
-		 "%s; the cgroup v1 hierarchies (%s, %s) are writable by root only; fix: run "
+		 "%s; the cgroup v1 hierarchies ('%s', '%s') are writable by root only; fix: run "
 		 "ward as root, or on a cgroup v2 host in a delegated scope: systemd-run --user "
 		 "--scope -p Delegate=yes ward run ...",
 		 v2why, p->v1_mount[CG1_MEMORY], p->v1_mount[CG1_PIDS]);
