@@ -675,10 +675,14 @@ void ward_rlimits_plan(const struct ward_limits *lim, struct rlimit_plan *rp,
 	rlim_t nofile = WARD_NOFILE_MAX;
 
 	memset(rp, 0, sizeof(*rp));
-	if (getrlimit(RLIMIT_NOFILE, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-	    cur.rlim_max < nofile)
-		nofile = cur.rlim_max;
+	/* a cap: the hard limit at most WARD_NOFILE_MAX, the soft one never raised */
 	rp->nofile.rlim_cur = rp->nofile.rlim_max = nofile;
+	if (getrlimit(RLIMIT_NOFILE, &cur) == 0) {
+		if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < nofile)
+			rp->nofile.rlim_max = nofile = cur.rlim_max;
+		if (cur.rlim_cur != RLIM_INFINITY && cur.rlim_cur < rp->nofile.rlim_max)
+			rp->nofile.rlim_cur = cur.rlim_cur;
+	}
 	set_mech(res, WARD_APPLIED_NOFILE, nofile, "rlimit RLIMIT_NOFILE");
 	set_mech(res, WARD_APPLIED_CORE, 0, "rlimit RLIMIT_CORE");
 	if (lim->file_size) {

@@ -12,8 +12,8 @@
  * result says so.
  *
  * Defaults: memory half of the host's RAM (swap 0), 4096 processes, no CPU
- * or I/O limit, no core dumps, 8192 open files (or the current hard limit if
- * lower), no file-size limit.
+ * or I/O limit, no core dumps, open files capped at 8192 (the hard limit;
+ * the soft one is never raised), no file-size limit.
  *
  * The parsers here are pure and give InvalidParameters naming the option and
  * the value: "--memory: '12Q' is not a size (a number with K, M or G)".
@@ -42,7 +42,7 @@ enum ward_limit {
 
 /* The period of cpu.max / cpu.cfs_period_us ward uses, in microseconds. */
 #define WARD_CPU_PERIOD_US 100000
-/* The open-file cap (RLIMIT_NOFILE) ward gives every command. */
+/* The open-file cap (RLIMIT_NOFILE's hard limit) ward gives every command. */
 #define WARD_NOFILE_MAX 8192
 /* The default process limit. */
 #define WARD_PIDS_DEFAULT 4096

@@ -490,12 +490,14 @@ START_TEST(test_rlimits)
 	int nofile;
 
 	config(&cfg, 30, lim);
-	run(&cfg, "ulimit -c; ulimit -n; ulimit -f", &res);
+	run(&cfg, "ulimit -c; ulimit -n; ulimit -f; ulimit -Hn", &res);
 	ck_assert_int_eq(res.exit_code, 0);
 	ck_assert_msg(strncmp(res.output, "0\n", 2) == 0, "%s", res.output);
 	nofile = atoi(res.output + 2);
 	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
 	ck_assert_ptr_nonnull(strstr(res.output + 2, "\n2048\n")); /* 512-byte blocks */
+	nofile = atoi(strstr(res.output + 2, "\n2048\n") + 6); /* the hard limit: capped too */
+	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
 	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_FILE_SIZE].mechanism,
 			 "rlimit RLIMIT_FSIZE");
 	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_CORE].mechanism, "rlimit RLIMIT_CORE");
