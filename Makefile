@@ -59,7 +59,8 @@ INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
 HARNESS   := $(B)/tests/harness.o
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install uninstall clean
+.PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install \
+	uninstall clean fuzz fuzz-run
 .DEFAULT_GOAL := all
 
 all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
@@ -153,7 +154,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS)
+check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS) $(FUZZ_BIN)
 
 test: check
 	B=$(B) ./tests/run.sh
@@ -163,6 +164,27 @@ test-unit: check
 
 test-integration: check
 	B=$(B) ./tests/run.sh integration
+
+# The parser's libFuzzer target: the pure sources only, built with clang.
+# `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the
+# seed corpus in tests/fuzz/shparse (new inputs stay in the build tree).
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 20
+FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
+FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
+	     runtime/error.c
+$(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZ_SRCS)
+
+fuzz: $(FUZZ_BIN) fuzz-run
+
+fuzz-run:
+	@rm -rf $(B)/fuzz/corpus && mkdir -p $(B)/fuzz/corpus
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
+		-print_final_stats=1 $(B)/fuzz/corpus tests/fuzz/shparse
 
 test-vm: deps-quiet
 	B=$(B) ./tests/run.sh vm

@@ -23,6 +23,7 @@ struct run_options {
 	char **argv;        /* the command after options (points into argv) */
 	bool approve;
 	bool help;
+	bool no_shell;      /* --no-shell */
 };
 
 /* Parse `ward run` arguments (argv[0] is "run"). Returns 0, or -1 with an

@@ -19,6 +19,9 @@ static const char usage[] =
 	"       ward run --json [options] < request.json\n"
 	"\n"
 	"  -c, --command STRING     run STRING with /bin/sh -c inside the sandbox\n"
+	"      --no-shell           run the -c STRING (or the request's command) without a\n"
+	"                           shell: ward runs its pipes, && || ; and redirections\n"
+	"                           itself and refuses anything else (README: No-shell mode)\n"
 	"  -C, --workdir DIR        the writable work directory (default: current directory)\n"
 	"  -t, --timeout SECONDS    whole seconds, at least 1 (default 120)\n"
 	"      --json               read {\"command\",\"workdir\",\"timeout\"} on stdin, print the\n"
@@ -74,6 +77,7 @@ enum {
 	OPT_LANDLOCK_MIN_ABI,
 	OPT_SECCOMP,
 	OPT_ALLOW_PTRACE,
+	OPT_NO_SHELL,
 	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
 	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
@@ -101,6 +105,7 @@ static const struct option long_options[] = {
 	{ "landlock-min-abi", required_argument, NULL, OPT_LANDLOCK_MIN_ABI },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
+	{ "no-shell", no_argument, NULL, OPT_NO_SHELL },
 	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
 	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
 	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
@@ -258,6 +263,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_JSON:
 			o->json = true;
 			break;
+		case OPT_NO_SHELL:
+			o->no_shell = true;
+			break;
 		case OPT_SETENV:
 			if (ward_config_add_setenv(&o->cfg, optarg, err) < 0)
 				goto fail;
@@ -366,6 +374,11 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		return 0;
 	if (o->json && (o->shell || o->argv)) {
 		bad(err, "--json takes the command from the request on stdin, not from arguments");
+		goto fail;
+	}
+	if (o->no_shell && o->argv) {
+		bad(err, "--no-shell runs a -c 'STRING'; a command after '--' runs without a shell "
+			 "already");
 		goto fail;
 	}
 	if (o->shell && o->argv) {
@@ -477,7 +490,8 @@ static int run_json(struct run_options *o)
 	}
 	argv[2] = req.command;
 	o->cfg.forward_signals = true;
-	if (ward_run(&o->cfg, argv, &res, &err) < 0) {
+	if ((o->no_shell || req.no_shell ? ward_run_noshell(&o->cfg, req.command, &res, &err)
+					 : ward_run(&o->cfg, argv, &res, &err)) < 0) {
 		ward_request_release(&req);
 		status = print_json_error(err);
 		ward_error_free(err);
@@ -506,7 +520,8 @@ static int run_streaming(struct run_options *o)
 	o->cfg.stderr_fd = 2;
 	o->cfg.forward_signals = true;
 	fflush(stdout);
-	if (ward_run(&o->cfg, o->shell ? shell_argv : o->argv, &res, &err) < 0) {
+	if ((o->no_shell ? ward_run_noshell(&o->cfg, o->shell, &res, &err)
+			 : ward_run(&o->cfg, o->shell ? shell_argv : o->argv, &res, &err)) < 0) {
 		fprintf(stderr, "ward: %s\n", err->message);
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;

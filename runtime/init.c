@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/noshell-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
 
@@ -89,8 +90,13 @@ static int loopback_up(struct ward_error **err)
 
 void ward_exec_command(const struct spawn_plan *p)
 {
-	const char *file = p->argv[0];
-	const char *path = p->path_env && *p->path_env ? p->path_env : "/usr/bin:/bin";
+	ward_exec_argv(p->argv, p->envp, p->path_env);
+}
+
+void ward_exec_argv(char *const argv[], char *const envp[], const char *path_env)
+{
+	const char *file = argv[0];
+	const char *path = path_env && *path_env ? path_env : "/usr/bin:/bin";
 	char buf[PATH_MAX];
 	int saved = ENOENT;
 	bool eacces = false;
@@ -100,7 +106,7 @@ void ward_exec_command(const struct spawn_plan *p)
 		goto fail;
 	}
 	if (strchr(file, '/')) {
-		execve(file, p->argv, p->envp);
+		execve(file, argv, envp);
 		saved = errno;
 		goto fail;
 	}
@@ -111,7 +117,7 @@ void ward_exec_command(const struct spawn_plan *p)
 			snprintf(buf, sizeof(buf), "./%s", file);
 		else
 			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, file);
-		execve(buf, p->argv, p->envp);
+		execve(buf, argv, envp);
 		if (errno == EACCES)
 			eacces = true;
 		else if (errno != ENOENT && errno != ENOTDIR)
@@ -207,6 +213,12 @@ void ward_init_main(const struct spawn_plan *p)
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
+	if (p->chain) {
+		report_storage.type = REPORT_EXIT;
+		report_storage.status = ward_chain_run(p);
+		ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
+		_exit(0);
+	}
 	/* vfork: the command's process shares init's memory until execve, so
 	 * no page tables are copied (a fork here cost ~0.5 ms in a VM). The
 	 * child only makes system calls on its own stack frame before exec. */
@@ -282,5 +294,14 @@ void ward_direct_main(const struct spawn_plan *p)
 		die(p, &error_storage);
 	}
 	setsid(); /* its own process group, killed whole at the timeout */
+	if (p->chain) {
+		sigset_t all;
+		int status;
+
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		status = ward_chain_run(p);
+		_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+	}
 	run_command(p);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const known_fields[] = { "command", "workdir", "timeout", "approved" };
+static const char *const known_fields[] = { "command", "workdir", "timeout", "approved", "shell" };
 
 static const char *type_name(const json_t *v)
 {
@@ -79,7 +79,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 			known = known || strcmp(key, known_fields[i]) == 0;
 		if (!known) {
 			invalid(err, "request has an unknown field \"%s\" (known: command, workdir, "
-				     "timeout, approved)", key);
+				     "timeout, approved, shell)", key);
 			goto out;
 		}
 	}
@@ -152,6 +152,15 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 			goto out;
 		}
 		req->approved = json_is_true(v);
+	}
+
+	v = json_object_get(root, "shell");
+	if (v && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			invalid(err, "\"shell\" must be a boolean, got %s", type_name(v));
+			goto out;
+		}
+		req->no_shell = json_is_false(v);
 	}
 	rc = 0;
 out:

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/noshell-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
@@ -90,6 +91,7 @@ static const char *staging_dir(const struct ward_config *cfg, const char *workdi
 }
 
 struct run_state {
+	struct spawn_chain *chain; /* --no-shell */
 	struct spawn_plan plan;
 	char **env;
 	int out[2], err[2], report[2], life[2];
@@ -104,6 +106,8 @@ static void state_release(struct run_state *st)
 {
 	int *fds[] = { st->out, st->err, st->report, st->life };
 	size_t i;
+
+	ward_chain_free(st->chain); /* frees only its own strings, not the env's */
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
 		if (fds[i][0] >= 0)
@@ -151,7 +155,7 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 }
 
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
-		   const char *workdir, struct ward_error **err)
+		   const char *noshell, const char *workdir, struct ward_error **err)
 {
 	struct spawn_plan *p = &st->plan;
 	char *extra[2] = { NULL, NULL };
@@ -184,6 +188,13 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	free(set);
 	if (!st->env)
 		return -1;
+	/* --no-shell: the chain, expanded with the command's own environment */
+	if (noshell) {
+		st->chain = ward_chain_prepare(noshell, st->env, err);
+		if (!st->chain)
+			return -1;
+		p->chain = st->chain;
+	}
 
 	p->cfg = cfg;
 	p->ns = cfg->namespaces & WARD_NS_ALL;
@@ -385,8 +396,27 @@ static void fill_result(struct ward_result *res, const struct supervisor *sv,
 	}
 }
 
+static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
+	       struct ward_result *res, struct ward_error **err);
+
 int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
 	     struct ward_error **err)
+{
+	return run(cfg, argv, NULL, res, err);
+}
+
+int ward_run_noshell(const struct ward_config *cfg, const char *command, struct ward_result *res,
+		     struct ward_error **err)
+{
+	char *argv[] = { (char *)"(no-shell chain)", NULL };
+
+	if (!command)
+		command = "";
+	return run(cfg, argv, command, res, err);
+}
+
+static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
+	       struct ward_result *res, struct ward_error **err)
 {
 	struct run_state st;
 	struct supervisor sv;
@@ -427,7 +457,7 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 		workdir = cwd;
 	}
 
-	if (prepare(&st, cfg, argv, workdir, &setup_err) < 0 ||
+	if (prepare(&st, cfg, argv, noshell, workdir, &setup_err) < 0 ||
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
@@ -482,8 +512,6 @@ int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_resu
 	goto done;
 
 setup_failed:
-	if (setup_err && setup_err->kind != WARD_ERR_INVALID_PARAMETERS)
-		setup_err->kind = WARD_ERR_EXECUTION_FAILED;
 	res->error = setup_err;
 	/* nothing ran: no limit was applied to anything */
 	memset(res->resources.applied, 0, sizeof(res->resources.applied));

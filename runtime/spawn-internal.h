@@ -58,6 +58,8 @@ struct spawn_plan {
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
+	/* --no-shell: the chain init runs instead of argv (noshell-internal.h) */
+	const struct spawn_chain *chain;
 	/* resource limits */
 	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
 	int cg_procs_fd[CGROUP_V1_FDS]; /* v1: cgroup.procs to join first, -1 for none */
@@ -96,5 +98,9 @@ __attribute__((noreturn)) void ward_direct_main(const struct spawn_plan *p);
 /* Child side: exec argv with the plan's PATH; on failure print the reason on
  * stderr and _exit(126/127). Never returns. */
 __attribute__((noreturn)) void ward_exec_command(const struct spawn_plan *p);
+
+/* The same for any argv, environment and PATH (the no-shell chain's segments). */
+__attribute__((noreturn)) void ward_exec_argv(char *const argv[], char *const envp[],
+					      const char *path_env);
 
 #endif

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|vm|all] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|fuzz|vm|all] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -62,6 +62,31 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 				setpriv --reuid=65534 --regid=65534 --clear-groups \
 				env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" "$t"
 		done
+	fi
+fi
+
+# The parser's libFuzzer target for a bounded time (WARD_FUZZ_TIME seconds,
+# default 20) over a scratch copy of the seed corpus: one pass or one failure.
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+	fz="$B/fuzz/fuzz-shparse"
+	echo "== fuzz/shparse (${WARD_FUZZ_TIME:-20} s)"
+	if [ -x "$fz" ]; then
+		FC=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
+		fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 "$FC" tests/fuzz/shparse 2>&1)
+		frc=$?
+		rm -rf "$FC"
+		printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' 
+		if [ $frc -eq 0 ]; then
+			pass=$((pass + 1))
+		else
+			printf '%s\n' "$fout" | tail -40
+			fail=$((fail + 1))
+			bins_failed+=("fuzz/shparse")
+		fi
+	else
+		echo "# FAIL fuzz/shparse: $fz not built (make check builds it)"
+		fail=$((fail + 1))
 	fi
 fi
 

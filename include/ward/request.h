@@ -29,6 +29,7 @@ struct ward_request {
 	char *workdir;    /* NULL if not given */
 	long long timeout; /* 0 if not given */
 	bool approved;    /* "approved": true */
+	bool no_shell;    /* "shell": false — run without a shell (ward_run_noshell) */
 };
 
 /* Parse text[0..len) into req (zeroed first). Returns 0, or -1 with an

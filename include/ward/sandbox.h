@@ -190,6 +190,19 @@ struct ward_result {
 WARD_API int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
 		      struct ward_error **err);
 
+/* Run a command string without a shell (--no-shell): ward parses it
+ * (ward/shparse.h) and the sandbox's init runs the chain itself — one process
+ * per segment, `|` as pipes, `&&` `||` `;` and newlines by exit status,
+ * redirections (< > >> >| <> &> &>> N>&M N<&M N>&-) opened inside the sandbox
+ * under its fences, $NAME and ${NAME} expanded from the command's scrubbed
+ * environment (no field splitting, no globbing), one timeout for the whole
+ * chain, and the exit status of the last segment that ran. Anything else
+ * (substitutions, globs, heredocs, `&`, compound commands, …) is refused before
+ * anything runs: res->error is InvalidParameters naming the construct and its
+ * column. Returns as ward_run(). */
+WARD_API int ward_run_noshell(const struct ward_config *cfg, const char *command,
+			      struct ward_result *res, struct ward_error **err);
+
 WARD_API void ward_result_release(struct ward_result *res);
 
 /* The CLI exit status for a result: exit_code, as documented above. */

@@ -50,6 +50,27 @@ START_TEST(test_valid)
 }
 END_TEST
 
+START_TEST(test_shell_field)
+{
+	struct ward_request req;
+	struct ward_error *err = NULL;
+	const char *t = "{\"command\": \"ls\", \"shell\": false}";
+
+	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
+	ck_assert(req.no_shell);
+	ward_request_release(&req);
+	t = "{\"command\": \"ls\", \"shell\": true}";
+	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
+	ck_assert(!req.no_shell);
+	ward_request_release(&req);
+	t = "{\"command\": \"ls\"}";
+	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
+	ck_assert(!req.no_shell);
+	ward_request_release(&req);
+	expect_error("{\"command\": \"ls\", \"shell\": 0}", "\"shell\" must be a boolean, got an integer");
+}
+END_TEST
+
 START_TEST(test_malformed)
 {
 	expect_error("", "empty");
@@ -175,6 +196,7 @@ int main(void)
 
 	tcase_add_test(tc, test_valid);
 	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_shell_field);
 	tcase_add_test(tc, test_timeouts);
 	tcase_add_test(tc, test_too_large);
 	tcase_add_test(tc, test_sanitize);
