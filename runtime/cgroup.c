@@ -793,10 +793,17 @@ void ward_cgroup_collect(struct ward_cgroup *cg, struct ward_resources *res)
 		snprintf(res->measured_by, sizeof(res->measured_by), "cgroup v2");
 		res->have_memory_peak = read_u64(d, "memory.peak", &res->memory_peak);
 		res->have_pids_peak = read_u64(d, "pids.peak", &res->pids_peak);
+		/* usage_usec is exact, its user/system split sampled: as for v1 */
 		if (read_at(d, "cpu.stat", buf, sizeof(buf)) > 0 &&
-		    keyed_value(buf, "user_usec", &res->cpu_user_us) &&
-		    keyed_value(buf, "system_usec", &res->cpu_system_us))
+		    keyed_value(buf, "usage_usec", &v)) {
+			uint64_t sys = 0;
+
+			keyed_value(buf, "system_usec", &sys);
+			sys = sys < v ? sys : v;
+			res->cpu_system_us = sys;
+			res->cpu_user_us = v - sys;
 			res->have_cpu = true;
+		}
 		if (read_at(d, "memory.events", buf, sizeof(buf)) > 0 &&
 		    keyed_value(buf, "oom_kill", &v)) {
 			res->oom_kills = v;
@@ -809,12 +816,16 @@ void ward_cgroup_collect(struct ward_cgroup *cg, struct ward_resources *res)
 		snprintf(res->measured_by, sizeof(res->measured_by), "cgroup v1");
 		res->have_memory_peak = read_u64(m, "memory.max_usage_in_bytes", &res->memory_peak);
 		res->have_pids_peak = read_u64(cg->v1[CG1_PIDS], "pids.peak", &res->pids_peak);
-		if (a[0] && read_u64(a, "cpuacct.usage_user", &v)) {
-			res->cpu_user_us = v / 1000;
-			if (read_u64(a, "cpuacct.usage_sys", &v)) {
-				res->cpu_system_us = v / 1000;
-				res->have_cpu = true;
-			}
+		/* cpuacct.usage is exact; its user/system split is sampled at each
+		 * tick, so system time is taken from it and user time is the rest */
+		if (a[0] && read_u64(a, "cpuacct.usage", &v)) {
+			uint64_t sys = 0;
+
+			read_u64(a, "cpuacct.usage_sys", &sys);
+			sys = sys < v ? sys : v;
+			res->cpu_system_us = sys / 1000;
+			res->cpu_user_us = (v - sys) / 1000;
+			res->have_cpu = true;
 		}
 		if (read_at(m, "memory.oom_control", buf, sizeof(buf)) > 0 &&
 		    keyed_value(buf, "oom_kill", &v)) {
