@@ -58,8 +58,12 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(B)/tests/%)
 INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
 HARNESS   := $(B)/tests/harness.o
-# Defined before `check`, whose prerequisites are expanded as it is read.
+# The parser's libFuzzer target (see `make fuzz` below).
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
+FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
+	     runtime/error.c
 
 .PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install \
 	uninstall clean fuzz fuzz-run
@@ -170,10 +174,6 @@ test-integration: check
 # The parser's libFuzzer target: the pure sources only, built with clang.
 # `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the
 # seed corpus in tests/fuzz/shparse (new inputs stay in the build tree).
-FUZZ_CC   ?= clang
-FUZZ_TIME ?= 20
-FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
-	     runtime/error.c
 $(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. \

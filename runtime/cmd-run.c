@@ -42,6 +42,22 @@ static const char usage[] =
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
+	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
+	"                           proxy is reachable) or host (the host's network)\n"
+	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
+	"                           example.com:8443, an IP literal (repeatable)\n"
+	"      --deny-host HOST     refuse HOST whatever allows it (repeatable)\n"
+	"      --allow-cidr CIDR    let addresses in CIDR through the destination check\n"
+	"                           (loopback, private, link-local... are refused otherwise)\n"
+	"      --allow-port PORT    a port for host rules without one (80 and 443 always)\n"
+	"      --inject-header 'HOST=Name: value'  add a header to plain-HTTP requests to\n"
+	"                           HOST; $VAR/${VAR} come from ward's own environment\n"
+	"      --net-log FILE       append one JSON line per proxy connection\n"
+	"      --proxy-port PORT    where the proxy listens inside (default 3128)\n"
+	"      --net-subnet CIDR    the veth pair's IPv4 subnet (default 10.0.2.0/30)\n"
+	"      --net-transport T    auto (default), veth (root) or loopback (unprivileged)\n"
+	"      --allow-local-port PORT  a port the command may connect to on its own\n"
+	"                           loopback in proxy mode (Landlock ABI >= 4)\n"
 	"      --memory SIZE        memory limit (K, M, G suffixes; default half the RAM)\n"
 	"      --memory-swap SIZE   swap allowed on top of --memory (default 0)\n"
 	"      --pids N             most processes and threads at once (default 4096)\n"
@@ -78,6 +94,17 @@ enum {
 	OPT_SECCOMP,
 	OPT_ALLOW_PTRACE,
 	OPT_NO_SHELL,
+	OPT_NET,
+	OPT_ALLOW_HOST,
+	OPT_DENY_HOST,
+	OPT_ALLOW_CIDR,
+	OPT_ALLOW_PORT,
+	OPT_INJECT_HEADER,
+	OPT_NET_LOG,
+	OPT_PROXY_PORT,
+	OPT_NET_SUBNET,
+	OPT_NET_TRANSPORT,
+	OPT_ALLOW_LOCAL_PORT,
 	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
 	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
@@ -106,6 +133,17 @@ static const struct option long_options[] = {
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
 	{ "no-shell", no_argument, NULL, OPT_NO_SHELL },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "deny-host", required_argument, NULL, OPT_DENY_HOST },
+	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
+	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
+	{ "inject-header", required_argument, NULL, OPT_INJECT_HEADER },
+	{ "net-log", required_argument, NULL, OPT_NET_LOG },
+	{ "proxy-port", required_argument, NULL, OPT_PROXY_PORT },
+	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
+	{ "net-transport", required_argument, NULL, OPT_NET_TRANSPORT },
+	{ "allow-local-port", required_argument, NULL, OPT_ALLOW_LOCAL_PORT },
 	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
 	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
 	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
@@ -348,6 +386,52 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case OPT_ALLOW_PTRACE:
 			o->cfg.allow_ptrace = true;
+			break;
+		case OPT_NET:
+			if (ward_config_set_net(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_ALLOW_HOST:
+		case OPT_DENY_HOST:
+			if (ward_netpolicy_add_host(&o->cfg.netpolicy, c == OPT_DENY_HOST, optarg,
+						    err) < 0)
+				goto fail;
+			break;
+		case OPT_ALLOW_CIDR:
+			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_ALLOW_PORT:
+			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_INJECT_HEADER:
+			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_NET_LOG:
+			if (!*optarg) {
+				bad(err, "--net-log needs a file");
+				goto fail;
+			}
+			free(o->cfg.net_log);
+			o->cfg.net_log = strdup(optarg);
+			break;
+		case OPT_PROXY_PORT:
+			if (ward_config_set_proxy_port(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_NET_SUBNET:
+			if (ward_config_set_net_subnet(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_NET_TRANSPORT:
+			if (ward_config_set_net_transport(&o->cfg, optarg, err) < 0)
+				goto fail;
+			break;
+		case OPT_ALLOW_LOCAL_PORT:
+			if (ward_config_add_local_port(&o->cfg, optarg, err) < 0)
+				goto fail;
 			break;
 		case OPT_POLICY:
 		case OPT_NO_POLICY:

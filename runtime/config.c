@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "runtime/util-internal.h"
@@ -20,6 +22,9 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->landlock = WARD_LANDLOCK_REQUIRED;
 	cfg->landlock_min_abi = 1;
 	cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
+	ward_netpolicy_init(&cfg->netpolicy);
+	cfg->proxy_port = WARD_NET_DEFAULT_PORT;
+	ward_cidr_parse(WARD_NET_DEFAULT_SUBNET, &cfg->net_subnet, NULL);
 	ward_limits_init(&cfg->limits);
 }
 
@@ -38,6 +43,8 @@ void ward_config_release(struct ward_config *cfg)
 		free(cfg->mounts[i].target);
 	}
 	free(cfg->mounts);
+	ward_netpolicy_release(&cfg->netpolicy);
+	free(cfg->net_log);
 	ward_config_init(cfg);
 }
 
@@ -156,5 +163,90 @@ int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind kind, co
 		return ward_error_make(err, ENOMEM, "mount");
 	}
 	cfg->n_mounts++;
+	return 0;
+}
+
+static int net_invalid(struct ward_error **err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int net_invalid(struct ward_error **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ward_error_makev(err, WARD_ERR_INVALID_PARAMETERS, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int ward_config_set_net(struct ward_config *cfg, const char *mode, struct ward_error **err)
+{
+	if (mode && strcmp(mode, "none") == 0)
+		cfg->net = WARD_NET_NONE;
+	else if (mode && strcmp(mode, "proxy") == 0)
+		cfg->net = WARD_NET_PROXY;
+	else if (mode && strcmp(mode, "host") == 0)
+		cfg->net = WARD_NET_HOST;
+	else
+		return net_invalid(err, "unknown network mode '%s' (known: none, proxy, host)",
+				   mode ? mode : "");
+	return 0;
+}
+
+int ward_config_set_net_transport(struct ward_config *cfg, const char *name,
+				  struct ward_error **err)
+{
+	if (name && strcmp(name, "auto") == 0)
+		cfg->net_transport = WARD_NET_TRANSPORT_AUTO;
+	else if (name && strcmp(name, "veth") == 0)
+		cfg->net_transport = WARD_NET_TRANSPORT_VETH;
+	else if (name && strcmp(name, "loopback") == 0)
+		cfg->net_transport = WARD_NET_TRANSPORT_LOOPBACK;
+	else
+		return net_invalid(err, "unknown network transport '%s' (known: auto, veth, "
+					"loopback)", name ? name : "");
+	return 0;
+}
+
+static int parse_port(const char *what, const char *s, uint16_t *out, struct ward_error **err)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = s && *s ? strtol(s, &end, 10) : -1;
+	if (!s || !*s || *end || errno || v < 1 || v > 65535)
+		return net_invalid(err, "%s '%s' must be a port from 1 to 65535", what, s ? s : "");
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int ward_config_set_proxy_port(struct ward_config *cfg, const char *port, struct ward_error **err)
+{
+	return parse_port("proxy port", port, &cfg->proxy_port, err);
+}
+
+int ward_config_set_net_subnet(struct ward_config *cfg, const char *cidr, struct ward_error **err)
+{
+	struct ward_cidr c;
+
+	if (ward_cidr_parse(cidr, &c, err) < 0)
+		return -1;
+	if (c.family != AF_INET || c.prefix < 8 || c.prefix > 30)
+		return net_invalid(err, "network subnet '%s' must be IPv4 with a prefix of 8 to 30",
+				   cidr);
+	cfg->net_subnet = c;
+	return 0;
+}
+
+int ward_config_add_local_port(struct ward_config *cfg, const char *port, struct ward_error **err)
+{
+	uint16_t p = 0;
+
+	if (parse_port("local port", port, &p, err) < 0)
+		return -1;
+	if (cfg->n_local_ports == ARRAY_SIZE(cfg->local_ports))
+		return net_invalid(err, "more than %zu local ports", ARRAY_SIZE(cfg->local_ports));
+	cfg->local_ports[cfg->n_local_ports++] = p;
 	return 0;
 }

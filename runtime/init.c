@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -85,6 +86,59 @@ static int loopback_up(struct ward_error **err)
 		return -1;
 	}
 	close(s);
+	return 0;
+}
+
+/* The loopback transport: a listening socket on the sandbox's own loopback,
+ * handed to the supervisor, which accepts on it as the proxy. */
+static int hand_over_listener(const struct spawn_plan *p, struct ward_error **err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(p->net_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char control[CMSG_SPACE(sizeof(int))];
+	char byte = 'L';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	struct cmsghdr *cm;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 1024) < 0) {
+		ward_error_make(err, errno, "the proxy's listener on 127.0.0.1:%u", p->net_port);
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	memset(control, 0, sizeof(control));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &s, sizeof(int));
+	if (sendmsg(p->net_handover_fd, &msg, MSG_NOSIGNAL) < 0) {
+		ward_error_make(err, errno, "hand the proxy's listener over");
+		close(s);
+		return -1;
+	}
+	close(s);
+	close(p->net_handover_fd);
+	return 0;
+}
+
+/* The veth transport: the supervisor configures the sandbox's end of the
+ * pair; the command must not start before its route exists. */
+static int wait_for_network(const struct spawn_plan *p, struct ward_error **err)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = read(p->net_go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(p->net_go_fd);
+	if (n != 1)
+		return ward_error_make(err, n < 0 ? errno : 0,
+				       "the supervisor did not set up the network");
 	return 0;
 }
 
@@ -198,6 +252,8 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	if ((p->ns & WARD_NS_NET) && loopback_up(&e) < 0)
 		die(p, e);
+	if (p->net_handover_fd >= 0 && hand_over_listener(p, &e) < 0)
+		die(p, e);
 	if (p->view) {
 		if (ward_view_build(p, &e) < 0)
 			die(p, e);
@@ -205,6 +261,8 @@ void ward_init_main(const struct spawn_plan *p)
 		ward_error_make(&e, errno, "chdir '%s'", p->workdir);
 		die(p, e);
 	}
+	if (p->net_go_fd >= 0 && wait_for_network(p, &e) < 0)
+		die(p, e);
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */

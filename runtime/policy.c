@@ -231,6 +231,146 @@ static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* A list of strings, each handed to add(); errors get the element's path. */
+static int apply_strings(struct ctx *c, json_t *v, const char *key, struct ward_config *cfg,
+			 int (*add)(struct ward_config *, const char *, struct ward_error **))
+{
+	char where[64];
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return bad(c, key, "must be an array");
+	json_array_foreach(v, i, e) {
+		snprintf(where, sizeof(where), "%s[%zu]", key, i);
+		if (json_is_integer(e) && strstr(key, "port")) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(e));
+			if (add(cfg, num, c->err) < 0)
+				return setter_failed(c, where);
+			continue;
+		}
+		if (!json_is_string(e))
+			return bad(c, where, "must be a string");
+		if (add(cfg, json_string_value(e), c->err) < 0)
+			return setter_failed(c, where);
+	}
+	return 0;
+}
+
+static int add_allow(struct ward_config *cfg, const char *s, struct ward_error **err)
+{
+	return ward_netpolicy_add_host(&cfg->netpolicy, false, s, err);
+}
+
+static int add_deny(struct ward_config *cfg, const char *s, struct ward_error **err)
+{
+	return ward_netpolicy_add_host(&cfg->netpolicy, true, s, err);
+}
+
+static int add_cidr(struct ward_config *cfg, const char *s, struct ward_error **err)
+{
+	return ward_netpolicy_add_cidr(&cfg->netpolicy, s, err);
+}
+
+static int add_port(struct ward_config *cfg, const char *s, struct ward_error **err)
+{
+	return ward_netpolicy_add_port(&cfg->netpolicy, s, err);
+}
+
+static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "host", "header", "value", NULL };
+	char where[64];
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return bad(c, "network.credentials", "must be an array");
+	json_array_foreach(v, i, e) {
+		const char *host = NULL, *header = NULL, *value = NULL;
+
+		snprintf(where, sizeof(where), "network.credentials[%zu]", i);
+		if (!json_is_object(e))
+			return bad(c, where, "must be an object");
+		if (only_keys(c, e, where, keys) < 0 ||
+		    want_string(c, json_object_get(e, "host"), where, &host) < 0 ||
+		    want_string(c, json_object_get(e, "header"), where, &header) < 0 ||
+		    want_string(c, json_object_get(e, "value"), where, &value) < 0)
+			return -1;
+		if (ward_netpolicy_add_credential_parts(&cfg->netpolicy, host, header, value, c->err) < 0)
+			return setter_failed(c, where);
+	}
+	return 0;
+}
+
+static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "mode",        "allow_hosts", "deny_hosts",
+					    "allow_cidrs", "allow_ports", "credentials",
+					    "log",         "proxy_port",  "subnet",
+					    "transport",   "local_ports", NULL };
+	const char *s = NULL;
+	json_t *x;
+
+	if (!json_is_object(v))
+		return bad(c, "network", "must be an object");
+	if (only_keys(c, v, "network", keys) < 0)
+		return -1;
+	if ((x = json_object_get(v, "mode"))) {
+		if (want_string(c, x, "network.mode", &s) < 0)
+			return -1;
+		if (ward_config_set_net(cfg, s, c->err) < 0)
+			return setter_failed(c, "network.mode");
+	}
+	if ((x = json_object_get(v, "allow_hosts")) &&
+	    apply_strings(c, x, "network.allow_hosts", cfg, add_allow) < 0)
+		return -1;
+	if ((x = json_object_get(v, "deny_hosts")) &&
+	    apply_strings(c, x, "network.deny_hosts", cfg, add_deny) < 0)
+		return -1;
+	if ((x = json_object_get(v, "allow_cidrs")) &&
+	    apply_strings(c, x, "network.allow_cidrs", cfg, add_cidr) < 0)
+		return -1;
+	if ((x = json_object_get(v, "allow_ports")) &&
+	    apply_strings(c, x, "network.allow_ports", cfg, add_port) < 0)
+		return -1;
+	if ((x = json_object_get(v, "local_ports")) &&
+	    apply_strings(c, x, "network.local_ports", cfg, ward_config_add_local_port) < 0)
+		return -1;
+	if ((x = json_object_get(v, "credentials")) && apply_credentials(c, x, cfg) < 0)
+		return -1;
+	if ((x = json_object_get(v, "log"))) {
+		if (want_string(c, x, "network.log", &s) < 0)
+			return -1;
+		free(cfg->net_log);
+		cfg->net_log = strdup(s);
+	}
+	if ((x = json_object_get(v, "proxy_port"))) {
+		char num[32];
+
+		if (!json_is_integer(x))
+			return bad(c, "network.proxy_port", "must be an integer");
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(x));
+		if (ward_config_set_proxy_port(cfg, num, c->err) < 0)
+			return setter_failed(c, "network.proxy_port");
+	}
+	if ((x = json_object_get(v, "subnet"))) {
+		if (want_string(c, x, "network.subnet", &s) < 0)
+			return -1;
+		if (ward_config_set_net_subnet(cfg, s, c->err) < 0)
+			return setter_failed(c, "network.subnet");
+	}
+	if ((x = json_object_get(v, "transport"))) {
+		if (want_string(c, x, "network.transport", &s) < 0)
+			return -1;
+		if (ward_config_set_net_transport(cfg, s, c->err) < 0)
+			return setter_failed(c, "network.transport");
+	}
+	return 0;
+}
+
 /* "limits": {"memory": "512M" or bytes, "memory_swap", "pids", "cpus",
  * "io_weight", "max_file_size"}; each value checked as its flag is. */
 static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
@@ -274,8 +414,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
-					    "env",     "mounts",  "landlock",   "seccomp",  "limits",
-					    NULL };
+					    "env",     "mounts",  "landlock",   "seccomp",  "network",
+					    "limits",  NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -341,6 +481,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "landlock")) && apply_landlock(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "network")) && apply_network(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "limits")) && apply_limits(&c, v, cfg) < 0)
 		goto out;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/proxy-internal.h"
+
 static const char *const known_fields[] = { "command", "workdir", "timeout", "approved", "shell" };
 
 static const char *type_name(const json_t *v)
@@ -370,6 +372,23 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(layers, "capabilities_dropped",
 			    json_boolean(res->fenced && res->fences.caps_dropped));
 	json_object_set_new(layers, "no_new_privs", json_boolean(res->fenced && res->fences.no_new_privs));
+	{
+		static const char *const modes[] = { "none", "proxy", "host" };
+		json_t *net = json_object(), *recs = json_array();
+		size_t i;
+
+		json_object_set_new(net, "mode", json_string(modes[res->net_mode <= WARD_NET_HOST ?
+									  res->net_mode : 0]));
+		json_object_set_new(net, "transport", res->net_transport[0] ?
+							      json_string(res->net_transport) :
+							      json_null());
+		json_object_set_new(net, "proxy", res->net_proxy[0] ? json_string(res->net_proxy) :
+								      json_null());
+		json_object_set_new(layers, "network", net);
+		for (i = 0; i < res->n_net_records; i++)
+			json_array_append_new(recs, ward_net_record_json(&res->net_records[i]));
+		json_object_set_new(o, "network", recs);
+	}
 	json_object_set_new(o, "layers", layers);
 	json_object_set_new(o, "resources", resources_object(&res->resources));
 	json_object_set_new(o, "error", res->error ? error_object(res->error) : json_null());

@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
 #include "runtime/noshell-internal.h"
+#include "runtime/net-internal.h"
+#include "runtime/proxy-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
@@ -23,6 +26,7 @@ void ward_result_release(struct ward_result *res)
 {
 	free(res->output);
 	free(res->stderr_text);
+	free(res->net_records);
 	ward_error_free(res->error);
 	memset(res, 0, sizeof(*res));
 }
@@ -99,6 +103,9 @@ struct run_state {
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
 	const char **rw_paths;
+	struct net_setup net;
+	struct ward_proxy *proxy;
+	int net_log_fd;
 	struct ward_cgroup cg;
 };
 
@@ -122,6 +129,10 @@ static void state_release(struct run_state *st)
 	free(st->rw_paths);
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
+	ward_proxy_free(st->proxy);
+	ward_net_release(&st->net);
+	if (st->net_log_fd >= 0)
+		close(st->net_log_fd);
 	ward_cgroup_destroy(&st->cg);
 }
 
@@ -146,6 +157,13 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 		if (cfg->mounts[i].kind != WARD_MOUNT_RO_BIND)
 			st->rw_paths[n++] = cfg->mounts[i].target;
 	fc.landlock.rw_paths = st->rw_paths;
+	if (st->net.mode == WARD_NET_PROXY) {
+		/* TCP connect: the proxy's port and the listed local ports. */
+		fc.landlock.restrict_connect = true;
+		fc.landlock.connect_ports[fc.landlock.n_connect_ports++] = st->net.port;
+		for (i = 0; i < cfg->n_local_ports; i++)
+			fc.landlock.connect_ports[fc.landlock.n_connect_ports++] = cfg->local_ports[i];
+	}
 	fc.seccomp = cfg->seccomp ? cfg->seccomp : "default";
 	fc.seccomp_options.allow_ptrace = cfg->allow_ptrace;
 	if (ward_fences_prepare(&fc, &st->fences, err) < 0)
@@ -154,14 +172,46 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 	return 0;
 }
 
+/* The network mode, the transport's fds, the proxy (credentials expanded
+ * now, so a missing variable fails before anything starts), the log. */
+static int prepare_net(struct run_state *st, const struct ward_config *cfg,
+		       struct ward_error **err)
+{
+	if (cfg->net != WARD_NET_PROXY)
+		return 0;
+	/* Asked for a fence that cannot be had: say so rather than run with
+	 * the host's network. */
+	if (cfg->mode == WARD_SANDBOX_OFF)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "network mode proxy needs the sandbox (not --sandbox off)");
+	if (!(cfg->namespaces & WARD_NS_NET))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "network mode proxy needs the network namespace");
+	if (ward_net_prepare(&st->net, cfg, err) < 0)
+		return -1;
+	if (cfg->net_log) {
+		st->net_log_fd = open(cfg->net_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (st->net_log_fd < 0)
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "network log '%s'", cfg->net_log);
+	}
+	st->proxy = ward_proxy_new(&cfg->netpolicy, st->net_log_fd, err);
+	return st->proxy ? 0 : -1;
+}
+
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
 		   const char *noshell, const char *workdir, struct ward_error **err)
 {
 	struct spawn_plan *p = &st->plan;
 	char *extra[2] = { NULL, NULL };
-	size_t n_set = cfg->n_setenv;
+	size_t n_set = cfg->n_setenv, n_net = 0, i;
+	const char *net_env[20];
 	char **set = NULL;
 	int k = 0;
+
+	if (prepare_net(st, cfg, err) < 0)
+		return -1;
+	n_net = ward_net_env(&st->net, net_env, ARRAY_SIZE(net_env));
 
 	/* The environment: safe variables, PWD, HOME made visible, then --setenv. */
 	{
@@ -176,11 +226,15 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		if (home)
 			extra[0] = (char *)home;
 	}
-	set = calloc(n_set + 2, sizeof(*set));
+	set = calloc(n_set + n_net + 2, sizeof(*set));
 	if (!set)
 		return ward_error_make(err, ENOMEM, "environment");
 	if (extra[0])
 		set[k++] = extra[0];
+	/* the proxy's variables, before --setenv so that a policy may adjust
+	 * NO_PROXY, say */
+	for (i = 0; i < n_net; i++)
+		set[k++] = (char *)net_env[i];
 	if (n_set)
 		memcpy(set + k, cfg->setenv, n_set * sizeof(*set));
 	st->env = ward_env_build(cfg->clearenv ? NULL : environ, cfg->clearenv, workdir, set,
@@ -198,6 +252,11 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 
 	p->cfg = cfg;
 	p->ns = cfg->namespaces & WARD_NS_ALL;
+	if (cfg->net == WARD_NET_HOST)
+		p->ns &= ~WARD_NS_NET;
+	p->net_handover_fd = st->net.handover[1];
+	p->net_go_fd = st->net.go[0];
+	p->net_port = st->net.port;
 	p->view = cfg->view && (p->ns & WARD_NS_MOUNT) && cfg->mode != WARD_SANDBOX_OFF;
 	p->argv = argv;
 	p->envp = st->env;
@@ -255,6 +314,10 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	if (st->err[0] >= 0)
 		p->close_fds[k++] = st->err[0];
 	p->close_fds[k++] = st->report[0];
+	if (st->net.handover[0] >= 0)
+		p->close_fds[k++] = st->net.handover[0];
+	if (st->net.go[1] >= 0)
+		p->close_fds[k++] = st->net.go[1];
 	return 0;
 }
 
@@ -398,6 +461,34 @@ static void fill_result(struct ward_result *res, const struct supervisor *sv,
 
 static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
 	       struct ward_result *res, struct ward_error **err);
+/* After clone3: the veth pair and the hub (veth), or the hand-over socket
+ * (loopback), to the proxy. */
+static int attach_net(struct run_state *st, pid_t pid, struct ward_error **err)
+{
+	if (st->net.veth) {
+		if (ward_net_attach(&st->net, pid, st->pidfd, err) < 0)
+			return -1;
+		return ward_proxy_add_listener(st->proxy, steal_fd(&st->net.listener), err);
+	}
+	return ward_proxy_add_handover(st->proxy, steal_fd(&st->net.handover[0]), err);
+}
+
+static void fill_net(struct ward_result *res, const struct ward_config *cfg,
+		     struct run_state *st)
+{
+	if (cfg->mode == WARD_SANDBOX_OFF || cfg->net == WARD_NET_HOST ||
+	    !(cfg->namespaces & WARD_NS_NET)) {
+		res->net_mode = WARD_NET_HOST;
+		return;
+	}
+	res->net_mode = cfg->net;
+	if (!st->proxy)
+		return;
+	snprintf(res->net_transport, sizeof(res->net_transport), "%s",
+		 st->net.veth ? "veth" : "loopback");
+	snprintf(res->net_proxy, sizeof(res->net_proxy), "%s", st->net.proxy_url);
+	ward_proxy_finish(st->proxy, &res->net_records, &res->n_net_records);
+}
 
 int ward_run(const struct ward_config *cfg, char *const argv[], struct ward_result *res,
 	     struct ward_error **err)
@@ -431,6 +522,8 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	memset(&st, 0, sizeof(st));
 	st.out[0] = st.out[1] = st.err[0] = st.err[1] = -1;
 	st.report[0] = st.report[1] = st.life[0] = st.life[1] = st.pidfd = -1;
+	st.net_log_fd = -1;
+	ward_net_init(&st.net);
 	ward_cgroup_init(&st.cg);
 	st.plan.cgroup_fd = -1;
 	memset(st.plan.cg_procs_fd, -1, sizeof(st.plan.cg_procs_fd));
@@ -458,6 +551,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	}
 
 	if (prepare(&st, cfg, argv, noshell, workdir, &setup_err) < 0 ||
+	    ward_net_start(&st.net, &setup_err) < 0 ||
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
@@ -479,6 +573,30 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		close(st.err[1]);
 		st.err[1] = -1;
 	}
+	if (st.net.handover[1] >= 0) {
+		close(st.net.handover[1]);
+		st.net.handover[1] = -1;
+	}
+	if (st.net.go[0] >= 0) {
+		close(st.net.go[0]);
+		st.net.go[0] = -1;
+	}
+	if (st.proxy && attach_net(&st, pid, &setup_err) < 0) {
+		siginfo_t si;
+		struct report r;
+
+		syscall(SYS_pidfd_send_signal, st.pidfd, SIGKILL, NULL, 0);
+		waitid((idtype_t)P_PIDFD, (id_t)st.pidfd, &si, WEXITED);
+		/* If init failed first (and so the network could not be built),
+		 * its reason is the one to give. */
+		if (read(st.report[0], &r, sizeof(r)) == (ssize_t)sizeof(r) &&
+		    r.type == REPORT_ERROR) {
+			r.err.message[sizeof(r.err.message) - 1] = '\0';
+			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
+			*setup_err = r.err;
+		}
+		goto setup_failed;
+	}
 
 	memset(&sv, 0, sizeof(sv));
 	sv.pidfd = st.pidfd;
@@ -491,6 +609,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.out = st.obuf;
 	sv.err = st.ebuf;
 	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
+	sv.proxy = st.proxy;
 	rc = ward_supervise(&sv, err);
 	if (sv.out_fd >= 0)
 		close(sv.out_fd);
@@ -502,6 +621,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	if (rc < 0)
 		goto done;
 	fill_result(res, &sv, cfg, &st);
+	fill_net(res, cfg, &st);
 	explain_oom(res, cfg);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;

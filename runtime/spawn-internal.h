@@ -48,6 +48,11 @@ struct spawn_plan {
 	int life_wfd;         /* the supervisor's write end, closed in the child */
 	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
 	int close_fds[8];     /* supervisor-only fds to close in the child, -1 ends */
+	/* the network (net-internal.h): the loopback hand-over socket, the
+	 * veth go-ahead pipe, the proxy's port; -1 when unused */
+	int net_handover_fd;
+	int net_go_fd;
+	uint16_t net_port;
 	/* the view */
 	const char *staging;  /* host directory the new root is mounted on */
 	struct spawn_sysdir sys[SPAWN_MAX_SYSDIRS];

@@ -11,6 +11,8 @@
 #include "runtime/spawn-internal.h"
 #include "ward/outbuf.h"
 
+struct ward_proxy;
+
 struct supervisor {
 	/* in */
 	int pidfd;
@@ -21,6 +23,7 @@ struct supervisor {
 	int report_fd;           /* read end of the child's records */
 	struct ward_outbuf *out, *err;
 	long long deadline_ns;   /* monotonic */
+	struct ward_proxy *proxy; /* the network proxy to drive, or NULL */
 	/* out */
 	bool timed_out;
 	int child_status;        /* wait status of the direct child (init or the command) */

@@ -8,10 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/proxy-internal.h"
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
 
-enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG };
+enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY };
 
 /* After the child is gone, how long output may still trickle in: in a
  * sandbox every writer died with it, so end of file comes at once; without
@@ -123,7 +124,8 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	if ((s->out_fd >= 0 && watch(ep, s->out_fd, EV_OUT) < 0) ||
 	    (s->err_fd >= 0 && watch(ep, s->err_fd, EV_ERR) < 0) ||
 	    (s->report_fd >= 0 && watch(ep, s->report_fd, EV_REPORT) < 0) ||
-	    watch(ep, s->pidfd, EV_PID) < 0) {
+	    watch(ep, s->pidfd, EV_PID) < 0 ||
+	    (s->proxy && watch(ep, ward_proxy_fd(s->proxy), EV_PROXY) < 0)) {
 		rc = ward_error_make(err, errno, "epoll_ctl");
 		goto out;
 	}
@@ -131,7 +133,9 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	while (!exited || s->out_fd >= 0 || s->err_fd >= 0 || s->report_fd >= 0) {
 		struct epoll_event evs[8];
 		long long now = ward_now_ns(), until = exited ? drain_until : s->deadline_ns;
-		int timeout_ms = until <= now ? 0 : (int)((until - now + 999999) / 1000000);
+		long long proxy_due = s->proxy && !exited ? ward_proxy_deadline(s->proxy) : 0;
+		long long wake = proxy_due && proxy_due < until ? proxy_due : until;
+		int timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
 		int n, i;
 
 		n = epoll_wait(ep, evs, ARRAY_SIZE(evs), timeout_ms);
@@ -140,6 +144,10 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		if (n < 0) {
 			rc = ward_error_make(err, errno, "epoll_wait");
 			goto out;
+		}
+		if (n == 0 && proxy_due && ward_now_ns() < until) {
+			ward_proxy_dispatch(s->proxy); /* a connection's own timeout */
+			continue;
 		}
 		if (n == 0) {
 			if (exited)
@@ -185,6 +193,12 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 					      (s->sandboxed ? DRAIN_SANDBOX_NS : DRAIN_DIRECT_NS);
 				break;
 			}
+			case EV_PROXY:
+				if (!exited)
+					ward_proxy_dispatch(s->proxy);
+				else
+					epoll_ctl(ep, EPOLL_CTL_DEL, ward_proxy_fd(s->proxy), NULL);
+				break;
 			case EV_SIG: {
 				struct signalfd_siginfo ssi;
 

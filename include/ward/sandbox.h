@@ -43,6 +43,8 @@
 
 #include "ward/error.h"
 #include "ward/fences.h"
+#include "ward/netpolicy.h"
+#include "ward/proxy.h"
 #include "ward/limits.h"
 
 #ifdef __cplusplus
@@ -69,6 +71,23 @@ enum ward_mount_kind {
 	WARD_MOUNT_BIND,    /* --bind SRC DST (writable) */
 	WARD_MOUNT_TMPFS,   /* --tmpfs DST */
 };
+
+/* The sandbox's network (see ward/netpolicy.h and ward/proxy.h). */
+enum ward_net_mode {
+	WARD_NET_NONE = 0, /* loopback only (the default) */
+	WARD_NET_PROXY,    /* only the supervisor's validating proxy is reachable */
+	WARD_NET_HOST,     /* the host's network, no network namespace: asked explicitly */
+};
+
+/* How the sandbox reaches the proxy in WARD_NET_PROXY mode. */
+enum ward_net_transport {
+	WARD_NET_TRANSPORT_AUTO = 0, /* veth with CAP_NET_ADMIN and CAP_SYS_ADMIN, else loopback */
+	WARD_NET_TRANSPORT_VETH,     /* a veth pair to a private namespace of the proxy's */
+	WARD_NET_TRANSPORT_LOOPBACK, /* a listener on the sandbox's loopback, handed over */
+};
+
+#define WARD_NET_DEFAULT_PORT 3128
+#define WARD_NET_DEFAULT_SUBNET "10.0.2.0/30"
 
 struct ward_mount {
 	enum ward_mount_kind kind;
@@ -101,6 +120,20 @@ struct ward_config {
 	int landlock_abi_max;
 	char *seccomp;
 	bool allow_ptrace;     /* let debuggers inside ptrace their own children */
+	/* The network: mode, proxy policy, where the proxy listens inside
+	 * (port; the veth pair's /30 or wider subnet: the proxy takes the first
+	 * address, the sandbox the second), an optional JSON-lines audit log
+	 * (appended), and TCP ports the command may connect to on its own
+	 * loopback besides the proxy's (Landlock ABI >= 4 limits connect to
+	 * these in proxy mode). */
+	enum ward_net_mode net;
+	enum ward_net_transport net_transport;
+	struct ward_netpolicy netpolicy;
+	uint16_t proxy_port;   /* default WARD_NET_DEFAULT_PORT */
+	struct ward_cidr net_subnet; /* default WARD_NET_DEFAULT_SUBNET */
+	char *net_log;
+	uint16_t local_ports[16];
+	size_t n_local_ports;
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
 	 * to the command while it runs (the CLI does; a library host may not). */
 	bool forward_signals;
@@ -136,6 +169,18 @@ WARD_API int ward_config_add_mount(struct ward_config *cfg, enum ward_mount_kind
 				   const char *source, const char *target,
 				   struct ward_error **err);
 
+/* Network settings from their text forms (flags and policy file share
+ * them). InvalidParameters naming what was wrong. */
+WARD_API int ward_config_set_net(struct ward_config *cfg, const char *mode,
+				 struct ward_error **err);   /* none, proxy, host */
+WARD_API int ward_config_set_net_transport(struct ward_config *cfg, const char *name,
+					   struct ward_error **err); /* auto, veth, loopback */
+WARD_API int ward_config_set_proxy_port(struct ward_config *cfg, const char *port,
+					struct ward_error **err);
+WARD_API int ward_config_set_net_subnet(struct ward_config *cfg, const char *cidr,
+					struct ward_error **err); /* IPv4, prefix 8..30 */
+WARD_API int ward_config_add_local_port(struct ward_config *cfg, const char *port,
+					struct ward_error **err);
 /* How one limit was applied: mechanism is "" when it was not. */
 struct ward_limit_applied {
 	uint64_t value;         /* bytes, count, weight; for cpus the quota in µs */
@@ -179,6 +224,14 @@ struct ward_result {
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
 	struct ward_error *error; /* why the command failed to run or finish, or NULL */
+	/* The network as it was: mode, transport ("veth", "loopback", "" when
+	 * there is no proxy), the proxy's address as the sandbox sees it, and
+	 * one record per connection to the proxy (owned, ward_result_release). */
+	enum ward_net_mode net_mode;
+	char net_transport[16];
+	char net_proxy[64];
+	struct ward_net_record *net_records;
+	size_t n_net_records;
 	struct ward_resources resources;
 };
 

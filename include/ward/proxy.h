@@ -1,0 +1,108 @@
+/* ward/proxy.h — the sandbox's network proxy: what it records of each
+ * attempt, and the pure HTTP request-head handling it is built on.
+ *
+ * The proxy itself runs inside ward_run()'s supervisor (one event loop, no
+ * thread per connection) when the configuration's network mode is
+ * WARD_NET_PROXY; a caller sees it only through the result: one
+ * struct ward_net_record per connection the sandbox made to the proxy.
+ *
+ * Requests: HTTP/1.1 absolute-form ("GET http://host/path HTTP/1.1") is
+ * forwarded as an origin-form request with hop-by-hop headers removed, the
+ * Host header set from the URL, configured credentials added and
+ * "Connection: close" (one request per connection); CONNECT host:port opens a
+ * tunnel. Everything else is answered with 400.
+ */
+#ifndef WARD_PROXY_H
+#define WARD_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ward/error.h"
+#include "ward/netpolicy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One attempt through the proxy. Plain data. */
+struct ward_net_record {
+	int64_t time_ms;                 /* when the connection was accepted, Unix ms */
+	int64_t duration_ms;
+	char method[16];                 /* "CONNECT", "GET", ... ; "" if none was read */
+	char host[WARD_NET_HOST_MAX];    /* normalised; "" if none was read */
+	uint16_t port;
+	char decision[8];                /* "allow", "deny" (policy) or "error" */
+	char rule[WARD_NET_RULE_MAX];    /* the deciding rule or the reason */
+	char address[48];                /* the address connected to, "" if none */
+	int status;                      /* status the proxy answered itself (200 for an
+					    established tunnel, 403, 502...), 0 when the
+					    upstream's response was relayed */
+	uint64_t bytes_up, bytes_down;   /* sandbox -> upstream, upstream -> sandbox */
+};
+
+/* The parsed head of a request to the proxy. */
+struct ward_http_request {
+	char method[16];
+	bool is_connect;
+	char host[WARD_NET_HOST_MAX];    /* normalised (ward_net_host_normalize) */
+	bool literal;                    /* host is an IP literal */
+	uint16_t port;
+	const char *target;              /* origin-form path in the buffer ("/" if none) */
+	size_t target_len;
+	size_t head_len;                 /* bytes of the head, final CRLF CRLF included */
+};
+
+/* Parse a request head at buf[0..len). Returns 1 when a whole head was
+ * parsed (*req filled; target points into buf), 0 when more bytes are
+ * needed, -1 when it is not a request the proxy takes: reason gets a
+ * one-line explanation and *status the HTTP status to answer (400, 405,
+ * 431, 501). */
+WARD_API int ward_http_parse_request(const char *buf, size_t len, struct ward_http_request *req,
+				     int *status, char *reason, size_t size);
+
+/* How a forwarded request's body is delimited. */
+struct ward_http_body {
+	bool chunked;
+	uint64_t length; /* Content-Length when !chunked (0 for none) */
+};
+
+/* A header added to a forwarded request (credential injection). */
+struct ward_http_header {
+	const char *name, *value;
+};
+
+/* The head to send upstream for a parsed non-CONNECT request: request line
+ * in origin form with HTTP/1.1, Host from the URL, every header of the
+ * client's but the hop-by-hop ones (Connection, Proxy-Connection,
+ * Keep-Alive, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
+ * Upgrade, Host, and those the Connection header names) and those in add
+ * (replaced), then add, then "Connection: close". *body says how the
+ * request body is framed. Returns a malloc'd head (*out_len bytes), or NULL
+ * with reason/status for a request that cannot be forwarded safely (both
+ * Content-Length and Transfer-Encoding, an encoding other than chunked,
+ * conflicting lengths) — or ENOMEM (status 500). */
+WARD_API char *ward_http_forward_head(const char *buf, const struct ward_http_request *req,
+				      const struct ward_http_header *add, size_t n_add,
+				      size_t *out_len, struct ward_http_body *body, int *status,
+				      char *reason, size_t size);
+
+/* A chunked body being passed through: feed bytes, learn where it ends. */
+struct ward_chunked {
+	int state;
+	uint64_t remaining;
+	int digits;
+};
+
+/* How many of buf[0..len) belong to the body; *done is set when the final
+ * chunk and trailer have been seen (the rest of buf is not body). -1 for a
+ * malformed chunked body. */
+WARD_API ssize_t ward_chunked_feed(struct ward_chunked *c, const char *buf, size_t len,
+				   bool *done);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
