@@ -424,6 +424,44 @@ START_TEST(test_cli_json)
 }
 END_TEST
 
+/* `ward doctor --json`: the "limits" check, its status and its fix. */
+static json_t *doctor_check(const char *name)
+{
+	char *ward = harness_path("ward"), *out = NULL;
+	char *argv[] = { ward, (char *)"doctor", (char *)"--json", NULL };
+	json_t *o, *checks, *c, *found = NULL;
+	size_t i;
+
+	harness_capture(argv, &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", out);
+	checks = json_object_get(o, "checks");
+	json_array_foreach(checks, i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			found = json_incref(c);
+	json_decref(o);
+	free(out);
+	free(ward);
+	ck_assert_msg(found, "no '%s' check", name);
+	return found;
+}
+
+START_TEST(test_doctor)
+{
+	json_t *c = doctor_check("limits");
+	char want[64];
+
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "ok");
+	snprintf(want, sizeof(want), "its own cgroup v%d", cg_version());
+	ck_assert_msg(strstr(json_string_value(json_object_get(c, "detail")), want), "%s",
+		      json_string_value(json_object_get(c, "detail")));
+	json_decref(c);
+	c = doctor_check(cg_version() == 2 ? "cgroup v2" : "cgroup v1");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "ok");
+	json_decref(c);
+}
+END_TEST
+
 /* A ward CLI running `sleep`, started in its own process. */
 static pid_t start_ward(const char *secs)
 {
@@ -565,6 +603,18 @@ START_TEST(test_rlimits_only)
 	ck_assert_ptr_nonnull(strstr(res.error->message, "--cpus needs a cgroup"));
 	ward_result_release(&res);
 	ward_config_release(&cfg);
+
+	/* and ward doctor says the same, with the way out */
+	{
+		json_t *c = doctor_check("limits");
+
+		ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "limited");
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "detail")),
+					     "no cgroup limit applies here, rlimits only"));
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "fix")),
+					     "systemd-run --user --scope -p Delegate=yes"));
+		json_decref(c);
+	}
 }
 END_TEST
 
@@ -696,6 +746,7 @@ int main(void)
 		tcase_add_test(tc, test_sandbox_off);
 		tcase_add_test(tc, test_io_weight);
 		tcase_add_test(tc, test_cli_json);
+		tcase_add_test(tc, test_doctor);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
