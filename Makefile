@@ -5,13 +5,15 @@
 #   make test         unit tests, then integration tests as root and as uid 65534
 #   make check        build everything the tests need, run nothing
 #   make install      PREFIX=/usr/local DESTDIR=
+#   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
 #   make SANITIZE=address,undefined test
 #   make test-vm      the cgroup v2 tests in a throw-away VM (tests/vm/run.sh)
 #
 # Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
 # is part of libward except runtime/main.c (the CLI entry point); every
 # tests/unit/test-*.c and tests/integration/test-*.c is one Check binary;
-# every tests/helpers/*.c is a small program the tests run inside sandboxes.
+# every tests/helpers/*.c is a small program the tests run inside sandboxes;
+# bench/*.c together are the benchmark driver, build/bench/ward-bench.
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -66,7 +68,7 @@ FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filte
 	     runtime/error.c
 
 .PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install \
-	uninstall clean fuzz fuzz-run
+	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
 all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
@@ -160,7 +162,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS) $(FUZZ_BIN)
+check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 test: check
 	B=$(B) ./tests/run.sh
@@ -186,6 +188,22 @@ fuzz-run:
 	@rm -rf $(B)/fuzz/corpus && mkdir -p $(B)/fuzz/corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
 		-print_final_stats=1 $(B)/fuzz/corpus tests/fuzz/shparse
+# ---- bench -----------------------------------------------------------------
+
+# The driver links libward statically: its library rows call ward_run() in
+# its own process, configured by ward's own `ward run` option parser.
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+$(B)/tests/unit/test-bench: $(BENCH_SRCS)   # it includes bench/*.c to test them
+$(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+
+# bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
+# smoke run in under a minute, its report under $(B)/bench/results).
+bench: deps-quiet all $(B)/bench/ward-bench
+	B=$(B) QUICK=$(QUICK) NOTE="$(NOTE)" FROM="$(FROM)" ./bench/run.sh
+
+bench-deps:
+	./scripts/deps.sh bench
 
 test-vm: deps-quiet
 	B=$(B) ./tests/run.sh vm

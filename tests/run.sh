@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|fuzz|vm|all] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|fuzz|vm|bench|all] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -93,6 +93,18 @@ fi
 if [ "$what" = all ] || [ "$what" = vm ]; then
 	if [ -x tests/vm/run.sh ]; then
 		run_one "vm (cgroup v2 guest)" tests/vm/run.sh
+	fi
+fi
+
+# The benchmark's smoke run (bench/run.sh, QUICK=1): every row of ward must
+# run; one pass or one failure.
+if [ "$what" = all ] || [ "$what" = bench ]; then
+	echo "== bench (QUICK=1)"
+	if B="$B" QUICK=1 "$(dirname "$0")/../bench/run.sh"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		bins_failed+=("bench")
 	fi
 fi
 

@@ -1,0 +1,126 @@
+/* test-bench.c — the benchmark's pure parts: order statistics, command lines
+ * as printed, the temporary paths shown by name, and one timed run. The
+ * sources are included so their file-local helpers are tested as they are. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "bench/run.c"
+#include "bench/stats.c"
+
+START_TEST(test_quantiles)
+{
+	struct samples s = { 0 };
+	double v[] = { 5, 1, 4, 2, 3 };
+	size_t i;
+
+	ck_assert(isnan(samples_quantile(&s, 0.5)));
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(samples_add(&s, v[i]), 0);
+	ck_assert_double_eq(samples_quantile(&s, 0.5), 3);
+	ck_assert_double_eq(samples_quantile(&s, 0), 1);
+	ck_assert_double_eq(samples_quantile(&s, 1), 5);
+	/* Between order statistics: 0.1 × 4 = 0.4 of the way from 1 to 2. */
+	ck_assert_double_eq_tol(samples_quantile(&s, 0.1), 1.4, 1e-9);
+	ck_assert_double_eq_tol(samples_quantile(&s, 0.9), 4.6, 1e-9);
+	ck_assert_int_eq(samples_add(&s, 6), 0);
+	ck_assert_double_eq(samples_quantile(&s, 0.5), 3.5); /* even count: the mean of two */
+	samples_release(&s);
+	ck_assert_ptr_null(s.v);
+}
+END_TEST
+
+START_TEST(test_many_samples)
+{
+	struct samples s = { 0 };
+	int i;
+
+	for (i = 1000; i >= 1; i--) /* grows past the first allocation, arrives unsorted */
+		ck_assert_int_eq(samples_add(&s, i), 0);
+	ck_assert_uint_eq(s.n, 1000);
+	ck_assert_double_eq_tol(samples_quantile(&s, 0.5), 500.5, 1e-9);
+	ck_assert_double_eq_tol(samples_quantile(&s, 0.1), 100.9, 1e-9);
+	samples_release(&s);
+}
+END_TEST
+
+START_TEST(test_median_of)
+{
+	double v[] = { 9, 1, 7 };
+
+	ck_assert_double_eq(median_of(v, 3), 7);
+	ck_assert_double_eq(v[0], 9); /* the caller's array is left as it was */
+	ck_assert(isnan(median_of(v, 0)));
+}
+END_TEST
+
+START_TEST(test_argv_join)
+{
+	char *plain[] = { "/usr/bin/unshare", "-Urmpf", "/bin/true", NULL };
+	char *quoted[] = { "/bin/sh", "-c", "echo hi", "it's", "", NULL };
+	char buf[256];
+
+	argv_join(buf, sizeof(buf), plain);
+	ck_assert_str_eq(buf, "/usr/bin/unshare -Urmpf /bin/true");
+	argv_join(buf, sizeof(buf), quoted);
+	ck_assert_str_eq(buf, "/bin/sh -c 'echo hi' 'it'\\''s' ''");
+	argv_join(buf, 8, plain); /* truncated, still a string */
+	ck_assert_uint_lt(strlen(buf), 8);
+}
+END_TEST
+
+START_TEST(test_rec_cmdline)
+{
+	struct tier_options o = { .ward = "/tmp/wb.1/bin/ward", .policy = "/tmp/wb.1/bin/policy.json",
+				  .dir = "/tmp/wb.1/me" };
+	char line[] = "/tmp/wb.1/bin/ward run --policy /tmp/wb.1/bin/policy.json -C "
+		      "/tmp/wb.1/me/work --bundle /tmp/wb.1/me/crun-true\tx\ny";
+	char out[512] = "";
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	snprintf(o.workdir, sizeof(o.workdir), "%s/work", o.dir);
+	ck_assert_ptr_nonnull(f);
+	rec_cmdline(f, line, &o);
+	fclose(f);
+	ck_assert_str_eq(out, "ward run --policy bench/policy.json -C $WORK --bundle "
+			      "$DIR/crun-true x y");
+}
+END_TEST
+
+START_TEST(test_exec)
+{
+	char *argv[] = { "/bin/sh", "-c", "echo hi; echo err >&2; exit 3", NULL };
+	char *missing[] = { "/nonexistent/program", NULL };
+	char out[64];
+	double ms = -1;
+	long rss = -1;
+	int st;
+
+	st = bench_exec(argv, out, sizeof(out), &ms, &rss);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 3);
+	ck_assert_str_eq(out, "hi\nerr\n");
+	ck_assert(ms > 0);
+	ck_assert(rss > 0);
+	st = bench_exec(missing, NULL, 0, &ms, NULL);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 127);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bench");
+	TCase *tc = harness_tcase(s, "bench", NULL);
+
+	tcase_add_test(tc, test_quantiles);
+	tcase_add_test(tc, test_many_samples);
+	tcase_add_test(tc, test_median_of);
+	tcase_add_test(tc, test_argv_join);
+	tcase_add_test(tc, test_rec_cmdline);
+	tcase_add_test(tc, test_exec);
+	return harness_main(s);
+}
