@@ -72,6 +72,11 @@ void ward_cgroup_init(struct ward_cgroup *cg);
 int ward_cgroup_create(struct ward_cgroup *cg, const struct ward_limits *lim,
 		       struct ward_resources *res, struct ward_error **err);
 
+/* No cgroup by choice (--no-cgroup): 0 with res->note saying so, or -1 with
+ * an InvalidParameters error when lim asks for a cgroup limit explicitly. */
+int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
+		     struct ward_error **err);
+
 /* Child side, first thing: join the v1 cgroups (async-signal-safe). */
 int ward_cgroup_join_v1(const int procs_fd[CG1_COUNT], struct ward_error **err);
 

@@ -357,11 +357,22 @@ void ward_cgroup_init(struct ward_cgroup *cg)
 static void make_name(struct ward_cgroup *cg)
 {
 	static unsigned seq;
-	static unsigned long long self_start;
+	/* Our start time, cached per pid: a process forked from this one has a
+	 * start time of its own, and a name with its parent's would look like
+	 * the leftover of a dead ward to the next ward that runs. */
+	static long cached_pid;
+	static unsigned long long cached_start;
+	long pid = (long)getpid();
+	unsigned long long start;
 
-	if (!self_start)
-		self_start = start_time((long)getpid());
-	snprintf(cg->name, sizeof(cg->name), "w%ld-%llu-%u", (long)getpid(), self_start,
+	if (__atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE) == pid) {
+		start = __atomic_load_n(&cached_start, __ATOMIC_RELAXED);
+	} else {
+		start = start_time(pid);
+		__atomic_store_n(&cached_start, start, __ATOMIC_RELAXED);
+		__atomic_store_n(&cached_pid, pid, __ATOMIC_RELEASE);
+	}
+	snprintf(cg->name, sizeof(cg->name), "w%ld-%llu-%u", pid, start,
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 }
 
@@ -737,6 +748,21 @@ int ward_cgroup_create(struct ward_cgroup *cg, const struct ward_limits *lim,
 		return -1;
 	}
 	res->cgroup_version = cg->version;
+	return 0;
+}
+
+int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
+		     struct ward_error **err)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cgroup_limits); i++)
+		if (lim->explicit_mask & (1u << cgroup_limits[i]))
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "%s needs a cgroup, and --no-cgroup was given",
+						    ward_limit_option(cgroup_limits[i]));
+	snprintf(res->note, sizeof(res->note),
+		 "no cgroup limit applied (rlimits only): --no-cgroup was given");
 	return 0;
 }
 

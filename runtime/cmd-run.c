@@ -42,6 +42,7 @@ static const char usage[] =
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
+	"      --no-cgroup          no cgroup, rlimits only (measurement only)\n"
 	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
 	"                           proxy is reachable) or host (the host's network)\n"
 	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
@@ -105,6 +106,7 @@ enum {
 	OPT_NET_SUBNET,
 	OPT_NET_TRANSPORT,
 	OPT_ALLOW_LOCAL_PORT,
+	OPT_NO_CGROUP,
 	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
 	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
@@ -144,6 +146,7 @@ static const struct option long_options[] = {
 	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
 	{ "net-transport", required_argument, NULL, OPT_NET_TRANSPORT },
 	{ "allow-local-port", required_argument, NULL, OPT_ALLOW_LOCAL_PORT },
+	{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
 	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
 	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
 	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
@@ -436,6 +439,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_POLICY:
 		case OPT_NO_POLICY:
 			break; /* applied first, by apply_policy() */
+		case OPT_NO_CGROUP:
+			o->cfg.cgroup = false;
+			break;
 		case OPT_LIMIT ... OPT_LIMIT_END - 1:
 			if (ward_limits_set(&o->cfg.limits, (enum ward_limit)(c - OPT_LIMIT), optarg,
 					    err) < 0)

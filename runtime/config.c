@@ -26,6 +26,7 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->proxy_port = WARD_NET_DEFAULT_PORT;
 	ward_cidr_parse(WARD_NET_DEFAULT_SUBNET, &cfg->net_subnet, NULL);
 	ward_limits_init(&cfg->limits);
+	cfg->cgroup = true;
 }
 
 void ward_config_release(struct ward_config *cfg)

@@ -330,6 +330,8 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	int i;
 
 	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
+	if (!cfg->cgroup)
+		return ward_cgroup_none(&cfg->limits, r, err);
 	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
 		return -1;
 	p->cgroup_fd = st->cg.dir_fd;

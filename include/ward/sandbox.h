@@ -140,6 +140,9 @@ struct ward_config {
 	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
 	 * overridden by the policy file and flags. */
 	struct ward_limits limits;
+	/* Make the command's cgroup (default). false, for measurements only:
+	 * rlimits alone, and a limit asked for explicitly is refused. */
+	bool cgroup;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",

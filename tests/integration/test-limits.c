@@ -462,6 +462,39 @@ START_TEST(test_doctor)
 }
 END_TEST
 
+/* A library host that forks (a worker pool, say): each process's cgroups
+ * carry its own pid and start time, so a run in one never takes another's
+ * live cgroup for a dead ward's. */
+START_TEST(test_forked_host)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	pid_t child;
+	int status, i;
+
+	config(&cfg, 30, NULL);
+	run(&cfg, "true", &res); /* the parent has made a cgroup name before the fork */
+	ward_result_release(&res);
+	usleep(50000); /* start times count in clock ticks: the child's must differ */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		run(&cfg, "sleep 1.5; echo survived", &res);
+		_exit(res.exit_code == 0 && strcmp(res.output, "survived\n") == 0 ? 0 : 1);
+	}
+	for (i = 0; i < 500 && our_cgroups(cg_base(), child) == 0; i++)
+		usleep(10000);
+	ck_assert_int_eq(our_cgroups(cg_base(), child), 1);
+	run(&cfg, "true", &res); /* removes leftovers: must leave the child's alone */
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the forked host's command was killed");
+}
+END_TEST
+
 /* A ward CLI running `sleep`, started in its own process. */
 static pid_t start_ward(const char *secs)
 {
@@ -553,6 +586,38 @@ START_TEST(test_rlimits)
 	ward_result_release(&res);
 	run(&cfg, "exec /hog write 1 small", &res);
 	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* --no-cgroup (measurements): rlimits only, said so; an explicit limit is
+ * refused rather than dropped. */
+START_TEST(test_no_cgroup)
+{
+	static const char *const lim[] = { "2", "64", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 30, NULL);
+	cfg.cgroup = false;
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_int_eq(res.resources.cgroup_version, 0);
+	ck_assert_str_eq(res.resources.note,
+			 "no cgroup limit applied (rlimits only): --no-cgroup was given");
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism, "");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_CORE].mechanism, "rlimit RLIMIT_CORE");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, lim);
+	cfg.cgroup = false;
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_str_eq(res.error->message, "--pids needs a cgroup, and --no-cgroup was given");
+	ck_assert_str_eq(res.output, "");
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 }
@@ -747,6 +812,7 @@ int main(void)
 		tcase_add_test(tc, test_io_weight);
 		tcase_add_test(tc, test_cli_json);
 		tcase_add_test(tc, test_doctor);
+		tcase_add_test(tc, test_forked_host);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -754,6 +820,7 @@ int main(void)
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);
+	tcase_add_test(tc, test_no_cgroup);
 	tc = harness_tcase(s, "rlimits-only", "unpriv nocgroup");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits_only);

@@ -218,6 +218,12 @@ START_TEST(test_options)
 	ck_assert_uint_eq(o.cfg.limits.io_weight, 200);
 	ck_assert_uint_eq(o.cfg.limits.file_size, 1ull << 30);
 	ck_assert_uint_eq(o.cfg.limits.explicit_mask, (1u << WARD_LIMIT_COUNT) - 1);
+	ck_assert(o.cfg.cgroup);
+	ward_run_options_release(&o);
+
+	argv[1] = (char *)"--no-cgroup";
+	ck_assert_int_eq(ward_run_options_parse(16, argv, &o, &err), 0);
+	ck_assert(!o.cfg.cgroup);
 	ward_run_options_release(&o);
 
 	ck_assert_ptr_nonnull(strstr(opts_error("--memory", "0"), "--memory"));
