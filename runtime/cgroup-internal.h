@@ -18,9 +18,9 @@
  * the former.
  *
  * The v2 child is placed atomically with clone3(CLONE_INTO_CGROUP). In v1,
- * the supervisor opens each hierarchy's cgroup.procs before the clone and the
- * child writes "0" into them before anything else (v1 checks the opener's
- * credentials, so this works from inside the new user namespace). */
+ * the supervisor writes the child's pid into each hierarchy's cgroup.procs
+ * while the child builds the sandbox, and the child waits for that before it
+ * starts anything (spawn-internal.h, cg_go_fd). */
 #ifndef WARD_CGROUP_INTERNAL_H
 #define WARD_CGROUP_INTERNAL_H
 
@@ -77,8 +77,9 @@ int ward_cgroup_create(struct ward_cgroup *cg, const struct ward_limits *lim,
 int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
 		     struct ward_error **err);
 
-/* Child side, first thing: join the v1 cgroups (async-signal-safe). */
-int ward_cgroup_join_v1(const int procs_fd[CG1_COUNT], struct ward_error **err);
+/* Supervisor side, right after the clone: move pid into the v1 cgroups
+ * through the cgroup.procs descriptors opened by ward_cgroup_create(). */
+int ward_cgroup_place_v1(struct ward_cgroup *cg, pid_t pid, struct ward_error **err);
 
 /* Close the supervisor's copies of the v1 cgroup.procs descriptors. */
 void ward_cgroup_close_fds(struct ward_cgroup *cg);

@@ -766,18 +766,18 @@ int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
 	return 0;
 }
 
-int ward_cgroup_join_v1(const int procs_fd[CG1_COUNT], struct ward_error **err)
+int ward_cgroup_place_v1(struct ward_cgroup *cg, pid_t pid, struct ward_error **err)
 {
-	int i;
+	char num[32];
+	int i, n = snprintf(num, sizeof(num), "%ld", (long)pid);
 
 	for (i = 0; i < CG1_COUNT; i++) {
-		if (procs_fd[i] < 0)
+		if (cg->procs_fd[i] < 0)
 			continue;
-		/* "0" is the writer itself; the opener's credentials are checked */
-		if (write(procs_fd[i], "0", 1) != 1)
-			return ward_error_make(err, errno, "join the cgroup v1 %s hierarchy",
-					       v1_names[i]);
-		close(procs_fd[i]);
+		if (write(cg->procs_fd[i], num, (size_t)n) != n)
+			return ward_error_make(err, errno, "move the sandbox into '%s'", cg->v1[i]);
+		close(cg->procs_fd[i]);
+		cg->procs_fd[i] = -1;
 	}
 	return 0;
 }

@@ -142,6 +142,22 @@ static int wait_for_network(const struct spawn_plan *p, struct ward_error **err)
 	return 0;
 }
 
+static int wait_for_cgroups(const struct spawn_plan *p, struct ward_error **err)
+{
+	char c;
+	ssize_t n;
+
+	close(p->cg_go_wfd);
+	do
+		n = read(p->cg_go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(p->cg_go_fd);
+	if (n != 1)
+		return ward_error_make(err, n < 0 ? errno : 0,
+				       "the supervisor did not place the sandbox in its cgroups");
+	return 0;
+}
+
 void ward_exec_command(const struct spawn_plan *p)
 {
 	ward_exec_argv(p->argv, p->envp, p->path_env);
@@ -234,15 +250,8 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
-	/* Into the v1 cgroups before anything else: every process of the
-	 * sandbox descends from init, so none runs outside them. */
-	if (ward_cgroup_join_v1(p->cg_procs_fd, &e) < 0 || ward_rlimits_apply(&p->rlimits, &e) < 0)
+	if (ward_rlimits_apply(&p->rlimits, &e) < 0)
 		die(p, e);
-	/* rooted at the cgroups just joined, as clone3 roots it at the v2 one */
-	if (p->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
-		ward_error_make(&e, errno, "unshare the cgroup namespace");
-		die(p, e);
-	}
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);
@@ -263,6 +272,16 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	if (p->net_go_fd >= 0 && wait_for_network(p, &e) < 0)
 		die(p, e);
+	/* In the v1 cgroups before any process of the command exists (init
+	 * forks nothing until then, so nothing runs outside them) ... */
+	if (p->cg_go_fd >= 0 && wait_for_cgroups(p, &e) < 0)
+		die(p, e);
+	/* ... and the cgroup namespace rooted at them, as clone3 roots it at
+	 * the v2 one. Before the capabilities go. */
+	if (p->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
+		ward_error_make(&e, errno, "unshare the cgroup namespace");
+		die(p, e);
+	}
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */
@@ -342,7 +361,7 @@ void ward_direct_main(const struct spawn_plan *p)
 	{
 		struct ward_error *e = &error_storage;
 
-		if (ward_cgroup_join_v1(p->cg_procs_fd, &e) < 0 ||
+		if ((p->cg_go_fd >= 0 && wait_for_cgroups(p, &e) < 0) ||
 		    ward_rlimits_apply(&p->rlimits, &e) < 0)
 			die(p, e);
 	}

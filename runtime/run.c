@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +108,7 @@ struct run_state {
 	struct ward_proxy *proxy;
 	int net_log_fd;
 	struct ward_cgroup cg;
+	int cg_go[2];
 };
 
 static void state_release(struct run_state *st)
@@ -134,6 +136,10 @@ static void state_release(struct run_state *st)
 	if (st->net_log_fd >= 0)
 		close(st->net_log_fd);
 	ward_cgroup_destroy(&st->cg);
+	if (st->cg_go[0] >= 0)
+		close(st->cg_go[0]);
+	if (st->cg_go[1] >= 0)
+		close(st->cg_go[1]);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */
@@ -327,7 +333,6 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 			  struct ward_resources *r, struct ward_error **err)
 {
 	struct spawn_plan *p = &st->plan;
-	int i;
 
 	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
 	if (!cfg->cgroup)
@@ -335,11 +340,51 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
 		return -1;
 	p->cgroup_fd = st->cg.dir_fd;
-	for (i = 0; i < CGROUP_V1_FDS; i++)
-		p->cg_procs_fd[i] = st->cg.procs_fd[i];
+	if (st->cg.version == 1) {
+		/* a socket, not a pipe: sent to with MSG_NOSIGNAL, a child that
+		 * died early costs no SIGPIPE */
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, st->cg_go) < 0)
+			return ward_error_make(err, errno, "socketpair");
+		p->cg_go_fd = st->cg_go[0];
+		p->cg_go_wfd = st->cg_go[1];
+	}
 	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
 			   cfg->mode != WARD_SANDBOX_OFF;
 	return 0;
+}
+
+/* cgroup v1: the child is moved in from here while it builds the sandbox,
+ * then told to go on. If it cannot be, it is killed before it started
+ * anything. */
+static int place_v1(struct run_state *st, pid_t pid, struct ward_error **err)
+{
+	struct ward_error *e = NULL;
+	siginfo_t si;
+	int rc;
+
+	if (st->cg.version != 1)
+		return 0;
+	close(st->cg_go[0]);
+	st->cg_go[0] = -1;
+	rc = ward_cgroup_place_v1(&st->cg, pid, &e);
+	if (rc == 0 && send(st->cg_go[1], "g", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
+	    errno != ECONNRESET)
+		rc = ward_error_make(&e, errno, "let the sandbox go on");
+	close(st->cg_go[1]);
+	st->cg_go[1] = -1;
+	/* a child that died by itself (ESRCH, EPIPE) has sent its own reason,
+	 * which the supervisor reads */
+	if (rc == 0 || (e && e->code == ESRCH)) {
+		ward_error_free(e);
+		return 0;
+	}
+	if (err)
+		*err = e;
+	else
+		ward_error_free(e);
+	syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+	waitid((idtype_t)P_PIDFD, (id_t)st->pidfd, &si, WEXITED);
+	return -1;
 }
 
 /* Figures from the cgroup, or from the rusage of init and what it reaped. */
@@ -528,7 +573,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	ward_net_init(&st.net);
 	ward_cgroup_init(&st.cg);
 	st.plan.cgroup_fd = -1;
-	memset(st.plan.cg_procs_fd, -1, sizeof(st.plan.cg_procs_fd));
+	st.plan.cg_go_fd = st.plan.cg_go_wfd = st.cg_go[0] = st.cg_go[1] = -1;
 
 	if (!argv || !argv[0] || !argv[0][0]) {
 		set_error(res, WARD_ERR_INVALID_PARAMETERS, "no command given");
@@ -557,9 +602,11 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
-	ward_cgroup_close_fds(&st.cg);
 	if (pid < 0)
 		goto setup_failed;
+	if (place_v1(&st, pid, &setup_err) < 0)
+		goto setup_failed;
+	ward_cgroup_close_fds(&st.cg);
 
 	/* Our copies of the child's ends: gone, so end of file means the child
 	 * side is done. */

@@ -67,8 +67,12 @@ struct spawn_plan {
 	const struct spawn_chain *chain;
 	/* resource limits */
 	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
-	int cg_procs_fd[CGROUP_V1_FDS]; /* v1: cgroup.procs to join first, -1 for none */
-	bool late_cgroupns;     /* v1: init unshares the cgroup namespace after joining */
+	/* v1: the supervisor moves init into the cgroups while init builds the
+	 * sandbox (a cgroup v1 move waits for an RCU grace period, milliseconds
+	 * on a busy machine), then writes one byte here; init reads it before it
+	 * starts anything. -1 for none. */
+	int cg_go_fd, cg_go_wfd;
+	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
 	struct rlimit_plan rlimits;
 };
 
