@@ -42,7 +42,7 @@ struct ward_cgroup {
 	char dir[PATH_MAX];       /* v2: the command's cgroup */
 	int dir_fd;               /* v2: for CLONE_INTO_CGROUP, else -1 */
 	char v1[CG1_COUNT][PATH_MAX]; /* v1: the command's cgroup per hierarchy, "" if none */
-	int procs_fd[CG1_COUNT];  /* v1: cgroup.procs opened for the child, -1 if none */
+	int procs_fd[CG1_COUNT];  /* v1: cgroup.procs to move the child in with, -1 if none */
 };
 
 /* What cgroups this host and user offer (no changes made). */
