@@ -7,6 +7,7 @@
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
 #   make SANITIZE=address,undefined test
+#   make test-vm      the cgroup v2 tests in a throw-away VM (tests/vm/run.sh)
 #
 # Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
 # is part of libward except runtime/main.c (the CLI entry point); every
@@ -66,8 +67,8 @@ FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
 	     runtime/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration install uninstall clean \
-	fuzz fuzz-run bench bench-deps
+.PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install \
+	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
 all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
@@ -143,8 +144,16 @@ $(HARNESS): tests/harness.c tests/harness.h
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
 TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward.a
-TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< $(HARNESS) \
-             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS)
+TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) $(TEST_STATIC) -o $@ $< $(HARNESS) \
+             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS) $(TEST_STATIC_LIBS)
+
+# STATIC_TESTS=1 links the test programs and helpers static, for a guest with
+# no libraries (tests/vm/run.sh builds its tree so, in its own build directory).
+ifeq ($(STATIC_TESTS),1)
+TEST_STATIC      := -static
+TEST_STATIC_LIBS := -lsubunit -lm -lrt
+HELPER_STATIC    := -static
+endif
 
 $(UNIT_BINS): $(B)/tests/unit/%: tests/unit/%.c $(TEST_DEPS)
 	@mkdir -p $(dir $@)
@@ -157,7 +166,7 @@ $(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS)
 # Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
 $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude -o $@ $< $(HELPER_LIBS_$*)
+	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
 check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
@@ -222,6 +231,8 @@ fuzz-validate: $(FUZZV_BIN)
 	@rm -rf $(B)/fuzz/corpus-validate && mkdir -p $(B)/fuzz/corpus-validate
 	$(FUZZV_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 $(B)/fuzz/corpus-validate tests/fuzz/validate tests/fuzz/shparse
+test-vm: deps-quiet
+	B=$(B) ./tests/run.sh vm
 
 # ---- install --------------------------------------------------------------
 

@@ -27,10 +27,10 @@
 #define CGROUP_FLAGS "--memory 1G --pids 4096"
 
 /* Flags that keep ward's default resource limits off, for the rungs below
- * "+ cgroup limits". Empty while ward applies no limits by default; when it
- * does, this is where its switch for "no cgroup" goes, or the rungs below
- * include the cgroup's cost. Begin it with a space: it follows other flags. */
-#define LIMITS_OFF ""
+ * "+ cgroup limits" (ward makes a cgroup for every command by default), so
+ * they do not include the cgroup's cost. Begin it with a space: it follows
+ * other flags. */
+#define LIMITS_OFF " --no-cgroup"
 
 #define N_CMDS 2
 #define MAX_ARGS 96

@@ -42,6 +42,7 @@ static const char usage[] =
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
+	"      --no-cgroup          no cgroup, rlimits only (measurement only)\n"
 	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
 	"                           proxy is reachable) or host (the host's network)\n"
 	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
@@ -68,6 +69,12 @@ static const char usage[] =
 	"      --protect PATH       keep PATH (relative to the workdir) read-only too\n"
 	"      --allow-write PATH   open a protected path (and those below it) for this run\n"
 	"      --no-placeholders    do not cover missing protected paths (direct mode)\n"
+	"      --memory SIZE        memory limit (K, M, G suffixes; default half the RAM)\n"
+	"      --memory-swap SIZE   swap allowed on top of --memory (default 0)\n"
+	"      --pids N             most processes and threads at once (default 4096)\n"
+	"      --cpus FLOAT         CPU time, in CPUs (0.5 = half of one; default none)\n"
+	"      --io-weight N        proportional I/O weight, 1 to 10000 (default none)\n"
+	"      --max-file-size SIZE largest file the command may write (RLIMIT_FSIZE)\n"
 	"      --approve            approve a command that needs approval\n"
 	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
 	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
@@ -116,6 +123,9 @@ enum {
 	OPT_ALLOW_WRITE,
 	OPT_CHANGES,
 	OPT_NO_PLACEHOLDERS,
+	OPT_NO_CGROUP,
+	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
+	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
 
 static const struct option long_options[] = {
@@ -160,6 +170,13 @@ static const struct option long_options[] = {
 	{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
 	{ "changes", required_argument, NULL, OPT_CHANGES },
 	{ "no-placeholders", no_argument, NULL, OPT_NO_PLACEHOLDERS },
+	{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
+	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
+	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
+	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
+	{ "cpus", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_CPUS },
+	{ "io-weight", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_IO_WEIGHT },
+	{ "max-file-size", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_FILE_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -474,6 +491,14 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_POLICY:
 		case OPT_NO_POLICY:
 			break; /* applied first, by apply_policy() */
+		case OPT_NO_CGROUP:
+			o->cfg.cgroup = false;
+			break;
+		case OPT_LIMIT ... OPT_LIMIT_END - 1:
+			if (ward_limits_set(&o->cfg.limits, (enum ward_limit)(c - OPT_LIMIT), optarg,
+					    err) < 0)
+				goto fail;
+			break;
 		case ':':
 			bad(err, "option '%s' needs a value", argv[optind - 1]);
 			goto fail;

@@ -31,6 +31,8 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->pass_fd = -1;
 	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
 	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
+	ward_limits_init(&cfg->limits);
+	cfg->cgroup = true;
 }
 
 void ward_config_release(struct ward_config *cfg)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/cgroup-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/sandbox.h"
 
@@ -140,74 +141,58 @@ static void check_seccomp(struct ward_doctor *d)
 	    actions[0] ? actions : "unknown");
 }
 
-/* The cgroup2 mount point, or "" when there is none. */
-static void cgroup2_mount(char *out, size_t size)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	out[0] = '\0';
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[4096];
-
-		if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
-			snprintf(out, size, "%s", mnt);
-			break;
-		}
-	}
-	fclose(f);
-}
-
+/* cgroup v2 (controllers, delegation), the v1 fallback, and the limits ward
+ * will apply with them — the same choice ward_run() makes. */
 static void check_cgroups(struct ward_doctor *d)
 {
-	char mnt[4096], path[4200], ctl[512] = "", own[4096] = "";
-	bool v1 = access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0 &&
-		  access("/sys/fs/cgroup/pids", F_OK) == 0;
+	struct cgroup_probe p;
+	struct ward_limits lim;
+	char mem[32], v1[512] = "";
+	size_t n = 0;
+	int i;
 
-	cgroup2_mount(mnt, sizeof(mnt));
-	if (mnt[0]) {
-		snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
-		if (ward_read_file(path, ctl, sizeof(ctl)) >= 0)
-			ctl[strcspn(ctl, "\n")] = '\0';
-	}
-	if (ward_read_file("/proc/self/cgroup", own, sizeof(own)) > 0) {
-		char *z = strstr(own, "0::");
-
-		if (z) {
-			memmove(own, z + 3, strlen(z + 3) + 1);
-			own[strcspn(own, "\n")] = '\0';
-		} else {
-			own[0] = '\0';
-		}
-	}
-	if (mnt[0] && strstr(ctl, "memory") && strstr(ctl, "pids")) {
-		snprintf(path, sizeof(path), "%s%s", mnt, own);
-		if (d->root)
-			add(d, "cgroup v2", WARD_CHECK_OK, NULL,
-			    "controllers at %s: %s; ward makes its cgroups under %s/ward", mnt, ctl, mnt);
-		else if (access(path, W_OK) == 0)
-			add(d, "cgroup v2", WARD_CHECK_OK, NULL, "delegated subtree %s (controllers: %s)",
-			    path, ctl);
-		else
-			add(d, "cgroup v2", WARD_CHECK_LIMITED,
+	ward_cgroup_probe(&p);
+	ward_limits_init(&lim);
+	ward_format_size(lim.memory, mem, sizeof(mem));
+	if (p.version == 2 && p.v2_root)
+		add(d, "cgroup v2", WARD_CHECK_OK, NULL,
+		    "controllers at %s: %s; ward makes its cgroups under %s", p.v2_mount,
+		    p.v2_controllers, p.v2_base);
+	else if (p.version == 2)
+		add(d, "cgroup v2", WARD_CHECK_OK, NULL,
+		    "delegated cgroup %s: ward %s its own process into %s/ward-supervisor and makes "
+		    "its cgroups beside it", p.v2_base, p.v2_move_self ? "moves" : "has moved",
+		    p.v2_base);
+	else
+		add(d, "cgroup v2", p.v2_mount[0] ? WARD_CHECK_LIMITED : WARD_CHECK_MISSING,
+		    p.v1_mount[CG1_MEMORY][0] && p.v2_mount[0] && !strstr(p.v2_reason, "delegat") ?
+			    "boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2" :
 			    "systemd-run --user --scope -p Delegate=yes ward run ...",
-			    "controllers %s exist but %s is not delegated to this user", ctl, path);
-	} else if (mnt[0]) {
-		add(d, "cgroup v2", WARD_CHECK_LIMITED,
-		    v1 ? "boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2" : NULL,
-		    "%s is mounted with no usable controllers%s", mnt,
-		    v1 ? " (hybrid host: they are on cgroup v1)" : "");
-	} else {
-		add(d, "cgroup v2", WARD_CHECK_MISSING, "mount cgroup2 on /sys/fs/cgroup",
-		    "no cgroup2 hierarchy is mounted");
-	}
-	if (v1)
-		add(d, "cgroup v1", d->root ? WARD_CHECK_OK : WARD_CHECK_LIMITED,
-		    d->root ? NULL : "run as root for cgroup v1 limits, or use a cgroup v2 host",
-		    "memory and pids hierarchies under /sys/fs/cgroup%s",
-		    d->root ? ", writable" : ", writable by root only");
+		    "%s", p.v2_reason);
+	for (i = 0; i < CG1_COUNT; i++)
+		if (p.v1_mount[i][0])
+			n += (size_t)snprintf(v1 + n, n < sizeof(v1) ? sizeof(v1) - n : 0, "%s%s",
+					      n ? ", " : "", p.v1_mount[i]);
+	if (p.version == 1)
+		add(d, "cgroup v1", WARD_CHECK_OK, NULL,
+		    "fallback in use (hybrid host): ward makes its cgroups under ward/ of %s", v1);
+	else if (p.version == 0 && v1[0])
+		add(d, "cgroup v1", WARD_CHECK_LIMITED,
+		    "run ward as root for cgroup v1 limits, or use a cgroup v2 host",
+		    "hierarchies %s are writable by root only", v1);
+	if (p.version)
+		add(d, "limits", WARD_CHECK_OK, NULL,
+		    "every command gets its own cgroup v%d: memory %s (half the RAM), swap 0, "
+		    "%llu processes by default; --memory, --pids, --cpus, --io-weight apply; "
+		    "rlimits: no core dumps, %d open files", p.version, mem,
+		    (unsigned long long)lim.pids, WARD_NOFILE_MAX);
+	else
+		add(d, "limits", WARD_CHECK_LIMITED,
+		    "run ward as root, or in a delegated cgroup v2 scope: systemd-run --user "
+		    "--scope -p Delegate=yes ward run ...",
+		    "no cgroup limit applies here, rlimits only (no core dumps, %d open files); "
+		    "--memory, --pids, --cpus and --io-weight fail the command (see the cgroup "
+		    "checks above)", WARD_NOFILE_MAX);
 }
 
 static void check_net_admin(struct ward_doctor *d)

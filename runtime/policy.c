@@ -630,12 +630,52 @@ static int apply_rate_limit(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* "limits": {"memory": "512M" or bytes, "memory_swap", "pids", "cpus",
+ * "io_weight", "max_file_size"}; each value checked as its flag is. */
+static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	static const char *const keys[] = { "memory", "memory_swap", "pids", "cpus",
+					    "io_weight", "max_file_size", NULL };
+	char where[64], num[64];
+	int i;
+
+	if (!json_is_object(v))
+		return bad(c, "limits", "must be an object");
+	if (only_keys(c, v, "limits", keys) < 0)
+		return -1;
+	for (i = 0; i < WARD_LIMIT_COUNT; i++) {
+		json_t *n = json_object_get(v, ward_limit_key((enum ward_limit)i));
+		const char *text;
+
+		if (!n)
+			continue;
+		snprintf(where, sizeof(where), "limits.%s", ward_limit_key((enum ward_limit)i));
+		if (json_is_string(n)) {
+			text = json_string_value(n);
+		} else if (json_is_integer(n)) {
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(n));
+			text = num;
+		} else if (json_is_real(n) && i == WARD_LIMIT_CPUS) {
+			snprintf(num, sizeof(num), "%.6f", json_real_value(n));
+			text = num;
+		} else {
+			return bad(c, where, "must be %s", i == WARD_LIMIT_CPUS ? "a number" :
+							   i == WARD_LIMIT_PIDS || i == WARD_LIMIT_IO_WEIGHT ?
+							   "an integer" : "a size (\"512M\") or bytes");
+		}
+		if (ward_limits_set(&cfg->limits, (enum ward_limit)i, text, c->err) < 0)
+			return setter_failed(c, where);
+	}
+	return 0;
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
 					    "env",     "mounts",  "landlock",   "seccomp",  "network",
-					    "workdir", "validators", "rate_limit", "session", NULL };
+					    "workdir", "validators", "rate_limit", "session", "limits",
+					    NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
 	json_error_t jerr;
 	json_t *root, *v;
@@ -709,6 +749,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	if ((v = json_object_get(root, "validators")) && apply_validators(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "rate_limit")) && apply_rate_limit(&c, v, cfg) < 0)
+		goto out;
+	if ((v = json_object_get(root, "limits")) && apply_limits(&c, v, cfg) < 0)
 		goto out;
 	if ((v = json_object_get(root, "session")) &&
 	    ward_session_policy_apply(v, c.origin, cfg, err) < 0)

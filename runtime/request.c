@@ -318,6 +318,60 @@ static json_t *workdir_object(const struct ward_workdir_report *w)
 	return o;
 }
 
+static json_t *maybe_integer(bool have, uint64_t v)
+{
+	return have ? json_integer((json_int_t)v) : json_null();
+}
+
+/* {"memory": {"value": N, "mechanism": "cgroup v2 memory.max"}, ...}: every
+ * limit that was applied, and how. */
+static json_t *limits_object(const struct ward_resources *r)
+{
+	static const char *const extra[] = { "core", "nofile" };
+	json_t *o = json_object();
+	int i;
+
+	for (i = 0; i < WARD_APPLIED_COUNT; i++) {
+		const struct ward_limit_applied *a = &r->applied[i];
+		json_t *l;
+
+		if (!a->mechanism[0])
+			continue;
+		l = json_object();
+		if (i == WARD_LIMIT_CPUS) {
+			json_object_set_new(l, "value", json_real((double)a->value / WARD_CPU_PERIOD_US));
+			json_object_set_new(l, "quota_us", json_integer((json_int_t)a->value));
+			json_object_set_new(l, "period_us", json_integer(WARD_CPU_PERIOD_US));
+		} else {
+			json_object_set_new(l, "value", json_integer((json_int_t)a->value));
+		}
+		json_object_set_new(l, "mechanism", json_string(a->mechanism));
+		json_object_set_new(o, i < WARD_LIMIT_COUNT ? ward_limit_key((enum ward_limit)i) :
+							      extra[i - WARD_LIMIT_COUNT], l);
+	}
+	return o;
+}
+
+static json_t *resources_object(const struct ward_resources *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "cgroup", r->cgroup_version ? json_integer(r->cgroup_version) :
+							     json_null());
+	json_object_set_new(o, "memory_peak_bytes", maybe_integer(r->have_memory_peak,
+								  r->memory_peak));
+	json_object_set_new(o, "pids_peak", maybe_integer(r->have_pids_peak, r->pids_peak));
+	json_object_set_new(o, "cpu_user_ms", maybe_integer(r->have_cpu, r->cpu_user_us / 1000));
+	json_object_set_new(o, "cpu_system_ms",
+			    maybe_integer(r->have_cpu, r->cpu_system_us / 1000));
+	json_object_set_new(o, "oom_killed", json_boolean(r->oom_killed));
+	json_object_set_new(o, "measured_by", r->measured_by[0] ? json_string(r->measured_by) :
+								  json_null());
+	json_object_set_new(o, "limits", limits_object(r));
+	json_object_set_new(o, "note", r->note[0] ? json_string(r->note) : json_null());
+	return o;
+}
+
 char *ward_result_to_json(const struct ward_result *res)
 {
 	json_t *o = json_object(), *layers = json_object();
@@ -336,6 +390,9 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
 	json_object_set_new(layers, "namespaces", namespaces_array(res->namespaces));
 	json_object_set_new(layers, "view", json_boolean(res->view));
+	json_object_set_new(layers, "cgroup", res->resources.cgroup_version ?
+						      json_integer(res->resources.cgroup_version) :
+						      json_null());
 	json_object_set_new(layers, "landlock", res->fenced ? landlock_object(&res->fences.landlock) :
 							      json_null());
 	json_object_set_new(layers, "seccomp",
@@ -362,6 +419,7 @@ char *ward_result_to_json(const struct ward_result *res)
 	}
 	json_object_set_new(o, "layers", layers);
 	json_object_set_new(o, "workdir", res->workdir ? workdir_object(res->workdir) : json_null());
+	json_object_set_new(o, "resources", resources_object(&res->resources));
 	json_object_set_new(o, "error", res->error ? error_object(res->error) : json_null());
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +110,8 @@ struct run_state {
 	struct ward_proxy *proxy;
 	int net_log_fd;
 	struct ward_workdir_prep wd;
+	struct ward_cgroup cg;
+	int cg_go[2];
 };
 
 static void state_release(struct run_state *st)
@@ -135,6 +138,11 @@ static void state_release(struct run_state *st)
 	ward_net_release(&st->net);
 	if (st->net_log_fd >= 0)
 		close(st->net_log_fd);
+	ward_cgroup_destroy(&st->cg);
+	if (st->cg_go[0] >= 0)
+		close(st->cg_go[0]);
+	if (st->cg_go[1] >= 0)
+		close(st->cg_go[1]);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */
@@ -339,6 +347,118 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	return 0;
 }
 
+/* The command's cgroup and rlimits; which mechanism applied each limit goes
+ * into the result. */
+static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
+			  struct ward_resources *r, struct ward_error **err)
+{
+	struct spawn_plan *p = &st->plan;
+
+	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
+	if (!cfg->cgroup)
+		return ward_cgroup_none(&cfg->limits, r, err);
+	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
+		return -1;
+	p->cgroup_fd = st->cg.dir_fd;
+	if (st->cg.version == 1) {
+		/* a socket, not a pipe: sent to with MSG_NOSIGNAL, a child that
+		 * died early costs no SIGPIPE */
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, st->cg_go) < 0)
+			return ward_error_make(err, errno, "socketpair");
+		p->cg_go_fd = st->cg_go[0];
+		p->cg_go_wfd = st->cg_go[1];
+	}
+	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
+			   cfg->mode != WARD_SANDBOX_OFF;
+	return 0;
+}
+
+/* cgroup v1: the child is moved in from here while it builds the sandbox,
+ * then told to go on. If it cannot be, it is killed before it started
+ * anything. */
+static int place_v1(struct run_state *st, pid_t pid, struct ward_error **err)
+{
+	struct ward_error *e = NULL;
+	siginfo_t si;
+	int rc;
+
+	if (st->cg.version != 1)
+		return 0;
+	close(st->cg_go[0]);
+	st->cg_go[0] = -1;
+	rc = ward_cgroup_place_v1(&st->cg, pid, &e);
+	if (rc == 0 && send(st->cg_go[1], "g", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
+	    errno != ECONNRESET)
+		rc = ward_error_make(&e, errno, "let the sandbox go on");
+	close(st->cg_go[1]);
+	st->cg_go[1] = -1;
+	/* a child that died by itself (ESRCH, EPIPE) has sent its own reason,
+	 * which the supervisor reads */
+	if (rc == 0 || (e && e->code == ESRCH)) {
+		ward_error_free(e);
+		return 0;
+	}
+	if (err)
+		*err = e;
+	else
+		ward_error_free(e);
+	syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+	waitid((idtype_t)P_PIDFD, (id_t)st->pidfd, &si, WEXITED);
+	return -1;
+}
+
+/* Figures from the cgroup, or from the rusage of init and what it reaped. */
+static void collect_resources(struct run_state *st, const struct supervisor *sv,
+			      struct ward_resources *r)
+{
+	ward_cgroup_kill(&st->cg);
+	ward_cgroup_collect(&st->cg, r);
+	if (!r->have_cpu) {
+		r->cpu_user_us = (uint64_t)sv->rusage.ru_utime.tv_sec * 1000000 +
+				 (uint64_t)sv->rusage.ru_utime.tv_usec;
+		r->cpu_system_us = (uint64_t)sv->rusage.ru_stime.tv_sec * 1000000 +
+				   (uint64_t)sv->rusage.ru_stime.tv_usec;
+		r->have_cpu = true;
+		if (!r->measured_by[0])
+			snprintf(r->measured_by, sizeof(r->measured_by), "rusage");
+	}
+	if (!r->have_memory_peak && r->cgroup_version == 0) {
+		/* the largest single process: a lower bound of the total */
+		r->memory_peak = (uint64_t)sv->rusage.ru_maxrss * 1024;
+		r->have_memory_peak = true;
+	}
+	ward_cgroup_destroy(&st->cg);
+}
+
+/* An OOM kill is said as such, not as "signal 9". */
+static void explain_oom(struct ward_result *res, const struct ward_config *cfg)
+{
+	char limit[32];
+
+	if (!res->resources.oom_killed || res->exit_code == 0)
+		return;
+	ward_format_size(cfg->limits.memory, limit, sizeof(limit));
+	/* The OOM killer may pick the sandbox's init itself: the one error a
+	 * started command gets from fill_result() apart from a timeout. */
+	if (res->error && res->started && res->error->kind == WARD_ERR_EXECUTION_FAILED) {
+		ward_error_free(res->error);
+		res->error = NULL;
+		set_error(res, WARD_ERR_EXECUTION_FAILED,
+			  "killed by the OOM killer: memory limit %s (the sandbox's init was chosen)",
+			  limit);
+		return;
+	}
+	if (res->error)
+		return;
+	if (res->signal == SIGKILL)
+		set_error(res, WARD_ERR_EXECUTION_FAILED, "killed by the OOM killer: memory limit %s",
+			  limit);
+	else
+		set_error(res, WARD_ERR_EXECUTION_FAILED,
+			  "a process of the command was killed by the OOM killer (exit status %d): "
+			  "memory limit %s", res->exit_code, limit);
+}
+
 static void fill_result(struct ward_result *res, const struct supervisor *sv,
 			const struct ward_config *cfg, const struct run_state *st)
 {
@@ -462,6 +582,9 @@ static void state_init(struct run_state *st)
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
 	st->net_log_fd = -1;
 	ward_net_init(&st->net);
+	ward_cgroup_init(&st->cg);
+	st->plan.cgroup_fd = -1;
+	st->plan.cg_go_fd = st->plan.cg_go_wfd = st->cg_go[0] = st->cg_go[1] = -1;
 }
 
 static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
@@ -502,11 +625,15 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	}
 
 	if (prepare(&st, cfg, argv, noshell, workdir, &setup_err) < 0 ||
-	    ward_net_start(&st.net, &setup_err) < 0)
+	    ward_net_start(&st.net, &setup_err) < 0 ||
+	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
 	if (pid < 0)
 		goto setup_failed;
+	if (place_v1(&st, pid, &setup_err) < 0)
+		goto setup_failed;
+	ward_cgroup_close_fds(&st.cg);
 
 	/* Our copies of the child's ends: gone, so end of file means the child
 	 * side is done. */
@@ -566,10 +693,12 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		close(sv.err_fd);
 	if (sv.report_fd >= 0)
 		close(sv.report_fd);
+	collect_resources(&st, &sv, &res->resources);
 	if (rc < 0)
 		goto done;
 	fill_result(res, &sv, cfg, &st);
 	fill_net(res, cfg, &st);
+	explain_oom(res, cfg);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;
 	if (st.fences && res->started) {
@@ -580,6 +709,8 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 
 setup_failed:
 	res->error = setup_err;
+	/* nothing ran: no limit was applied to anything */
+	memset(res->resources.applied, 0, sizeof(res->resources.applied));
 	res->exit_code = WARD_EXIT_OWN_ERROR;
 done:
 	{
@@ -635,6 +766,23 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	c.forward_signals = false;
 	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)
 		goto out;
+	/* rlimits as for any command; a cgroup would have to live as long as
+	 * the session's sandbox, which it does not yet: limits that need one
+	 * are refused rather than dropped. */
+	{
+		struct ward_resources unused;
+
+		memset(&unused, 0, sizeof(unused));
+		ward_rlimits_plan(&cfg->limits, &st.plan.rlimits, &unused);
+		for (int i = 0; i < WARD_LIMIT_COUNT; i++)
+			if (i != WARD_LIMIT_FILE_SIZE && (cfg->limits.explicit_mask & (1u << i))) {
+				ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						     "%s needs a cgroup per command: use session "
+						     "isolation \"fresh\"",
+						     ward_limit_option((enum ward_limit)i));
+				goto out;
+			}
+	}
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);

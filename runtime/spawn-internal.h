@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "runtime/cgroup-internal.h"
 #include "ward/error.h"
 #include "ward/sandbox.h"
 
@@ -77,6 +78,15 @@ struct spawn_plan {
 	 * so that they die with the supervisor, not with the sandbox */
 	const int *lock_fds;
 	size_t n_lock_fds;
+	/* resource limits */
+	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
+	/* v1: the supervisor moves init into the cgroups while init builds the
+	 * sandbox (a cgroup v1 move waits for an RCU grace period, milliseconds
+	 * on a busy machine), then writes one byte here; init reads it before it
+	 * starts anything. -1 for none. */
+	int cg_go_fd, cg_go_wfd;
+	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
+	struct rlimit_plan rlimits;
 };
 
 enum report_type {

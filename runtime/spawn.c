@@ -38,8 +38,15 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err)
 
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_PIDFD | (sandboxed ? clone_flags(p->ns) : 0);
+	if (p->late_cgroupns)
+		args.flags &= ~(unsigned long long)CLONE_NEWCGROUP;
 	args.pidfd = (unsigned long long)(uintptr_t)pidfd;
 	args.exit_signal = SIGCHLD;
+	if (p->cgroup_fd >= 0) {
+		/* placed in its cgroup before it runs a single instruction */
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (unsigned long long)p->cgroup_fd;
+	}
 	/* No stack given: the child runs on a copy of ours, as after fork(). */
 	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 	if (pid < 0) {
@@ -48,6 +55,8 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err)
 		if (e == EPERM || e == ENOSPC || e == EUSERS)
 			return ward_error_make(err, e,
 					       "clone3 into new namespaces (see 'ward doctor')");
+		if (p->cgroup_fd >= 0)
+			return ward_error_make(err, e, "clone3 into the command's cgroup");
 		return ward_error_make(err, e, "clone3");
 	}
 	if (pid == 0) {

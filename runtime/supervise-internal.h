@@ -5,6 +5,7 @@
 #define WARD_SUPERVISE_INTERNAL_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "runtime/spawn-internal.h"
@@ -26,6 +27,7 @@ struct supervisor {
 	/* out */
 	bool timed_out;
 	int child_status;        /* wait status of the direct child (init or the command) */
+	struct rusage rusage;    /* the direct child's, its reaped descendants included */
 	bool have_exit;          /* init reported the command's status */
 	int cmd_status;
 	bool have_error;         /* init reported a failed layer */

@@ -178,7 +178,9 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 				siginfo_t si;
 
 				memset(&si, 0, sizeof(si));
-				if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 ||
+				/* the raw call: glibc's waitid() has no rusage */
+				if (syscall(SYS_waitid, P_PIDFD, s->pidfd, &si, WEXITED | WNOHANG,
+					    &s->rusage) < 0 ||
 				    si.si_pid == 0)
 					break;
 				s->child_status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) :

@@ -20,7 +20,10 @@
  *       "env": {"clear": false, "set": {"CI": "1"}},
  *       "mounts": [{"type": "ro-bind", "source": "/opt/sdk", "target": "/opt/sdk"},
  *                  {"type": "bind", "source": "/srv/cache", "target": "/cache"},
- *                  {"type": "tmpfs", "target": "/scratch"}]
+ *                  {"type": "tmpfs", "target": "/scratch"}],
+ *       "limits": {"memory": "2G",       // or bytes; K, M, G, T suffixes
+ *                  "memory_swap": 0, "pids": 512, "cpus": 1.5, "io_weight": 100,
+ *                  "max_file_size": "1G"}  // each as its flag (ward/limits.h)
  *     }
  *
  * The front door's keys (ward/frontdoor.h, ward/validate.h):

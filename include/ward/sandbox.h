@@ -24,6 +24,12 @@
  * the whole sandbox, and fills the result. If the supervisor dies, even by
  * SIGKILL, the sandbox dies with it.
  *
+ * Resources: the child is placed in a cgroup of its own (v2 with
+ * CLONE_INTO_CGROUP, or v1 on hybrid hosts) with cfg->limits (ward/limits.h),
+ * and gets rlimits; res->resources reports peaks, CPU time, OOM kills and the
+ * mechanism of every limit applied. The cgroup is killed and removed before
+ * ward_run() returns.
+ *
  * Threads: the child of clone3() runs only system calls on data the parent
  * prepared, so ward_run() may be called from a multi-threaded program; the
  * sandbox is tied to the calling thread's life (PR_SET_PDEATHSIG).
@@ -40,6 +46,7 @@
 #include "ward/netpolicy.h"
 #include "ward/proxy.h"
 #include "ward/workdir.h"
+#include "ward/limits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -161,6 +168,12 @@ struct ward_config {
 	 * 300 per hour; 0 for none). */
 	struct ward_rules *rules;
 	unsigned rate_per_minute, rate_per_hour;
+	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
+	 * overridden by the policy file and flags. */
+	struct ward_limits limits;
+	/* Make the command's cgroup (default). false, for measurements only:
+	 * rlimits alone, and a limit asked for explicitly is refused. */
+	bool cgroup;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",
@@ -206,6 +219,30 @@ WARD_API int ward_config_add_local_port(struct ward_config *cfg, const char *por
  * for ward_protect_add() / ward_protect_allow(). NULL with err on ENOMEM. */
 WARD_API struct ward_protect *ward_config_protect(struct ward_config *cfg,
 						 struct ward_error **err);
+/* How one limit was applied: mechanism is "" when it was not. */
+struct ward_limit_applied {
+	uint64_t value;         /* bytes, count, weight; for cpus the quota in µs */
+	char mechanism[64];     /* "cgroup v2 memory.max", "rlimit RLIMIT_NOFILE", "" */
+};
+
+/* Indexes of ward_resources.applied past the WARD_LIMIT_* ones. */
+#define WARD_APPLIED_CORE WARD_LIMIT_COUNT
+#define WARD_APPLIED_NOFILE (WARD_LIMIT_COUNT + 1)
+#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 2)
+
+/* What the command used, and how its limits were applied. */
+struct ward_resources {
+	int cgroup_version;        /* 2 or 1: the command ran in its own cgroup; 0: none */
+	char note[384];            /* why no cgroup limit applied and how to get one, or "" */
+	char measured_by[16];      /* "cgroup v2", "cgroup v1", "rusage" or "" */
+	bool have_memory_peak, have_pids_peak, have_cpu;
+	uint64_t memory_peak;      /* bytes: the cgroup's peak, or the largest process's RSS */
+	uint64_t pids_peak;        /* most processes at once (cgroup pids.peak) */
+	uint64_t cpu_user_us, cpu_system_us;
+	bool oom_killed;           /* the OOM killer killed a process of the command */
+	uint64_t oom_kills;
+	struct ward_limit_applied applied[WARD_APPLIED_COUNT];
+};
 
 struct ward_result {
 	bool sandboxed;          /* the command ran inside the sandbox */
@@ -237,6 +274,7 @@ struct ward_result {
 	char net_proxy[64];
 	struct ward_net_record *net_records;
 	size_t n_net_records;
+	struct ward_resources resources;
 };
 
 /* Run argv (argv[0] is looked up in the sandbox's PATH) under cfg and fill

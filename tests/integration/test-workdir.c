@@ -636,7 +636,7 @@ START_TEST(test_placeholders_concurrent_loops)
 
 			argv[a++] = ward;
 			argv[a++] = (char *)"run";
-			argv[a++] = (char *)"--no-policy";
+			argv[a++] = (char *)harness_fences_policy_opt();
 			argv[a++] = (char *)"-C";
 			argv[a++] = workdir;
 			if (ovl) {

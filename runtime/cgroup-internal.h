@@ -1,0 +1,111 @@
+/* cgroup-internal.h — one cgroup per command: choose v2 or v1, create it with
+ * the limits, place the child in it, read back what the command used, kill
+ * and remove it.
+ *
+ * Where the cgroups live:
+ *  - cgroup v2 as root: <mount>/ward/<name>, ward/ made once with the
+ *    controllers enabled in its cgroup.subtree_control;
+ *  - cgroup v2 unprivileged: the delegated cgroup ward runs in (systemd's
+ *    Delegate=yes). ward moves its own process into <delegated>/ward-supervisor
+ *    (a cgroup with processes cannot enable controllers for its children) and
+ *    makes <delegated>/<name>;
+ *  - cgroup v1 (hybrid hosts): <hierarchy>/ward/<name> in each of the memory,
+ *    pids, cpu and cpuacct hierarchies (and blkio for an I/O weight).
+ *
+ * <name> is "w<pid>-<start time>-<n>": the supervisor's pid and its start
+ * time (field 22 of /proc/<pid>/stat), so a later ward can tell a cgroup
+ * whose owner died (killed by SIGKILL, say) from one in use, and remove only
+ * the former.
+ *
+ * The v2 child is placed atomically with clone3(CLONE_INTO_CGROUP). In v1,
+ * the supervisor writes the child's pid into each hierarchy's cgroup.procs
+ * while the child builds the sandbox, and the child waits for that before it
+ * starts anything (spawn-internal.h, cg_go_fd). */
+#ifndef WARD_CGROUP_INTERNAL_H
+#define WARD_CGROUP_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+
+#include "ward/error.h"
+#include "ward/limits.h"
+#include "ward/sandbox.h"
+
+enum cg_v1 { CG1_MEMORY, CG1_PIDS, CG1_CPU, CG1_CPUACCT, CG1_BLKIO, CG1_COUNT };
+
+#define CGROUP_V1_FDS CG1_COUNT
+
+struct ward_cgroup {
+	int version;              /* 2, 1, or 0 (none) */
+	char name[64];
+	char dir[PATH_MAX];       /* v2: the command's cgroup */
+	int dir_fd;               /* v2: for CLONE_INTO_CGROUP, else -1 */
+	char v1[CG1_COUNT][PATH_MAX]; /* v1: the command's cgroup per hierarchy, "" if none */
+	int procs_fd[CG1_COUNT];  /* v1: cgroup.procs to move the child in with, -1 if none */
+};
+
+/* What cgroups this host and user offer (no changes made). */
+struct cgroup_probe {
+	int version;              /* the one ward would use: 2, 1 or 0 */
+	char v2_mount[PATH_MAX];  /* "" when no cgroup2 is mounted */
+	char v2_controllers[256]; /* of the mount root */
+	char v2_base[PATH_MAX];   /* where command cgroups would go, when version == 2 */
+	bool v2_root;             /* v2 as root: <mount>/ward, made by ward */
+	bool v2_move_self;        /* v2 unprivileged: ward must move into ward-supervisor */
+	char v1_mount[CG1_COUNT][PATH_MAX]; /* v1 hierarchies, "" when absent */
+	bool v1_writable;
+	char v2_reason[384];      /* why v2 is not usable, with the fix, or "" */
+	char reason[384];         /* when version == 0: why, and how to get one */
+};
+
+void ward_cgroup_probe(struct cgroup_probe *p);
+
+void ward_cgroup_init(struct ward_cgroup *cg);
+
+/* Make the command's cgroup and apply lim, recording each limit's mechanism
+ * in res. With no usable cgroup: 0 and cg->version == 0 when no limit was
+ * asked for explicitly (res->note says so), else -1 with an ExecutionFailed
+ * error saying which limit cannot be applied and why. Also applies rlimit
+ * bookkeeping (the rlimits themselves are set by the child). Removes cgroups
+ * left by wards that died. On failure nothing is left behind. */
+int ward_cgroup_create(struct ward_cgroup *cg, const struct ward_limits *lim,
+		       struct ward_resources *res, struct ward_error **err);
+
+/* No cgroup by choice (--no-cgroup): 0 with res->note saying so, or -1 with
+ * an InvalidParameters error when lim asks for a cgroup limit explicitly. */
+int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
+		     struct ward_error **err);
+
+/* Supervisor side, right after the clone: move pid into the v1 cgroups
+ * through the cgroup.procs descriptors opened by ward_cgroup_create(). */
+int ward_cgroup_place_v1(struct ward_cgroup *cg, pid_t pid, struct ward_error **err);
+
+/* Close the supervisor's copies of the v1 cgroup.procs descriptors. */
+void ward_cgroup_close_fds(struct ward_cgroup *cg);
+
+/* Kill every process left in the cgroup (cgroup.kill on v2, SIGKILL to each
+ * listed pid on v1). */
+void ward_cgroup_kill(struct ward_cgroup *cg);
+
+/* Read peaks, CPU time and OOM kills into res (before destroy). */
+void ward_cgroup_collect(struct ward_cgroup *cg, struct ward_resources *res);
+
+/* Kill what is left and remove the cgroup(s), waiting briefly for dying
+ * processes to leave. */
+void ward_cgroup_destroy(struct ward_cgroup *cg);
+
+/* The rlimits every command gets: RLIMIT_CORE 0, RLIMIT_NOFILE capped,
+ * RLIMIT_FSIZE when file_size is set. Filled by the parent, set by the child. */
+struct rlimit_plan {
+	struct rlimit core, nofile, fsize;
+	bool set_fsize;
+};
+void ward_rlimits_plan(const struct ward_limits *lim, struct rlimit_plan *rp,
+		       struct ward_resources *res);
+int ward_rlimits_apply(const struct rlimit_plan *rp, struct ward_error **err);
+
+/* A cgroup name of ours: parse "w<pid>-<start>-<n>" (pure). */
+bool ward_cgroup_name_parse(const char *name, long *pid, unsigned long long *start);
+
+#endif

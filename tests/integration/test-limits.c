@@ -1,0 +1,828 @@
+/* test-limits.c — resource limits for real: OOM kills, fork bombs, CPU
+ * quotas, peaks, rlimits, cgroups removed (also after a ward was SIGKILLed),
+ * and the rlimits-only mode of a user with no cgroup.
+ *
+ * The cgroup cases run once per cgroup version this host gives ward: tagged
+ * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
+ * tests/vm/run.sh boots). */
+#include "harness.h"
+#include "ward/request.h"
+
+#include <jansson.h>
+#include "ward/sandbox.h"
+
+#include <dirent.h>
+#include <grp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *workdir, *hog;
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+static void setup(void)
+{
+	workdir = harness_tmpdir();
+	hog = harness_path("tests/helpers/hog");
+}
+
+static void teardown(void)
+{
+	harness_rmtree(workdir);
+	free(workdir);
+	free(hog);
+}
+
+/* The version ward uses here: the case's tag says which. */
+static int cg_version(void)
+{
+	return harness_have("cgroup2") ? 2 : 1;
+}
+
+/* Where ward's command cgroups of that version are (as root). */
+static const char *cg_base(void)
+{
+	return cg_version() == 2 ? "/sys/fs/cgroup/ward" : "/sys/fs/cgroup/memory/ward";
+}
+
+static void config(struct ward_config *cfg, int timeout, const char *const *limits)
+{
+	struct ward_error *err = NULL;
+
+	ward_config_init(cfg);
+	ck_assert_int_eq(ward_config_set_workdir(cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_config_add_mount(cfg, WARD_MOUNT_RO_BIND, hog, "/hog", &err), 0);
+	cfg->timeout = timeout;
+	/* pairs: limit index as text ("0" memory …), value */
+	for (; limits && limits[0]; limits += 2)
+		ck_assert_msg(ward_limits_set(&cfg->limits, (enum ward_limit)atoi(limits[0]),
+					      limits[1], &err) == 0,
+			      "%s", err ? err->message : "");
+}
+
+static void run(struct ward_config *cfg, const char *cmd, struct ward_result *res)
+{
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+
+	ck_assert_msg(ward_run(cfg, argv, res, &err) == 0, "ward_run: %s", err ? err->message : "");
+}
+
+
+/* Whether a process on the host has `marker` in its command line. */
+static bool marker_alive(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		found = strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Entries of ours (w<pid>-…) in dir. */
+static int our_cgroups(const char *dir, pid_t pid)
+{
+	char prefix[32];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "w%ld-", (long)pid);
+	while (d && (e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+START_TEST(test_oom)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog alloc 100", &res);
+	ck_assert_msg(res.resources.oom_killed, "not OOM-killed: exit %d, %s", res.exit_code,
+		      res.output);
+	ck_assert_int_eq(res.signal, SIGKILL);
+	ck_assert_int_eq(res.exit_code, 137);
+	ck_assert_ptr_nonnull(res.error);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
+	ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+	ck_assert_msg(res.resources.memory_peak <= (32u << 20) + (1u << 20) &&
+			      res.resources.memory_peak > (16u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	ward_result_release(&res);
+
+	/* through a shell that survives its child: said differently */
+	run(&cfg, "/hog alloc 100; echo after", &res);
+	ck_assert(res.resources.oom_killed);
+	ck_assert_ptr_nonnull(strstr(res.output, "after"));
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_ptr_null(res.error);
+	ward_result_release(&res);
+
+	/* 20 MB fits, and the peak says so */
+	run(&cfg, "exec /hog alloc 20", &res);
+	ck_assert_msg(res.exit_code == 0 && !res.error, "exit %d: %s %s", res.exit_code,
+		      res.error ? res.error->message : "", res.output);
+	ck_assert(!res.resources.oom_killed);
+	ck_assert_str_eq(res.output, "allocated 20\n");
+	ck_assert_msg(res.resources.have_memory_peak && res.resources.memory_peak >= (20u << 20) &&
+			      res.resources.memory_peak < (32u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_MEMORY].value, 32u << 20);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism,
+			 cg_version() == 2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes");
+	ck_assert_msg(res.resources.applied[WARD_LIMIT_MEMORY_SWAP].mechanism[0], "swap not held");
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_MEMORY_SWAP].value, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_forkbomb)
+{
+	static const char *const lim[] = { "2", "64", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	long long t0;
+	double secs;
+
+	config(&cfg, 3, lim);
+	t0 = (long long)time(NULL);
+	run(&cfg, "exec /hog forkbomb", &res);
+	secs = (double)((long long)time(NULL) - t0);
+	ck_assert(res.timed_out);
+	ck_assert_int_eq(res.exit_code, 124);
+	ck_assert_msg(secs <= 8, "took %.0f s", secs);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_PIDS].mechanism,
+			 cg_version() == 2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max");
+	ck_assert(res.resources.have_pids_peak);
+	ck_assert_msg(res.resources.pids_peak <= 64 && res.resources.pids_peak >= 32,
+		      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
+	ward_result_release(&res);
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+
+	/* the machine is still ours: a command runs at once */
+	run(&cfg, "echo fine", &res);
+	ck_assert_str_eq(res.output, "fine\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_cpu_quota)
+{
+	static const char *const lim[] = { "3", "0.2", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	double used, wall;
+
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog spin 2", &res);
+	ck_assert_msg(res.exit_code == 0, "exit %d %s", res.exit_code, res.output);
+	ck_assert(res.resources.have_cpu);
+	used = (double)(res.resources.cpu_user_us + res.resources.cpu_system_us) / 1e6;
+	wall = (double)res.duration_ms / 1e3;
+	/* 20 % of the wall time at most (with slack for the first period), and
+	 * clearly running: the machine is shared, so no tight lower bound */
+	ck_assert_msg(used <= 0.2 * wall * 1.25 + 0.05 && used >= 0.05,
+		      "%.3f s of CPU in %.3f s of wall time under --cpus 0.2", used, wall);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_CPUS].value, 20000);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_peaks)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 60, NULL);
+	run(&cfg, "exec /hog procs 20 1", &res);
+	ck_assert_str_eq(res.output, "forked 20\n");
+	/* init, hog and its 20 children */
+	ck_assert(res.resources.have_pids_peak);
+	ck_assert_msg(res.resources.pids_peak >= 21 && res.resources.pids_peak <= 24,
+		      "pids peak %llu", (unsigned long long)res.resources.pids_peak);
+	ward_result_release(&res);
+
+	run(&cfg, "exec /hog alloc 48", &res);
+	ck_assert_msg(res.resources.memory_peak >= (48u << 20) &&
+			      res.resources.memory_peak < (64u << 20),
+		      "peak %llu", (unsigned long long)res.resources.memory_peak);
+	/* the defaults, applied by the cgroup */
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_PIDS].value, 4096);
+	ck_assert(res.resources.applied[WARD_LIMIT_MEMORY].value > 0);
+	ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+	ck_assert_str_eq(res.resources.note, "");
+	ward_result_release(&res);
+
+	/* the cgroup namespace is rooted at the command's cgroup: no host path shows */
+	run(&cfg, "cat /proc/self/cgroup", &res);
+	if (cg_version() == 2)
+		ck_assert_str_eq(res.output, "0::/\n");
+	else
+		ck_assert_msg(strstr(res.output, ":memory:/\n") && strstr(res.output, ":pids:/\n") &&
+			      !strstr(res.output, "ward"), "%s", res.output);
+	ward_result_release(&res);
+
+	/* the CPU time is the command's own (as it measured it) plus what init
+	 * and exec cost (measured with a command that spins for no time); the
+	 * machine is shared, so the amount itself varies */
+	{
+		long own, got, setup;
+
+		run(&cfg, "exec /hog spin 0", &res);
+		setup = (long)((res.resources.cpu_user_us + res.resources.cpu_system_us) / 1000) -
+			atol(res.output + 7);
+		ward_result_release(&res);
+		run(&cfg, "exec /hog spin 0.5", &res);
+		own = strncmp(res.output, "cpu_ms ", 7) == 0 ? atol(res.output + 7) : -1;
+		got = (long)((res.resources.cpu_user_us + res.resources.cpu_system_us) / 1000);
+		ck_assert_msg(own > 0 && got >= own - 10 && got <= own + 2 * setup + 50,
+			      "reported %ld ms, the command used %ld ms (setup %ld ms)", got, own,
+			      setup);
+	}
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+START_TEST(test_no_leftovers)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	const char *n = getenv("WARD_TEST_RUNS");
+	int i, runs = n ? atoi(n) : 100;
+
+	config(&cfg, 30, NULL);
+	cfg.view = false; /* the cgroup is what is measured here */
+	for (i = 0; i < runs; i++) {
+		char *argv[] = { (char *)"/bin/true", NULL };
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_int_eq(res.resources.cgroup_version, cg_version());
+		ward_result_release(&res);
+	}
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+	if (cg_version() == 1) {
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", getpid()), 0);
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct/ward", getpid()), 0);
+	}
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* Without the sandbox the limits hold all the same, and what the command
+ * left running in its cgroup (a daemon in its own session) is killed. */
+START_TEST(test_sandbox_off)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char cmd[512];
+
+	config(&cfg, 30, lim);
+	cfg.mode = WARD_SANDBOX_OFF;
+	snprintf(cmd, sizeof(cmd), "exec %s alloc 100", hog);
+	run(&cfg, cmd, &res);
+	ck_assert(!res.sandboxed);
+	ck_assert(res.resources.oom_killed);
+	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
+	ward_result_release(&res);
+
+	run(&cfg, "setsid sleep 3137.5 </dev/null >/dev/null 2>&1 & sleep 0.3; echo started", &res);
+	ck_assert_str_eq(res.output, "started\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_msg(!marker_alive("sleep 3137.5"), "the daemon outlived its cgroup");
+}
+END_TEST
+
+START_TEST(test_io_weight)
+{
+	static const char *const lim[] = { "4", "100", NULL };
+	static const char *const big[] = { "4", "5000", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	const char *m;
+
+	config(&cfg, 30, lim);
+	run(&cfg, "true", &res);
+	ck_assert_msg(res.exit_code == 0, "%s", res.error ? res.error->message : "");
+	m = res.resources.applied[WARD_LIMIT_IO_WEIGHT].mechanism;
+	ck_assert_msg(strstr(m, cg_version() == 2 ? "cgroup v2 io" : "cgroup v1 blkio") &&
+			      strstr(m, "weight"), "%s", m);
+	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_IO_WEIGHT].value, 100);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* v2 weights go to 10000, v1's to 1000: said, not clamped */
+	config(&cfg, 30, big);
+	run(&cfg, "true", &res);
+	if (cg_version() == 1) {
+		ck_assert_int_eq(res.exit_code, 125);
+		ck_assert_str_eq(res.error->message, "--io-weight: cgroup v1 weights go up to 1000, "
+						     "got 5000");
+	} else {
+		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_str_eq(res.resources.applied[WARD_LIMIT_IO_WEIGHT].mechanism,
+				 "cgroup v2 io.weight");
+	}
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
+}
+END_TEST
+
+/* The CLI: the result object says it all; bad values are refused before
+ * anything runs. */
+START_TEST(test_cli_json)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL;
+	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--no-policy",
+			 (char *)"-C", workdir, (char *)"--ro-bind", hog, (char *)"/hog",
+			 (char *)"--memory", (char *)"32M", (char *)"--pids", (char *)"64", NULL };
+	json_t *o, *r, *l;
+	int status;
+
+	status = harness_capture_input(argv, "{\"command\": \"exec /hog alloc 100\"}", &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 137, "%s", out);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "kind")),
+			 "ExecutionFailed");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+			 "killed by the OOM killer: memory limit 32 MiB");
+	r = json_object_get(o, "resources");
+	ck_assert(json_is_true(json_object_get(r, "oom_killed")));
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "cgroup")), cg_version());
+	l = json_object_get(r, "limits");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(l, "pids"), "value")), 64);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(l, "memory"), "value")),
+			 32 << 20);
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(json_object_get(l, "memory"),
+								  "mechanism")));
+	json_decref(o);
+	free(out);
+
+	/* refused before anything runs */
+	argv[10] = (char *)"12Q";
+	status = harness_capture_input(argv, "{\"command\": \"true\"}", &out, &err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 125, "%s", out);
+	ck_assert_msg(strstr(err, "--memory: '12Q' has an unknown unit 'Q'"), "%s", err);
+	free(out);
+	free(err);
+	free(ward);
+}
+END_TEST
+
+/* `ward doctor --json`: the "limits" check, its status and its fix. */
+static json_t *doctor_check(const char *name)
+{
+	char *ward = harness_path("ward"), *out = NULL;
+	char *argv[] = { ward, (char *)"doctor", (char *)"--json", NULL };
+	json_t *o, *checks, *c, *found = NULL;
+	size_t i;
+
+	harness_capture(argv, &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", out);
+	checks = json_object_get(o, "checks");
+	json_array_foreach(checks, i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			found = json_incref(c);
+	json_decref(o);
+	free(out);
+	free(ward);
+	ck_assert_msg(found, "no '%s' check", name);
+	return found;
+}
+
+START_TEST(test_doctor)
+{
+	json_t *c = doctor_check("limits");
+	char want[64];
+
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "ok");
+	snprintf(want, sizeof(want), "its own cgroup v%d", cg_version());
+	ck_assert_msg(strstr(json_string_value(json_object_get(c, "detail")), want), "%s",
+		      json_string_value(json_object_get(c, "detail")));
+	json_decref(c);
+	c = doctor_check(cg_version() == 2 ? "cgroup v2" : "cgroup v1");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "ok");
+	json_decref(c);
+}
+END_TEST
+
+/* A library host that forks (a worker pool, say): each process's cgroups
+ * carry its own pid and start time, so a run in one never takes another's
+ * live cgroup for a dead ward's. */
+START_TEST(test_forked_host)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	pid_t child;
+	int status, i;
+
+	config(&cfg, 30, NULL);
+	run(&cfg, "true", &res); /* the parent has made a cgroup name before the fork */
+	ward_result_release(&res);
+	usleep(50000); /* start times count in clock ticks: the child's must differ */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		run(&cfg, "sleep 1.5; echo survived", &res);
+		_exit(res.exit_code == 0 && strcmp(res.output, "survived\n") == 0 ? 0 : 1);
+	}
+	for (i = 0; i < 500 && our_cgroups(cg_base(), child) == 0; i++)
+		usleep(10000);
+	ck_assert_int_eq(our_cgroups(cg_base(), child), 1);
+	run(&cfg, "true", &res); /* removes leftovers: must leave the child's alone */
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the forked host's command was killed");
+}
+END_TEST
+
+/* A ward CLI running `sleep`, started in its own process. */
+static pid_t start_ward(const char *secs)
+{
+	char *ward = harness_path("ward");
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execl(ward, "ward", "run", "--no-policy", "-C", workdir, "--", "sleep", secs,
+		      (char *)NULL);
+		_exit(127);
+	}
+	free(ward);
+	return pid;
+}
+
+static bool wait_cgroup(pid_t pid, int want)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (our_cgroups(cg_base(), pid) == want)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+START_TEST(test_sigkilled_ward)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	pid_t dead, live;
+	int status;
+
+	dead = start_ward("30");
+	live = start_ward("30");
+	ck_assert_msg(wait_cgroup(dead, 1) && wait_cgroup(live, 1), "no cgroup appeared");
+	kill(dead, SIGKILL);
+	ck_assert_int_eq(waitpid(dead, &status, 0), dead);
+	usleep(100000);
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1); /* left behind */
+
+	/* the next run removes the dead ward's cgroup, and only that one */
+	config(&cfg, 30, NULL);
+	run(&cfg, "true", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 0);
+	ck_assert_int_eq(our_cgroups(cg_base(), live), 1);
+	if (cg_version() == 1)
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", dead), 0);
+
+	/* the live one ends normally (SIGTERM goes to its command) and cleans up */
+	kill(live, SIGTERM);
+	ck_assert_int_eq(waitpid(live, &status, 0), live);
+	ck_assert_int_eq(our_cgroups(cg_base(), live), 0);
+}
+END_TEST
+
+START_TEST(test_rlimits)
+{
+	static const char *const lim[] = { "5", "1M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	int nofile;
+
+	config(&cfg, 30, lim);
+	run(&cfg, "ulimit -c; ulimit -n; ulimit -f; ulimit -Hn", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(strncmp(res.output, "0\n", 2) == 0, "%s", res.output);
+	nofile = atoi(res.output + 2);
+	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
+	ck_assert_ptr_nonnull(strstr(res.output + 2, "\n2048\n")); /* 512-byte blocks */
+	nofile = atoi(strstr(res.output + 2, "\n2048\n") + 6); /* the hard limit: capped too */
+	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_FILE_SIZE].mechanism,
+			 "rlimit RLIMIT_FSIZE");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_CORE].mechanism, "rlimit RLIMIT_CORE");
+	ward_result_release(&res);
+
+	run(&cfg, "exec /hog write 2 big", &res);
+	ck_assert_msg(res.signal == SIGXFSZ, "exit %d %s", res.exit_code, res.output);
+	ward_result_release(&res);
+	run(&cfg, "exec /hog write 1 small", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* --no-cgroup (measurements): rlimits only, said so; an explicit limit is
+ * refused rather than dropped. */
+START_TEST(test_no_cgroup)
+{
+	static const char *const lim[] = { "2", "64", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+
+	config(&cfg, 30, NULL);
+	cfg.cgroup = false;
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_int_eq(res.resources.cgroup_version, 0);
+	ck_assert_str_eq(res.resources.note,
+			 "no cgroup limit applied (rlimits only): --no-cgroup was given");
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism, "");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_CORE].mechanism, "rlimit RLIMIT_CORE");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, lim);
+	cfg.cgroup = false;
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_str_eq(res.error->message, "--pids needs a cgroup, and --no-cgroup was given");
+	ck_assert_str_eq(res.output, "");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+}
+END_TEST
+
+/* No cgroup for this user: defaults give way to rlimits (said so), explicit
+ * limits fail the command with the reason. */
+START_TEST(test_rlimits_only)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	static const char *const cpus[] = { "3", "0.5", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char *json;
+
+	config(&cfg, 30, NULL);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_str_eq(res.output, "ran\n");
+	ck_assert_int_eq(res.resources.cgroup_version, 0);
+	ck_assert_msg(strstr(res.resources.note, "no cgroup limit applied"), "%s",
+		      res.resources.note);
+	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_MEMORY].mechanism, "");
+	ck_assert_str_eq(res.resources.applied[WARD_APPLIED_NOFILE].mechanism,
+			 "rlimit RLIMIT_NOFILE");
+	ck_assert_str_eq(res.resources.measured_by, "rusage");
+	json = ward_result_to_json(&res);
+	ck_assert_ptr_nonnull(strstr(json, "\"cgroup\":null"));
+	ck_assert_ptr_nonnull(strstr(json, "no cgroup limit applied"));
+	free(json);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, lim);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert(!res.started);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_EXECUTION_FAILED);
+	ck_assert_msg(strstr(res.error->message, "--memory needs a cgroup, and none can be made"),
+		      "%s", res.error->message);
+	ck_assert_str_eq(res.output, "");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	config(&cfg, 30, cpus);
+	run(&cfg, "echo ran", &res);
+	ck_assert_int_eq(res.exit_code, 125);
+	ck_assert_ptr_nonnull(strstr(res.error->message, "--cpus needs a cgroup"));
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* and ward doctor says the same, with the way out */
+	{
+		json_t *c = doctor_check("limits");
+
+		ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "limited");
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "detail")),
+					     "no cgroup limit applies here, rlimits only"));
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "fix")),
+					     "systemd-run --user --scope -p Delegate=yes"));
+		json_decref(c);
+	}
+}
+END_TEST
+
+/* As uid 1000 in a cgroup delegated to it the way systemd's Delegate=yes
+ * does (chowned, marked with the user.delegate attribute): ward moves itself
+ * into ward-supervisor, makes its cgroups beside it, and limits hold. In a
+ * cgroup that is merely the user's, not delegated, an explicit limit fails
+ * with the fix. Returns a failure message, or NULL. */
+static const char *as_user(const char *cgroup, bool is_delegated)
+{
+	static const char *const lim[] = { "0", "32M", NULL };
+	struct ward_config cfg;
+	struct ward_result res;
+	char procs[300];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	if (write_str(procs, "0") < 0)
+		return "cannot move into the test cgroup";
+	if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
+		return "cannot become uid 1000";
+	/* as a user logged in would be (setuid() cleared it, and with it the
+	 * ownership of /proc/self, which the sandbox's id maps need) */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	config(&cfg, 60, lim);
+	run(&cfg, "exec /hog alloc 100", &res);
+	if (!is_delegated) {
+		if (res.exit_code != 125 || !res.error || !strstr(res.error->message, "not delegated") ||
+		    !strstr(res.error->message, "systemd-run --user --scope -p Delegate=yes"))
+			return res.error ? res.error->message : "ran without a delegated cgroup";
+		return NULL;
+	}
+	if (!res.resources.oom_killed || res.resources.cgroup_version != 2 || !res.error ||
+	    strcmp(res.error->message, "killed by the OOM killer: memory limit 32 MiB") != 0)
+		return res.error ? res.error->message : "not OOM-killed";
+	ward_result_release(&res);
+	run(&cfg, "exec /hog alloc 20", &res);
+	if (res.exit_code != 0 || res.resources.memory_peak < (20u << 20))
+		return "20 MB did not run under --memory 32M";
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	return NULL;
+}
+
+static void in_child_as_user(const char *cgroup, bool is_delegated)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *why = as_user(cgroup, is_delegated);
+
+		if (why)
+			fprintf(stderr, "uid 1000 in '%s': %s\n", cgroup, why);
+		_exit(why ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "uid 1000 in '%s' failed (see stderr)", cgroup);
+}
+
+/* mkdir and chown to uid 1000 a cgroup and the files a delegatee owns */
+static void user_cgroup(const char *dir)
+{
+	static const char *const files[] = { "", "/cgroup.procs", "/cgroup.subtree_control",
+					     "/cgroup.threads" };
+	char path[300];
+	size_t i;
+
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, files[i]);
+		ck_assert_int_eq(chown(path, 1000, 1000), 0);
+	}
+}
+
+START_TEST(test_delegated)
+{
+	char outer[128], marked[160], plain[160], path[256];
+
+	/* the user owns outer too, so only the attribute says "delegated" */
+	snprintf(outer, sizeof(outer), "/sys/fs/cgroup/ward-test-user-%ld", (long)getpid());
+	snprintf(marked, sizeof(marked), "%s/delegated", outer);
+	snprintf(plain, sizeof(plain), "%s/plain", outer);
+	user_cgroup(outer);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", outer);
+	ck_assert_int_eq(write_str(path, "+memory +pids"), 0);
+	user_cgroup(marked);
+	ck_assert_msg(setxattr(marked, "user.delegate", "1", 1, 0) == 0, "setxattr: %s",
+		      strerror(errno));
+	user_cgroup(plain);
+	chmod(workdir, 0777);
+
+	in_child_as_user(marked, true);
+	in_child_as_user(plain, false);
+	/* nothing left but the supervisor's own (empty) cgroup */
+	snprintf(path, sizeof(path), "%s/ward-supervisor", marked);
+	ck_assert_int_eq(rmdir(path), 0);
+	ck_assert_msg(rmdir(marked) == 0, "rmdir '%s': %s", marked, strerror(errno));
+	ck_assert_int_eq(rmdir(plain), 0);
+	ck_assert_int_eq(rmdir(outer), 0);
+}
+END_TEST
+
+static const char *probe_nocgroup(void)
+{
+	if (harness_have("cgroup1") || harness_have("cgroup2"))
+		return "this user can make cgroups";
+	return NULL;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("limits");
+	static const char *const tags[] = { "cgroup1 root", "cgroup2 root" };
+	TCase *tc;
+	size_t i;
+
+	harness_add_probe("nocgroup", probe_nocgroup);
+	for (i = 0; i < 2; i++) {
+		tc = harness_tcase(s, i == 0 ? "cgroup1" : "cgroup2", tags[i]);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, test_oom);
+		tcase_add_test(tc, test_forkbomb);
+		tcase_add_test(tc, test_cpu_quota);
+		tcase_add_test(tc, test_peaks);
+		tcase_add_test(tc, test_no_leftovers);
+		tcase_add_test(tc, test_sigkilled_ward);
+		tcase_add_test(tc, test_sandbox_off);
+		tcase_add_test(tc, test_io_weight);
+		tcase_add_test(tc, test_cli_json);
+		tcase_add_test(tc, test_doctor);
+		tcase_add_test(tc, test_forked_host);
+	}
+	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_delegated);
+	tc = harness_tcase(s, "rlimits", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rlimits);
+	tcase_add_test(tc, test_no_cgroup);
+	tc = harness_tcase(s, "rlimits-only", "unpriv nocgroup");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_rlimits_only);
+	return harness_main(s);
+}
