@@ -100,14 +100,8 @@ static void shared_stop(struct shared *sh)
 	if (sh->ctl >= 0)
 		close(sh->ctl); /* init reads end of file and exits; the kernel kills the rest */
 	sh->ctl = -1;
-	if (sh->a.pidfd >= 0) {
-		siginfo_t si;
-
-		syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL, 0);
-		waitid((idtype_t)P_PIDFD, (id_t)sh->a.pidfd, &si, WEXITED);
-		close(sh->a.pidfd);
-		sh->a.pidfd = -1;
-	}
+	/* the sandbox, then its placeholders and run records */
+	ward_run_stop_agent(&sh->a);
 }
 
 static int shared_start(struct ward_session *s, struct shared *sh, struct ward_error **err)

@@ -3,6 +3,8 @@
  * partial output and no survivors, concurrency. */
 #include "harness.h"
 #include "ward/env.h"
+#include "ward/policy.h"
+#include "ward/sandbox.h"
 #include "ward/session.h"
 
 #include <dirent.h>
@@ -582,6 +584,135 @@ START_TEST(test_shared_restart)
 }
 END_TEST
 
+/* Whether dir holds nothing but "." and "..". */
+static bool dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	ck_assert_msg(d != NULL, "opendir '%s'", dir);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A shared session's sandbox outlives any one command: the placeholder over
+ * a missing protected path must stay for its whole life, whatever other
+ * wards on the same workdir do meanwhile, and go when the session ends. */
+START_TEST(test_shared_placeholders)
+{
+	static const char policy[] = "{\"validators\": {\"enabled\": false}, "
+				     "\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}}";
+	char *state = harness_tmpdir();
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_session_result r;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char runs[4096];
+	const char *attack = "rmdir .envrc 2>/dev/null; echo planted > .envrc";
+	char *argv[] = { (char *)"/bin/true", NULL };
+	struct stat st;
+	int fds = open_fds();
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_policy_apply(policy, sizeof(policy) - 1, "test", &cfg, &err), 0);
+	cfg.state_dir = strdup(state);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_SHARED;
+	ck_assert_msg(ward_session_new(&cfg, &o, &s, &err) == 0, "session: %s",
+		      err ? err->message : "?");
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+
+	/* held for the sandbox: a placeholder directory in the real workdir */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(ward_session_exec(s, attack, NULL, &r, &err), 0);
+	ck_assert_int_ne(r.run.exit_code, 0);
+	ward_session_result_release(&r);
+
+	/* another ward on the same workdir comes and goes; it shares the
+	 * placeholder and must not take it away from the session */
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.state_dir = strdup(state);
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+	ck_assert_msg(res.exit_code == 0, "ward run: %d %s", res.exit_code,
+		      res.error ? res.error->message : "");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+
+	ck_assert_int_eq(ward_session_exec(s, attack, NULL, &r, &err), 0);
+	ck_assert_msg(r.run.exit_code != 0, "the session planted .envrc: %s", r.run.output);
+	ward_session_result_release(&r);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert_msg(S_ISDIR(st.st_mode), ".envrc is no longer the placeholder");
+
+	/* ended: nothing of it left in the workdir or the state directory */
+	ward_session_free(s);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), -1);
+	ck_assert(dir_is_empty(workdir));
+	snprintf(runs, sizeof(runs), "%s/runs", state);
+	ck_assert_msg(lstat(runs, &st) < 0 || dir_is_empty(runs), "run records left in '%s'",
+		      runs);
+	/* and the placeholders' locks and run records were let go, not leaked */
+	ck_assert_int_eq(open_fds(), fds);
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
+/* A shared sandbox would pile writes up in one change set nobody can
+ * review until the session ends: refused, and nothing left behind. */
+START_TEST(test_shared_overlay_refused)
+{
+	char *state = harness_tmpdir();
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	cfg.state_dir = strdup(state);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_SHARED;
+	ck_assert_int_eq(ward_session_new(&cfg, &o, &s, &err), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_msg(strstr(err->message, "overlay") != NULL, "%s", err->message);
+	ward_error_free(err);
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+	ck_assert(dir_is_empty(workdir));
+	ck_assert(dir_is_empty(state));
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session");
@@ -598,6 +729,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_frontdoor, 0, 2);
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_shared_restart);
+	tcase_add_test(tc, test_shared_placeholders);
+	tcase_add_test(tc, test_shared_overlay_refused);
 
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
