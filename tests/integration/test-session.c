@@ -545,11 +545,15 @@ static int children(pid_t *out, int max)
 	return n;
 }
 
+static int open_fds(void);
+
 START_TEST(test_shared_restart)
 {
+	int fds = open_fds();
 	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
 	struct ward_error *err = NULL;
 	pid_t kids[8];
+	struct stat st;
 
 	ck_assert_int_eq(ward_session_setenv(s, "KEEP", "kept", &err), 0);
 	free(ok(s, "mkdir -p sub && cd sub"));
@@ -580,8 +584,17 @@ START_TEST(test_shared_restart)
 	/* the next command gets a new one; the state is the session's */
 	expect(s, "echo $KEEP; basename $PWD", "kept\nsub\n");
 	ck_assert_int_eq(children(kids, 8), 1);
+	/* the new sandbox has its placeholders as the first had */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
 	ward_session_free(s);
 	ck_assert_int_eq(children(kids, 8), 0);
+	/* both sandboxes' placeholders gone, nothing of either held open */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), -1);
+	ck_assert_int_eq(rmdir(at("sub")), 0);
+	ck_assert_int_eq(rmdir(workdir), 0);
+	ck_assert_int_eq(mkdir(workdir, 0755), 0);
+	ck_assert_int_eq(open_fds(), fds);
 }
 END_TEST
 
