@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
@@ -24,6 +25,7 @@
 #include "ward/policy.h"
 #include "ward/request.h"
 #include "ward/session.h"
+#include "ward/workdir.h"
 
 #define WARD_VERSION "0.1.0"
 
@@ -559,7 +561,92 @@ static int m_cd(struct server *sv, json_t *params, json_t **result, struct rpc_e
 
 /* The methods that only read or change state: one function, one switch. */
 enum simple { S_PWD, S_ENV_SET, S_ENV_UNSET, S_ENV_LIST, S_ALIAS_SET, S_ALIAS_REMOVE,
-	      S_ALIAS_LIST, S_HISTORY };
+	      S_ALIAS_LIST, S_HISTORY, S_CHANGES, S_DIFF, S_APPLY, S_DISCARD };
+
+static json_t *text_json(const char *s, size_t len)
+{
+	size_t n;
+	char *clean = ward_utf8_sanitize(s, len, &n);
+	json_t *v = clean ? json_stringn(clean, n) : NULL;
+
+	free(clean);
+	return v ? v : json_string("");
+}
+
+/* The session's change set: {"name", "count", "entries_omitted", "entries"},
+ * or {"name": null, "count": 0} when it has none; with "diff" (text) when
+ * asked. */
+static int changes_object(struct ward_session *s, bool diff, json_t **out,
+			  struct ward_error **err)
+{
+	static const char *const kinds[] = { "added", "modified", "deleted", "mode", "replaced" };
+	static const char *const types[] = { "none", "file", "dir", "symlink", "other" };
+	struct ward_changeset *cs = ward_session_changes(s, err);
+	json_t *o, *list;
+	size_t n, i;
+
+	if (!cs) {
+		if (*err)
+			return -1;
+		*out = json_pack("{s:n, s:i, s:i, s:[]}", "name", "count", 0, "entries_omitted", 0,
+				 "entries");
+		if (*out && diff)
+			json_object_set_new(*out, "diff", json_string(""));
+		return 0;
+	}
+	n = ward_changeset_count(cs);
+	list = json_array();
+	for (i = 0; i < n && i < WARD_RESULT_MAX_CHANGES; i++) {
+		const struct ward_change *c = ward_changeset_get(cs, i);
+		json_t *e = json_object();
+
+		json_object_set_new(e, "path", text_json(c->path, strlen(c->path)));
+		json_object_set_new(e, "change", json_string(kinds[c->kind]));
+		json_object_set_new(e, "type", json_string(types[c->type]));
+		if (c->size >= 0)
+			json_object_set_new(e, "size", json_integer(c->size));
+		if (c->old_size >= 0)
+			json_object_set_new(e, "old_size", json_integer(c->old_size));
+		json_array_append_new(list, e);
+	}
+	o = json_object();
+	json_object_set_new(o, "name", json_string(ward_changeset_name(cs)));
+	json_object_set_new(o, "count", json_integer((json_int_t)n));
+	json_object_set_new(o, "entries_omitted",
+			    json_integer(n > WARD_RESULT_MAX_CHANGES ?
+						 (json_int_t)(n - WARD_RESULT_MAX_CHANGES) : 0));
+	json_object_set_new(o, "entries", list);
+	if (diff) {
+		int fd = memfd_create("ward-diff", MFD_CLOEXEC);
+		char *text = NULL;
+		size_t len = 0;
+		int rc = fd < 0 ? ward_error_make(err, errno, "memfd_create") :
+				  ward_changeset_diff(cs, fd, err);
+
+		if (rc == 0) {
+			off_t size = lseek(fd, 0, SEEK_END);
+
+			text = size >= 0 ? malloc((size_t)size + 1) : NULL;
+			if (text && pread(fd, text, (size_t)size, 0) == size)
+				len = (size_t)size;
+			else
+				rc = ward_error_make(err, errno ? errno : ENOMEM, "read the diff");
+		}
+		if (fd >= 0)
+			close(fd);
+		if (rc < 0) {
+			free(text);
+			json_decref(o);
+			ward_changeset_free(cs);
+			return -1;
+		}
+		json_object_set_new(o, "diff", text_json(text, len));
+		free(text);
+	}
+	ward_changeset_free(cs);
+	*out = o;
+	return 0;
+}
 
 static int simple(struct server *sv, enum simple what, json_t *params, json_t **result,
 		  struct rpc_error *e)
@@ -568,12 +655,15 @@ static int simple(struct server *sv, enum simple what, json_t *params, json_t **
 	static const char *const k_set[] = { "session", "name", "value", NULL };
 	static const char *const k_name[] = { "session", "name", NULL };
 	static const char *const k_hist[] = { "session", "prefix", "contains", "limit", NULL };
+	static const char *const k_apply[] = { "session", "force", NULL };
 	const char *const *keys = what == S_ENV_SET || what == S_ALIAS_SET      ? k_set :
 				  what == S_ENV_UNSET || what == S_ALIAS_REMOVE ? k_name :
 				  what == S_HISTORY                             ? k_hist :
+				  what == S_APPLY                               ? k_apply :
 										  k_none;
 	const char *name = NULL, *value = NULL, *prefix = NULL, *contains = NULL;
 	long long limit = 0;
+	bool force = false;
 	struct ward_error *w = NULL;
 	struct entry *en;
 	char id[32];
@@ -589,6 +679,8 @@ static int simple(struct server *sv, enum simple what, json_t *params, json_t **
 	if (keys == k_hist && (p_string(params, "prefix", false, &prefix, e) < 0 ||
 			       p_string(params, "contains", false, &contains, e) < 0 ||
 			       p_int(params, "limit", 0, INT_MAX, &limit, e) < 0))
+		return -1;
+	if (keys == k_apply && p_bool(params, "force", &force, e) < 0)
 		return -1;
 	if (prefix && contains)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "give \"prefix\" or \"contains\", not both");
@@ -652,6 +744,21 @@ static int simple(struct server *sv, enum simple what, json_t *params, json_t **
 		*result = json_pack("{s:s, s:o}", "session", id, "history", a);
 		break;
 	}
+	case S_CHANGES:
+	case S_DIFF: {
+		json_t *c = NULL;
+
+		rc = changes_object(en->s, what == S_DIFF, &c, &w);
+		if (rc == 0)
+			*result = json_pack("{s:s, s:o}", "session", id, "changes", c);
+		break;
+	}
+	case S_APPLY:
+		rc = ward_session_changes_apply(en->s, force, &w);
+		break;
+	case S_DISCARD:
+		rc = ward_session_changes_discard(en->s, &w);
+		break;
 	}
 	give_back(sv, id);
 	if (rc < 0)
@@ -674,6 +781,10 @@ SIMPLE(m_alias_set, S_ALIAS_SET)
 SIMPLE(m_alias_remove, S_ALIAS_REMOVE)
 SIMPLE(m_alias_list, S_ALIAS_LIST)
 SIMPLE(m_history, S_HISTORY)
+SIMPLE(m_changes, S_CHANGES)
+SIMPLE(m_changes_diff, S_DIFF)
+SIMPLE(m_changes_apply, S_APPLY)
+SIMPLE(m_changes_discard, S_DISCARD)
 
 /* ---- the table: JSON-RPC names, MCP tool names, schemas ------------------------------ */
 
@@ -738,6 +849,20 @@ static const struct method {
 	  "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\", \"minimum\": 1}, "
 	  "\"timeout\": {\"type\": \"integer\", \"minimum\": 1}, " P_SESSION
 	  "}, \"required\": [\"id\"]}" },
+	{ "session.changes", "changes_list", m_changes,
+	  "Overlay workdir mode: what the session's commands changed so far (not yet in the "
+	  "real workdir).",
+	  "{\"type\": \"object\", \"properties\": {" P_SESSION "}}" },
+	{ "session.changes.diff", "changes_diff", m_changes_diff,
+	  "Overlay workdir mode: the session's changes as a unified diff.",
+	  "{\"type\": \"object\", \"properties\": {" P_SESSION "}}" },
+	{ "session.changes.apply", "changes_apply", m_changes_apply,
+	  "Overlay workdir mode: copy the session's changes into the real workdir.",
+	  "{\"type\": \"object\", \"properties\": {\"force\": {\"type\": \"boolean\", "
+	  "\"description\": \"apply over files edited meanwhile\"}, " P_SESSION "}}" },
+	{ "session.changes.discard", "changes_discard", m_changes_discard,
+	  "Overlay workdir mode: drop the session's changes.",
+	  "{\"type\": \"object\", \"properties\": {" P_SESSION "}}" },
 };
 
 static const struct method *find_method(const char *name, bool tool)

@@ -754,12 +754,25 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 		return ward_error_make(err, errno, "open '/dev/null'");
 	if (!cfg->workdir)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no workdir");
+	/* The change set would build up across the session's commands with no
+	 * way to see, apply or discard it until the session ends. */
+	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "workdir mode 'overlay' needs a fresh sandbox per command "
+					    "(session isolation \"fresh\"), not a shared one");
 	/* The proxy lives in the supervisor's event loop of one command; a
 	 * shared session sandbox has none to run it in. */
 	if (cfg->net == WARD_NET_PROXY)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "network mode proxy needs a fresh sandbox per command "
 					    "(session isolation \"fresh\"), not a shared one");
+	/* Made before the sandbox: nothing can fail once it runs. */
+	a->wd = malloc(sizeof(*a->wd));
+	a->workdir = strdup(cfg->workdir);
+	if (!a->wd || !a->workdir) {
+		ward_run_stop_agent(a);
+		return ward_error_make(err, ENOMEM, "session sandbox");
+	}
 	/* init's own streams: nothing to say, each command gets its own. */
 	c.stdin_fd = c.stdout_fd = c.stderr_fd = devnull;
 	c.pass_fd = -1;
@@ -817,8 +830,42 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 		a->fenced = true;
 		a->fences = *ward_fences_report(st.fences);
 	}
+	/* The placeholders' locks and the run's records go with the sandbox,
+	 * not with this call. */
+	*a->wd = st.wd;
+	memset(&st.wd, 0, sizeof(st.wd));
+	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
 	rc = 0;
 out:
+	if (rc < 0) {
+		/* the sandbox, if any, is gone: what prepare() made can go too */
+		ward_workdir_finish(&st.wd, cfg->workdir, false, NULL, 0, NULL);
+		ward_workdir_report_free(st.wd.report);
+		st.wd.report = NULL;
+		ward_run_stop_agent(a);
+	}
 	state_release(&st);
 	return rc;
+}
+
+void ward_run_stop_agent(struct agent_start *a)
+{
+	if (a->pidfd >= 0) {
+		siginfo_t si;
+
+		syscall(SYS_pidfd_send_signal, a->pidfd, SIGKILL, NULL, 0);
+		waitid((idtype_t)P_PIDFD, (id_t)a->pidfd, &si, WEXITED);
+		close(a->pidfd);
+		a->pidfd = -1;
+	}
+	/* Only now that no mount namespace of the sandbox is left: a placeholder
+	 * removed before would have been taken out of its view. */
+	if (a->wd) {
+		ward_workdir_finish(a->wd, a->workdir ? a->workdir : "", false, NULL, 0, NULL);
+		ward_workdir_report_free(a->wd->report);
+		free(a->wd);
+		a->wd = NULL;
+	}
+	free(a->workdir);
+	a->workdir = NULL;
 }

@@ -67,6 +67,11 @@ struct ward_session {
 	struct ward_ratelog own_log;  /* the rate limit's log, under lock */
 	struct ward_ratelog *ratelog; /* own_log, or a host's shared one */
 	pthread_mutex_t *rate_lock;   /* &lock, or the host's */
+	/* Overlay workdir mode: the kept change set the commands add to (NULL
+	 * until one changes something); changes_lock is held by a command over
+	 * it, and by apply and discard, so one at a time. */
+	pthread_mutex_t changes_lock;
+	char *changes;
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to
@@ -83,6 +88,10 @@ char *ward_shell_quote(const char *s);
 /* The policy's "session" object onto cfg->session (policy.c calls this). */
 int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config *cfg,
 			      struct ward_error **err);
+
+/* Whether the session's change set (s->changes) is still kept; changes_lock
+ * held. */
+bool ward_session_changes_exist(struct ward_session *s);
 
 /* Backends' setup, called by ward_session_new() after the state is ready. */
 int ward_session_local_open(struct ward_session *s, struct ward_error **err);

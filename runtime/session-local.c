@@ -20,6 +20,7 @@
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/outbuf.h"
+#include "ward/workdir.h"
 
 /* Read what fd 3 holds once the command is over. Non-blocking: without a
  * sandbox a process that left the command's group might hold it open. */
@@ -52,6 +53,36 @@ static size_t count(char *const *v)
 
 /* ---- a fresh sandbox per command --------------------------------------------- */
 
+/* After a command in overlay mode (changes_lock held): the set stays kept
+ * under the session's name, the first one that changed anything starts it. */
+static void keep_changes(struct ward_session *s, struct ward_result *res)
+{
+	struct ward_workdir_report *w = res->workdir;
+	struct ward_error *e = NULL;
+
+	if (!w || !w->changes)
+		return;
+	if (s->changes) {
+		/* a continued set: kept under its name already */
+		snprintf(w->change_action, sizeof(w->change_action), "kept");
+		return;
+	}
+	if (ward_changeset_count(w->changes) == 0)
+		return; /* nothing yet: dropped with the result */
+	if (ward_changeset_keep(w->changes, w->change_name, sizeof(w->change_name), &e) < 0) {
+		/* the command ran; its result says why its changes are lost */
+		if (!res->error) {
+			res->error = e;
+			res->exit_code = WARD_EXIT_OWN_ERROR;
+		} else {
+			ward_error_free(e);
+		}
+		return;
+	}
+	snprintf(w->change_action, sizeof(w->change_action), "kept");
+	s->changes = strdup(w->change_name);
+}
+
 static int fresh_exec(struct ward_session *s, const struct session_job *job,
 		      struct ward_result *res, struct session_outcome *out, struct ward_error **err)
 {
@@ -70,7 +101,21 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	c.timeout = job->timeout;
 	c.pass_fd = side[1];
 	c.forward_signals = job->forward_signals;
-	rc = ward_run(&c, argv, res, err);
+	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
+		/* over the session's set: each command sees the ones before */
+		pthread_mutex_lock(&s->changes_lock);
+		if (s->changes && !ward_session_changes_exist(s)) {
+			free(s->changes); /* applied or discarded from outside meanwhile */
+			s->changes = NULL;
+		}
+		c.continue_changes = s->changes;
+		rc = ward_run(&c, argv, res, err);
+		if (rc == 0)
+			keep_changes(s, res);
+		pthread_mutex_unlock(&s->changes_lock);
+	} else {
+		rc = ward_run(&c, argv, res, err);
+	}
 	close(side[1]);
 	if (rc == 0)
 		read_side(side[0], out);
@@ -100,14 +145,8 @@ static void shared_stop(struct shared *sh)
 	if (sh->ctl >= 0)
 		close(sh->ctl); /* init reads end of file and exits; the kernel kills the rest */
 	sh->ctl = -1;
-	if (sh->a.pidfd >= 0) {
-		siginfo_t si;
-
-		syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL, 0);
-		waitid((idtype_t)P_PIDFD, (id_t)sh->a.pidfd, &si, WEXITED);
-		close(sh->a.pidfd);
-		sh->a.pidfd = -1;
-	}
+	/* the sandbox, then its placeholders and run records */
+	ward_run_stop_agent(&sh->a);
 }
 
 static int shared_start(struct ward_session *s, struct shared *sh, struct ward_error **err)

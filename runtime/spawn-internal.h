@@ -110,15 +110,29 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);
 
 /* A long-lived session sandbox, started (run.c): init set up exactly as for
  * ward_run(), then serving commands received on ctl_fd. */
+struct ward_workdir_prep;
+
 struct agent_start {
 	pid_t pid;
 	int pidfd;
 	unsigned ns;
 	bool view, fenced;
 	struct ward_fences_report fences;
+	/* The workdir as prepared for the sandbox: placeholders in the real
+	 * workdir held (flock) and the run's records kept for as long as the
+	 * sandbox lives, since another ward removing a placeholder would take
+	 * its mount out of the sandbox's view. Owned; let go by
+	 * ward_run_stop_agent(). */
+	struct ward_workdir_prep *wd;
+	char *workdir;
 };
 int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent_start *a,
 			 struct ward_error **err);
+
+/* End the sandbox (SIGKILL, waited for) if it still runs, then let go of
+ * its workdir: placeholders it alone held are removed, its run records too.
+ * Leaves a->pidfd -1 and a->wd NULL; safe to call again. */
+void ward_run_stop_agent(struct agent_start *a);
 
 /* Child side. Build the view and pivot_root into it (view.c). */
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err);

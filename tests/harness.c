@@ -481,10 +481,18 @@ const char *harness_fences_policy_opt(void)
 
 		snprintf(tmp, sizeof(tmp), "%s/ward-fences-policy.%u.json",
 			 dir && *dir ? dir : "/tmp", (unsigned)getuid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		/* written aside and renamed over: forked tests (and other test
+		 * binaries) may be reading it this very moment */
+		char part[1100];
+
+		snprintf(part, sizeof(part), "%s.XXXXXX", tmp);
+		fd = mkstemp(part);
 		if (fd >= 0) {
-			if (write(fd, text, sizeof(text) - 1) < 0)
+			if (fchmod(fd, 0644) < 0 || write(fd, text, sizeof(text) - 1) < 0 ||
+			    rename(part, tmp) < 0) {
 				perror("harness: write fences policy");
+				unlink(part);
+			}
 			close(fd);
 		}
 		path = tmp;

@@ -249,6 +249,33 @@ WARD_API void ward_history_free(struct ward_history_entry *e, size_t n);
 WARD_API void ward_session_share_ratelog(struct ward_session *s, struct ward_ratelog *log,
 					 pthread_mutex_t *lock);
 
+/* ---- the change set (overlay workdir mode) --------------------------------------- */
+
+/* With cfg.workdir_mode WARD_WORKDIR_OVERLAY and fresh isolation, a session's
+ * commands add up to one change set: the first command that changes
+ * something starts it (kept, under a name its result gives), each later one
+ * runs over it (sees its changes, adds its own), one at a time. Nothing of the
+ * real workdir changes until the set is applied. It stays kept when the
+ * session ends (ward diff/apply/discard NAME). A shared sandbox refuses
+ * overlay mode (InvalidParameters). */
+
+struct ward_changeset;
+
+/* The set as it is now, opened (ward/workdir.h: count, entries, diff);
+ * free with ward_changeset_free(). NULL with *err NULL when the session has
+ * none (nothing changed yet, or applied or discarded since). */
+WARD_API struct ward_changeset *ward_session_changes(struct ward_session *s,
+						     struct ward_error **err);
+
+/* Copy the set into the real workdir (ward_changeset_apply(): protected
+ * paths refused, nothing applied; force skips the check for files edited
+ * meanwhile); the next command starts a new one. No set: InvalidParameters. */
+WARD_API int ward_session_changes_apply(struct ward_session *s, bool force,
+					struct ward_error **err);
+
+/* Drop the set; the next command starts a new one. No set: InvalidParameters. */
+WARD_API int ward_session_changes_discard(struct ward_session *s, struct ward_error **err);
+
 /* ---- information ------------------------------------------------------------ */
 
 WARD_API enum ward_session_isolation ward_session_isolation(const struct ward_session *s);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 static char *workdir;
+static const char *policy_opt; /* instead of --no-policy */
 
 struct srv {
 	pid_t pid;
@@ -53,8 +54,8 @@ static void start(struct srv *s, const char *extra)
 		dup2(b[1], 1);
 		if (chdir(workdir) < 0)
 			_exit(126);
-		execl(ward, ward, "serve", "--no-policy", extra ? extra : "--timeout=30",
-		      (char *)NULL);
+		execl(ward, ward, "serve", policy_opt ? policy_opt : "--no-policy",
+		      extra ? extra : "--timeout=30", (char *)NULL);
 		_exit(127);
 	}
 	close(a[0]);
@@ -587,6 +588,80 @@ START_TEST(test_shell_tty)
 }
 END_TEST
 
+/* Overlay workdir mode through the server: a session's changes build up,
+ * are listed, diffed, applied and discarded by methods of their own. */
+START_TEST(test_session_changes)
+{
+	static const char policy[] = "{\"workdir\": {\"mode\": \"overlay\"}, "
+				     "\"validators\": {\"enabled\": false}, "
+				     "\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}}\n";
+	char *state = harness_tmpdir(), path[4096], opt[4200], line[1024];
+	struct srv s;
+	struct stat st;
+	json_t *r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/policy.json", state);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(policy, f);
+	fclose(f);
+	snprintf(opt, sizeof(opt), "--policy=%s", path);
+	policy_opt = opt;
+	snprintf(path, sizeof(path), "%s/state", state);
+	setenv("XDG_STATE_HOME", path, 1);
+	start(&s, NULL);
+	snprintf(line, sizeof(line),
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.create\",\"params\":{"
+		 "\"workdir\":\"%s\",\"isolation\":\"fresh\"}}",
+		 workdir);
+	json_decref(call(&s, line));
+#define CALL(id, m, p)                                                                             \
+	call(&s, "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m "\",\"params\":{"           \
+		 "\"session\":\"s1\"" p "}}")
+	r = CALL(2, "session.exec", ",\"command\":\"echo hi > n.txt\"");
+	ck_assert_int_eq(geti(r, "exit_code"), 0);
+	ck_assert_str_eq(gets_(r, "workdir.changes.action"), "kept");
+	json_decref(r);
+	snprintf(path, sizeof(path), "%s/n.txt", workdir);
+	ck_assert_int_eq(lstat(path, &st), -1);
+	r = CALL(3, "session.changes", "");
+	ck_assert_int_eq(geti(r, "changes.count"), 1);
+	ck_assert_str_eq(gets_(r, "changes.entries.0.path"), "n.txt");
+	ck_assert_str_eq(gets_(r, "changes.entries.0.change"), "added");
+	json_decref(r);
+	r = CALL(4, "session.changes.diff", "");
+	ck_assert_ptr_nonnull(strstr(gets_(r, "changes.diff"), "+hi"));
+	json_decref(r);
+	r = CALL(5, "session.changes.apply", "");
+	ck_assert_ptr_null(json_object_get(r, "error"));
+	json_decref(r);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	r = CALL(6, "session.changes", "");
+	ck_assert_int_eq(geti(r, "changes.count"), 0);
+	ck_assert(json_is_null(get(r, "changes.name")));
+	json_decref(r);
+	r = CALL(7, "session.changes.apply", ",\"force\":\"yes\"");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	json_decref(CALL(8, "session.exec", ",\"command\":\"rm n.txt; echo x > m\""));
+	r = CALL(9, "session.changes.discard", "");
+	ck_assert_ptr_null(json_object_get(r, "error"));
+	json_decref(r);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	r = CALL(10, "session.changes.discard", "");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+#undef CALL
+	stop(&s);
+	snprintf(path, sizeof(path), "%s/m", workdir);
+	ck_assert_int_eq(lstat(path, &st), -1);
+	policy_opt = NULL;
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("serve");
@@ -595,6 +670,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_mcp);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
+	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_shell_lines);

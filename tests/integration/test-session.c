@@ -3,6 +3,9 @@
  * partial output and no survivors, concurrency. */
 #include "harness.h"
 #include "ward/env.h"
+#include "ward/policy.h"
+#include "ward/sandbox.h"
+#include "ward/workdir.h"
 #include "ward/session.h"
 
 #include <dirent.h>
@@ -542,11 +545,15 @@ static int children(pid_t *out, int max)
 	return n;
 }
 
+static int open_fds(void);
+
 START_TEST(test_shared_restart)
 {
+	int fds = open_fds();
 	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
 	struct ward_error *err = NULL;
 	pid_t kids[8];
+	struct stat st;
 
 	ck_assert_int_eq(ward_session_setenv(s, "KEEP", "kept", &err), 0);
 	free(ok(s, "mkdir -p sub && cd sub"));
@@ -577,8 +584,278 @@ START_TEST(test_shared_restart)
 	/* the next command gets a new one; the state is the session's */
 	expect(s, "echo $KEEP; basename $PWD", "kept\nsub\n");
 	ck_assert_int_eq(children(kids, 8), 1);
+	/* the new sandbox has its placeholders as the first had */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
 	ward_session_free(s);
 	ck_assert_int_eq(children(kids, 8), 0);
+	/* both sandboxes' placeholders gone, nothing of either held open */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), -1);
+	ck_assert_int_eq(rmdir(at("sub")), 0);
+	ck_assert_int_eq(rmdir(workdir), 0);
+	ck_assert_int_eq(mkdir(workdir, 0755), 0);
+	ck_assert_int_eq(open_fds(), fds);
+}
+END_TEST
+
+/* Whether dir holds nothing but "." and "..". */
+static bool dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	ck_assert_msg(d != NULL, "opendir '%s'", dir);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A shared session's sandbox outlives any one command: the placeholder over
+ * a missing protected path must stay for its whole life, whatever other
+ * wards on the same workdir do meanwhile, and go when the session ends. */
+START_TEST(test_shared_placeholders)
+{
+	static const char policy[] = "{\"validators\": {\"enabled\": false}, "
+				     "\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}}";
+	char *state = harness_tmpdir();
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_session_result r;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char runs[4096];
+	const char *attack = "rmdir .envrc 2>/dev/null; echo planted > .envrc";
+	char *argv[] = { (char *)"/bin/true", NULL };
+	struct stat st;
+	int fds = open_fds();
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_policy_apply(policy, sizeof(policy) - 1, "test", &cfg, &err), 0);
+	cfg.state_dir = strdup(state);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_SHARED;
+	ck_assert_msg(ward_session_new(&cfg, &o, &s, &err) == 0, "session: %s",
+		      err ? err->message : "?");
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+
+	/* held for the sandbox: a placeholder directory in the real workdir */
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(ward_session_exec(s, attack, NULL, &r, &err), 0);
+	ck_assert_int_ne(r.run.exit_code, 0);
+	ward_session_result_release(&r);
+
+	/* another ward on the same workdir comes and goes; it shares the
+	 * placeholder and must not take it away from the session */
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.state_dir = strdup(state);
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+	ck_assert_msg(res.exit_code == 0, "ward run: %d %s", res.exit_code,
+		      res.error ? res.error->message : "");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+
+	ck_assert_int_eq(ward_session_exec(s, attack, NULL, &r, &err), 0);
+	ck_assert_msg(r.run.exit_code != 0, "the session planted .envrc: %s", r.run.output);
+	ward_session_result_release(&r);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), 0);
+	ck_assert_msg(S_ISDIR(st.st_mode), ".envrc is no longer the placeholder");
+
+	/* ended: nothing of it left in the workdir or the state directory */
+	ward_session_free(s);
+	ck_assert_int_eq(lstat(at(".envrc"), &st), -1);
+	ck_assert(dir_is_empty(workdir));
+	snprintf(runs, sizeof(runs), "%s/runs", state);
+	ck_assert_msg(lstat(runs, &st) < 0 || dir_is_empty(runs), "run records left in '%s'",
+		      runs);
+	/* and the placeholders' locks and run records were let go, not leaked */
+	ck_assert_int_eq(open_fds(), fds);
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
+/* A shared sandbox would pile writes up in one change set nobody can
+ * review until the session ends: refused, and nothing left behind. */
+START_TEST(test_shared_overlay_refused)
+{
+	char *state = harness_tmpdir();
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	cfg.state_dir = strdup(state);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_SHARED;
+	ck_assert_int_eq(ward_session_new(&cfg, &o, &s, &err), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_msg(strstr(err->message, "overlay") != NULL, "%s", err->message);
+	ward_error_free(err);
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+	ck_assert(dir_is_empty(workdir));
+	ck_assert(dir_is_empty(state));
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
+/* Run cmd in s; returns the result's change set name ("" when none). */
+static void exec_changes(struct ward_session *s, const char *cmd, const char *want_out,
+			 size_t want_count, char name[64])
+{
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	const struct ward_workdir_report *w;
+
+	ck_assert_int_eq(ward_session_exec(s, cmd, NULL, &r, &err), 0);
+	ck_assert_msg(r.run.exit_code == 0 && !r.run.error, "'%s': exit %d, %s\n%s", cmd,
+		      r.run.exit_code, r.run.error ? r.run.error->message : "", r.run.output);
+	ck_assert_str_eq(r.run.output, want_out);
+	w = r.run.workdir;
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(w->mode, WARD_WORKDIR_OVERLAY);
+	ck_assert_ptr_nonnull(w->changes);
+	ck_assert_uint_eq(ward_changeset_count(w->changes), want_count);
+	ck_assert_str_eq(w->change_action, want_count ? "kept" : "");
+	snprintf(name, 64, "%s", w->change_name);
+	ward_session_result_release(&r);
+}
+
+static size_t kept_sets(const char *state)
+{
+	struct ward_error *err = NULL;
+	char **v = ward_changeset_list(state, &err);
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(v);
+	while (v[n])
+		n++;
+	ward_protect_strv_free(v);
+	return n;
+}
+
+/* Overlay mode in a fresh session: the commands add up to one set, seen by
+ * each later command, reviewable, applied or discarded as a whole. */
+START_TEST(test_fresh_overlay_accumulates)
+{
+	static const char policy[] = "{\"validators\": {\"enabled\": false}, "
+				     "\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}}";
+	char *state = harness_tmpdir();
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_changeset *cs;
+	struct ward_error *err = NULL;
+	char name1[64], name2[64], diff[8192] = "";
+	struct stat st;
+	FILE *f;
+	size_t n;
+
+	f = fopen(at("keep"), "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("old\n", f);
+	fclose(f);
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_policy_apply(policy, sizeof(policy) - 1, "test", &cfg, &err), 0);
+	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	cfg.state_dir = strdup(state);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_FRESH;
+	ck_assert_msg(ward_session_new(&cfg, &o, &s, &err) == 0, "session: %s",
+		      err ? err->message : "?");
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+
+	/* nothing changed yet: no set */
+	exec_changes(s, "cat keep", "old\n", 0, name1);
+	ck_assert_ptr_null(ward_session_changes(s, &err));
+	ck_assert_ptr_null(err);
+	exec_changes(s, "echo one > a", "", 1, name1);
+	ck_assert_int_eq(lstat(at("a"), &st), -1);
+	/* the next command sees it and adds to the same set */
+	exec_changes(s, "cat a; echo two > b; rm keep", "one\n", 3, name2);
+	ck_assert_str_eq(name1, name2);
+	ck_assert_int_eq(lstat(at("b"), &st), -1);
+	ck_assert_int_eq(lstat(at("keep"), &st), 0);
+	ck_assert_uint_eq(kept_sets(state), 1);
+
+	cs = ward_session_changes(s, &err);
+	ck_assert_ptr_nonnull(cs);
+	ck_assert_uint_eq(ward_changeset_count(cs), 3);
+	ck_assert_str_eq(ward_changeset_get(cs, 0)->path, "a");
+	ck_assert_int_eq(ward_changeset_get(cs, 2)->kind, WARD_CHANGE_DELETED);
+	f = tmpfile();
+	ck_assert_int_eq(ward_changeset_diff(cs, fileno(f), &err), 0);
+	rewind(f);
+	n = fread(diff, 1, sizeof(diff) - 1, f);
+	diff[n] = '\0';
+	fclose(f);
+	ward_changeset_free(cs);
+	ck_assert_msg(strstr(diff, "+one") && strstr(diff, "+two") && strstr(diff, "-old"), "%s",
+		      diff);
+
+	/* applied: the real workdir has it all, the set is gone */
+	ck_assert_msg(ward_session_changes_apply(s, false, &err) == 0, "apply: %s",
+		      err ? err->message : "?");
+	ck_assert_int_eq(lstat(at("a"), &st), 0);
+	ck_assert_int_eq(lstat(at("b"), &st), 0);
+	ck_assert_int_eq(lstat(at("keep"), &st), -1);
+	ck_assert_ptr_null(ward_session_changes(s, &err));
+	ck_assert_uint_eq(kept_sets(state), 0);
+	ck_assert_int_eq(ward_session_changes_apply(s, false, &err), -1);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ward_error_free(err);
+	err = NULL;
+
+	/* a new set; discarded: nothing of it anywhere */
+	exec_changes(s, "echo three > c; rm a", "", 2, name1);
+	ck_assert_uint_eq(kept_sets(state), 1);
+	ck_assert_int_eq(ward_session_changes_discard(s, &err), 0);
+	ck_assert_int_eq(lstat(at("c"), &st), -1);
+	ck_assert_int_eq(lstat(at("a"), &st), 0);
+	ck_assert_uint_eq(kept_sets(state), 0);
+
+	/* a set left when the session ends stays kept, for ward diff/apply */
+	exec_changes(s, "echo four > d", "", 1, name1);
+	ward_session_free(s);
+	ck_assert_uint_eq(kept_sets(state), 1);
+	cs = ward_changeset_open(state, name1, &err);
+	ck_assert_ptr_nonnull(cs);
+	ward_changeset_discard(cs);
+	ward_changeset_free(cs);
+	ck_assert_uint_eq(kept_sets(state), 0);
+	ck_assert_int_eq(lstat(at("d"), &st), -1);
+	harness_rmtree(state);
+	free(state);
 }
 END_TEST
 
@@ -598,6 +875,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_frontdoor, 0, 2);
 	tcase_add_test(tc, test_ratelimit);
 	tcase_add_test(tc, test_shared_restart);
+	tcase_add_test(tc, test_shared_placeholders);
+	tcase_add_test(tc, test_shared_overlay_refused);
+	tcase_add_test(tc, test_fresh_overlay_accumulates);
 
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -636,6 +636,7 @@ START_TEST(test_placeholders_concurrent_loops)
 
 			argv[a++] = ward;
 			argv[a++] = (char *)"run";
+			/* no rate limit: 150 runs in well under a minute */
 			argv[a++] = (char *)harness_fences_policy_opt();
 			argv[a++] = (char *)"-C";
 			argv[a++] = workdir;
