@@ -274,46 +274,31 @@ static int mount_overlay(const char *dst, int wfd, const int ofd[3], const char 
 	return 0;
 }
 
-/* One empty read-only tmpfs, detached, for every placeholder to be covered
- * by a clone of: a new tmpfs superblock per placeholder cost ~2-5 ms each on
- * a busy machine (made, then torn down with the namespace), a clone of one
- * mount next to nothing. Returns the mount's fd, or -1 with errno. */
-static int empty_tmpfs(void)
+/* Placeholders: the first is covered by an empty read-only tmpfs, the
+ * others by binds of it. A new tmpfs superblock per placeholder costs more
+ * (made, then torn down with the namespace); a clone of a detached fsmount()
+ * would be cheaper still, but kernels before 6.x refuse open_tree() on it. */
+static int cover(const char *first, const char *dst, const char *path,
+		 struct ward_error **err)
 {
-	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1;
-
-	if (fs < 0)
-		return -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					   MOUNT_ATTR_NOEXEC);
-	close(fs);
-	return mnt;
-}
-
-/* A clone of the empty tmpfs attached at dst. */
-static int cover(int empty, const char *dst)
-{
-	int fd = (int)syscall(SYS_open_tree, empty, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-							       AT_EMPTY_PATH);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = (int)syscall(SYS_move_mount, fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH);
-	close(fd);
-	return rc;
+	if (!*first) {
+		if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,nr_inodes=1,mode=0555") < 0)
+			return fail(err, "cover protected path", path);
+		return 0;
+	}
+	if (mount(first, dst, NULL, MS_BIND, NULL) < 0)
+		return fail(err, "cover protected path", path);
+	return setattr(dst, 0,
+		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		       path, err);
 }
 
 /* Protected paths in the workdir: directories on the way pinned (a mount
  * point cannot be renamed, removed or replaced: EBUSY), the paths themselves
  * bound read-only over themselves, placeholders covered by an empty
  * read-only tmpfs. The plan lists parents first. */
-static int protect_one(const struct spawn_protect *m, const char *R, char *dst, int *empty,
+static int protect_one(const struct spawn_protect *m, const char *R, char *dst, char *first,
 		       struct ward_error **err)
 {
 	if ((size_t)snprintf(dst, PATH_MAX, "%s%s", R, m->path) >= PATH_MAX) {
@@ -349,10 +334,10 @@ static int protect_one(const struct spawn_protect *m, const char *R, char *dst, 
 		break;
 	}
 	case SPAWN_PROTECT_EMPTY:
-		if (*empty < 0 && (*empty = empty_tmpfs()) < 0)
-			return fail(err, "make the empty tmpfs for", m->path);
-		if (cover(*empty, dst) < 0)
-			return fail(err, "cover protected path", m->path);
+		if (cover(first, dst, m->path, err) < 0)
+			return -1;
+		if (!*first)
+			memcpy(first, dst, strlen(dst) + 1);
 		break;
 	}
 	return 0;
@@ -360,13 +345,11 @@ static int protect_one(const struct spawn_protect *m, const char *R, char *dst, 
 
 static int protect_paths(const struct spawn_plan *p, const char *R, struct ward_error **err)
 {
-	char dst[PATH_MAX];
-	int empty = -1, rc = 0;
+	char dst[PATH_MAX], first[PATH_MAX] = "";
+	int rc = 0;
 
 	for (size_t i = 0; i < p->n_protect && rc == 0; i++)
-		rc = protect_one(&p->protect[i], R, dst, &empty, err);
-	if (empty >= 0)
-		close(empty);
+		rc = protect_one(&p->protect[i], R, dst, first, err);
 	return rc;
 }
 
