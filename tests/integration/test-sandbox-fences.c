@@ -329,26 +329,6 @@ static const char *probe_landlock6(void)
 	return reason;
 }
 
-/* The programs of the build workloads, on PATH (a busybox guest has none). */
-static const char *probe_devtools(void)
-{
-	static const char *const tools[] = { "make", "cc", "git", "python3" };
-	static char reason[64];
-	size_t i;
-
-	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
-		char cmd[64];
-		char *argv[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
-
-		snprintf(cmd, sizeof(cmd), "command -v %s", tools[i]);
-		if (harness_capture(argv, NULL, NULL) != 0) {
-			snprintf(reason, sizeof(reason), "no %s on PATH", tools[i]);
-			return reason;
-		}
-	}
-	return NULL;
-}
-
 int main(void)
 {
 	Suite *s = suite_create("sandbox-fences");
@@ -359,7 +339,6 @@ int main(void)
 	TCase *wd = harness_tcase(s, "workloads-dev", "userns seccomp landlock devtools");
 
 	harness_add_probe("landlock6", probe_landlock6);
-	harness_add_probe("devtools", probe_devtools);
 	tcase_add_checked_fixture(sc, setup, teardown);
 	tcase_add_checked_fixture(ll, setup, teardown);
 	tcase_add_checked_fixture(ls, setup, teardown);

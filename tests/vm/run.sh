@@ -26,7 +26,7 @@ VB="$B-vm"
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test-limits test-landlock-abi test-run:view test-run:pid1
 	test-run:lifecycle test-run:io test-run:off test-fences:seccomp test-fences:landlock
-	test-fences:errors test-sandbox-fences:seccomp-in-sandbox
+	test-fences:errors test-fences:workloads test-sandbox-fences:seccomp-in-sandbox
 	test-sandbox-fences:landlock-in-sandbox test-sandbox-fences:workloads)
 req=${WARD_VM_REQUIRE:-root,userns,landlock,seccomp,cgroup2}
 export RUNVM_HOME=${WARD_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ward-vm}
