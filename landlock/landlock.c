@@ -312,8 +312,10 @@ static const struct right *first_missing(const struct ward_landlock_config *cfg,
 		bool req = r->abi <= cfg->min_abi || (cfg->require & r->need);
 
 		/* Network and scope requirements only bind when the
-		 * configuration uses them. */
-		if (r->kind != RIGHT_FS && !(mask_of(r->kind, fs, net, scopes) & r->bit))
+		 * configuration uses them, or when min_abi asks for the ABI
+		 * that brought them (the kernel must offer that ABI). */
+		if (r->kind != RIGHT_FS && !(mask_of(r->kind, fs, net, scopes) & r->bit) &&
+		    r->abi > cfg->min_abi)
 			req = false;
 		if (req && r->abi > abi)
 			return r;
@@ -440,6 +442,17 @@ int ward_landlock_plan_new(const struct ward_landlock_config *cfg, int kernel_ab
 	if (cfg->abi_max > 0 && abi > cfg->abi_max)
 		abi = cfg->abi_max;
 	missing = cfg->mode == WARD_LANDLOCK_REQUIRED ? first_missing(cfg, abi) : NULL;
+	if (!missing && cfg->mode == WARD_LANDLOCK_REQUIRED && cfg->min_abi > abi) {
+		/* an ABI that brought no right of its own (7: audit logging) */
+		free(p);
+		if (abi < kernel_abi)
+			return ward_error_make(err, 0,
+					       "landlock: minimum abi %d, capped at abi %d "
+					       "(the kernel offers %d)",
+					       cfg->min_abi, abi, kernel_abi);
+		return ward_error_make(err, 0, "landlock: minimum abi %d, this kernel offers abi %d",
+				       cfg->min_abi, kernel_abi);
+	}
 	if (missing) {
 		free(p);
 		if (abi < kernel_abi)

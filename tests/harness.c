@@ -154,6 +154,34 @@ static const char *probe_netadmin(void)
 	return in_child(try_netns) == 0 ? NULL : "unshare(CLONE_NEWNET) fails";
 }
 
+/* The programs the workload tests run, on PATH (a busybox guest has none). */
+static const char *probe_devtools(void)
+{
+	static const char *const tools[] = { "make", "cc", "git", "python3", "node", "ip" };
+	static char reason[64];
+	const char *path = getenv("PATH");
+	size_t i;
+
+	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		const char *dir = path ? path : "/usr/bin:/bin";
+		bool found = false;
+
+		while (*dir && !found) {
+			size_t n = strcspn(dir, ":");
+			char file[PATH_MAX];
+
+			snprintf(file, sizeof(file), "%.*s/%s", (int)n, dir, tools[i]);
+			found = n > 0 && access(file, X_OK) == 0;
+			dir += n + (dir[n] == ':');
+		}
+		if (!found) {
+			snprintf(reason, sizeof(reason), "no %s on PATH", tools[i]);
+			return reason;
+		}
+	}
+	return NULL;
+}
+
 static void add_builtin_probes(void)
 {
 	static bool done;
@@ -169,6 +197,7 @@ static void add_builtin_probes(void)
 	harness_add_probe("cgroup1", probe_cgroup1);
 	harness_add_probe("cgroup2", probe_cgroup2);
 	harness_add_probe("netadmin", probe_netadmin);
+	harness_add_probe("devtools", probe_devtools);
 }
 
 void harness_add_probe(const char *tag, harness_probe_fn fn)

@@ -15,7 +15,8 @@
  * (CK_FORK): unshare, seccomp and Landlock cannot be undone.
  *
  * Tags: root, unpriv, userns, landlock, seccomp, cgroup1, cgroup2, netadmin,
- * and whatever a test binary registers with harness_add_probe().
+ * devtools (make, cc, git, python3, node and ip on PATH), and whatever a test
+ * binary registers with harness_add_probe().
  */
 #ifndef WARD_TEST_HARNESS_H
 #define WARD_TEST_HARNESS_H

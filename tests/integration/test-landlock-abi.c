@@ -7,6 +7,7 @@
 #include "ward/sandbox.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,17 @@ static void teardown(void)
 	free(outside);
 }
 
+/* The kernel's ABI; $WARD_TEST_LANDLOCK_ABI, where set, is the one it must
+ * be (the VM's guest sets 2), so that a run on the wrong kernel cannot pass
+ * for the older-kernel test. */
 static int kernel_abi(void)
 {
-	return (int)syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL);
+	int abi = (int)syscall(444 /* landlock_create_ruleset */, NULL, 0, 1UL);
+	const char *want = getenv("WARD_TEST_LANDLOCK_ABI");
+
+	if (want && *want)
+		ck_assert_msg(abi == atoi(want), "Landlock ABI %d, want %s", abi, want);
+	return abi;
 }
 
 static void run(int abi_max, int min_abi, const char *cmd, struct ward_result *res)
@@ -92,6 +101,8 @@ START_TEST(test_every_right_of_the_kernel)
 		ck_assert_msg(res.exit_code == 0 && res.fenced, "exit %d: %s %s", res.exit_code,
 			      res.error ? res.error->message : "", res.output);
 		r = &res.fences.landlock;
+		printf("# note: landlock abi %d of %d; unavailable: %s\n", r->abi, r->kernel_abi,
+		       r->unavailable);
 		ck_assert_str_eq(r->status, "enforced");
 		ck_assert_int_eq(r->kernel_abi, k);
 		ck_assert_int_eq(r->abi, want);
@@ -109,20 +120,84 @@ START_TEST(test_every_right_of_the_kernel)
 }
 END_TEST
 
+/* What a required minimum one above the kernel's ABI is refused with: the
+ * first right that ABI brought (ABI 7 brought none), or, above every ABI
+ * ward knows, an invalid minimum. */
+static void min_abi_refusal(int k, char *want, size_t size, enum ward_error_kind *kind)
+{
+	static const char *const first_right[] = {
+		[2] = "fs.refer",     [3] = "fs.truncate", [4] = "net.bind_tcp",
+		[5] = "fs.ioctl_dev", [6] = "scope.abstract_unix_socket",
+	};
+
+	*kind = WARD_ERR_EXECUTION_FAILED;
+	if (k + 1 <= 6)
+		snprintf(want, size, "landlock right '%s' needs abi %d, this kernel offers abi %d",
+			 first_right[k + 1], k + 1, k);
+	else if (k + 1 == 7)
+		snprintf(want, size, "landlock: minimum abi 7, this kernel offers abi 6");
+	else {
+		snprintf(want, size, "landlock: minimum abi %d is not between 0 and 7", k + 1);
+		*kind = WARD_ERR_INVALID_PARAMETERS;
+	}
+}
+
 START_TEST(test_min_abi_above_kernel)
 {
 	struct ward_result res;
 	int k = kernel_abi();
+	char want[160];
+	enum ward_error_kind kind;
 
-	/* on a kernel with every ABI ward knows, one above those is refused */
+	min_abi_refusal(k, want, sizeof(want), &kind);
 	run(0, k + 1, "echo ran", &res);
 	ck_assert_int_eq(res.exit_code, 125);
 	ck_assert(!res.started);
 	ck_assert_ptr_nonnull(res.error);
-	ck_assert_msg(strstr(res.error->message, k < 7 ? "this kernel offers abi" : "8"), "%s",
-		      res.error->message);
+	ck_assert_msg(strstr(res.error->message, want), "%s, want %s", res.error->message, want);
+	ck_assert_int_eq(res.error->kind, kind);
 	ck_assert_str_eq(res.output, "");
 	ward_result_release(&res);
+}
+END_TEST
+
+/* The same through the CLI and a policy file with `landlock: required`:
+ * the JSON result carries ExecutionFailed naming the right and its ABI. On
+ * a kernel with every ABI ward knows there is no such minimum to ask. */
+START_TEST(test_policy_min_abi_above_kernel)
+{
+	char *ward = harness_path("ward"), policy[300], opt[320], want[160], *out = NULL;
+	char *argv[] = { ward, (char *)"run", (char *)"--json", opt, (char *)"-C", workdir, NULL };
+	enum ward_error_kind kind;
+	int k = kernel_abi();
+	json_t *o, *e;
+	FILE *f;
+
+	if (k >= 7) {
+		printf("# note: Landlock ABI %d: no minimum above it to refuse (the VM has ABI 2)\n",
+		       k);
+		free(ward);
+		return;
+	}
+	min_abi_refusal(k, want, sizeof(want), &kind);
+	snprintf(policy, sizeof(policy), "%s/policy.json", outside);
+	f = fopen(policy, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"landlock\": {\"mode\": \"required\", \"min_abi\": %d}}\n", k + 1);
+	fclose(f);
+	snprintf(opt, sizeof(opt), "--policy=%s", policy);
+	harness_capture_input(argv, "{\"command\": \"echo ran\"}", &out, NULL);
+	o = json_loads(out, 0, NULL);
+	ck_assert_msg(o != NULL, "not JSON: %s", out);
+	e = json_object_get(o, "error");
+	ck_assert_msg(json_is_object(e), "%s", out);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "kind")), "ExecutionFailed");
+	ck_assert_msg(strstr(json_string_value(json_object_get(e, "message")), want), "%s, want %s",
+		      out, want);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "");
+	json_decref(o);
+	free(out);
+	free(ward);
 }
 END_TEST
 
@@ -134,5 +209,6 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_every_right_of_the_kernel);
 	tcase_add_test(tc, test_min_abi_above_kernel);
+	tcase_add_test(tc, test_policy_min_abi_above_kernel);
 	return harness_main(s);
 }

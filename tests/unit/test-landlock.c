@@ -261,6 +261,19 @@ START_TEST(test_required_refusals)
 	cfg.min_abi = 3;
 	ck_assert_str_eq(plan_error(&cfg, 2, &storage),
 			 "landlock right 'fs.truncate' needs abi 3, this kernel offers abi 2");
+	ck_assert_int_eq(storage.kind, WARD_ERR_EXECUTION_FAILED);
+	/* a minimum ABI binds even for rights the configuration does not use */
+	cfg.min_abi = 4;
+	ck_assert_str_eq(plan_error(&cfg, 3, &storage),
+			 "landlock right 'net.bind_tcp' needs abi 4, this kernel offers abi 3");
+	cfg.min_abi = 7;
+	ck_assert_str_eq(plan_error(&cfg, 6, &storage),
+			 "landlock: minimum abi 7, this kernel offers abi 6");
+	ck_assert_int_eq(storage.kind, WARD_ERR_EXECUTION_FAILED);
+	cfg.abi_max = 6;
+	ck_assert_str_eq(plan_error(&cfg, 7, &storage),
+			 "landlock: minimum abi 7 is above the abi cap 6");
+	cfg.abi_max = 0;
 	cfg.min_abi = 1;
 	cfg.require |= WARD_LANDLOCK_NEED_SCOPE;
 	ck_assert_str_eq(plan_error(&cfg, 5, &storage),

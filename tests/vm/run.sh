@@ -9,9 +9,11 @@
 # line in Check's form at the end (for tests/run.sh).
 #
 #   B=build tests/vm/run.sh [TEST[:CASE]...]
-# The default selection: the cgroup v2 tests (test-limits), the core run tests
-# and seccomp, under Landlock ABI 2. What the guest cannot run (no python3,
-# gcc or git there) is left out by test case.
+# The default selection: the cgroup v2 tests (test-limits), the core run tests,
+# Landlock on the guest's ABI 2 (rights reported, writes refused, a minimum
+# ABI above 2 refused) and seccomp. Cases needing a newer Landlock ABI
+# (landlock4/5/6) or gcc, git and python3 (devtools) skip with their reason:
+# the guest's require list names none of those tags.
 #
 # Without qemu, or without root and no cached kernel, it prints "# SKIP vm"
 # and succeeds — unless WARD_TEST_REQUIRE names vm (or all): then it fails.
@@ -22,8 +24,10 @@ cd "$(dirname "$0")/../.."
 B=${B:-build}
 VB="$B-vm"
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(test-limits test-landlock-abi test-run:lifecycle test-run:io
-	test-run:off test-fences:seccomp test-sandbox-fences:seccomp-in-sandbox)
+[ ${#tests[@]} -gt 0 ] || tests=(test-limits test-landlock-abi test-run:view test-run:pid1
+	test-run:lifecycle test-run:io test-run:off test-fences:seccomp test-fences:landlock
+	test-fences:errors test-fences:workloads test-sandbox-fences:seccomp-in-sandbox
+	test-sandbox-fences:landlock-in-sandbox test-sandbox-fences:workloads)
 req=${WARD_VM_REQUIRE:-root,userns,landlock,seccomp,cgroup2}
 export RUNVM_HOME=${WARD_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ward-vm}
 
