@@ -779,28 +779,29 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	c.forward_signals = false;
 	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)
 		goto out;
-	/* rlimits as for any command; a cgroup would have to live as long as
-	 * the session's sandbox, which it does not yet: limits that need one
-	 * are refused rather than dropped. */
+	/* The rlimits, and one cgroup for the whole sandbox: the session's
+	 * commands share its limits, and it lives as long as the sandbox. */
 	{
 		struct ward_resources unused;
 
 		memset(&unused, 0, sizeof(unused));
-		ward_rlimits_plan(&cfg->limits, &st.plan.rlimits, &unused);
-		for (int i = 0; i < WARD_LIMIT_COUNT; i++)
-			if (i != WARD_LIMIT_FILE_SIZE && (cfg->limits.explicit_mask & (1u << i))) {
-				ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-						     "%s needs a cgroup per command: use session "
-						     "isolation \"fresh\"",
-						     ward_limit_option((enum ward_limit)i));
-				goto out;
-			}
+		if (prepare_limits(&st, &c, &unused, err) < 0)
+			goto out;
+		a->cg = malloc(sizeof(*a->cg));
+		if (!a->cg) {
+			ward_error_make(err, ENOMEM, "session sandbox");
+			goto out;
+		}
+		ward_cgroup_init(a->cg);
 	}
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
 	if (a->pid < 0)
 		goto out;
+	if (place_v1(&st, a->pid, err) < 0)
+		goto out;
+	ward_cgroup_close_fds(&st.cg);
 	close(st.report[1]);
 	st.report[1] = -1;
 	close(st.life[0]);
@@ -830,8 +831,10 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 		a->fenced = true;
 		a->fences = *ward_fences_report(st.fences);
 	}
-	/* The placeholders' locks and the run's records go with the sandbox,
-	 * not with this call. */
+	/* The cgroup, the placeholders' locks and the run's records go with
+	 * the sandbox, not with this call. */
+	*a->cg = st.cg;
+	ward_cgroup_init(&st.cg);
 	*a->wd = st.wd;
 	memset(&st.wd, 0, sizeof(st.wd));
 	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
@@ -857,6 +860,11 @@ void ward_run_stop_agent(struct agent_start *a)
 		waitid((idtype_t)P_PIDFD, (id_t)a->pidfd, &si, WEXITED);
 		close(a->pidfd);
 		a->pidfd = -1;
+	}
+	if (a->cg) {
+		ward_cgroup_destroy(a->cg);
+		free(a->cg);
+		a->cg = NULL;
 	}
 	/* Only now that no mount namespace of the sandbox is left: a placeholder
 	 * removed before would have been taken out of its view. */

@@ -112,6 +112,7 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);
  * ward_run(), then serving commands received on ctl_fd. */
 struct ward_workdir_prep;
 
+struct ward_cgroup;
 struct agent_start {
 	pid_t pid;
 	int pidfd;
@@ -125,6 +126,9 @@ struct agent_start {
 	 * ward_run_stop_agent(). */
 	struct ward_workdir_prep *wd;
 	char *workdir;
+	/* The sandbox's cgroup (cgroup-internal.h), shared by the session's
+	 * commands; killed and removed by ward_run_stop_agent(). Owned. */
+	struct ward_cgroup *cg;
 };
 int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent_start *a,
 			 struct ward_error **err);
