@@ -359,12 +359,8 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			o->cfg.uid0 = true;
 			break;
 		case OPT_HOSTNAME:
-			if (!*optarg || strlen(optarg) > 64) {
-				bad(err, "hostname must be 1 to 64 characters");
+			if (ward_config_set_hostname(&o->cfg, optarg, err) < 0)
 				goto fail;
-			}
-			free(o->cfg.hostname);
-			o->cfg.hostname = strdup(optarg);
 			break;
 		case OPT_SANDBOX:
 			if (strcmp(optarg, "required") == 0) {
@@ -547,6 +543,10 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 	}
 	if (o->shell && !o->shell[strspn(o->shell, " \t\n")]) {
 		bad(err, "-c: the command is empty");
+		goto fail;
+	}
+	if (o->argv && !o->argv[0][0]) {
+		bad(err, "the command after '--' is empty");
 		goto fail;
 	}
 	if ((o->cfg.namespaces & ~WARD_NS_USER) && !(o->cfg.namespaces & WARD_NS_USER) &&

@@ -23,7 +23,7 @@ static const char *type_name(const json_t *v)
 	case JSON_INTEGER:
 		return "an integer";
 	case JSON_REAL:
-		return "a number with a fraction";
+		return "a number with a fraction or an exponent";
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return "a boolean";
