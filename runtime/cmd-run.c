@@ -414,23 +414,33 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			if (ward_config_set_net(&o->cfg, optarg, err) < 0)
 				goto fail;
 			break;
+		/* the network module's messages name the rule, not the option */
 		case OPT_ALLOW_HOST:
 		case OPT_DENY_HOST:
 			if (ward_netpolicy_add_host(&o->cfg.netpolicy, c == OPT_DENY_HOST, optarg,
-						    err) < 0)
+						    err) < 0) {
+				ward_error_prefix(*err, "%s", c == OPT_DENY_HOST ? "--deny-host" :
+										  "--allow-host");
 				goto fail;
+			}
 			break;
 		case OPT_ALLOW_CIDR:
-			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-cidr");
 				goto fail;
+			}
 			break;
 		case OPT_ALLOW_PORT:
-			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-port");
 				goto fail;
+			}
 			break;
 		case OPT_INJECT_HEADER:
-			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--inject-header");
 				goto fail;
+			}
 			break;
 		case OPT_NET_LOG:
 			if (!*optarg) {
