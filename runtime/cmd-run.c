@@ -220,6 +220,8 @@ static int parse_namespaces(const char *list, unsigned *out, struct ward_error *
 	unsigned ns = 0;
 	const char *p = list;
 
+	if (!*list) /* not a silent "none": that takes every namespace away */
+		return bad(err, "--namespaces: the list is empty (give 'none' for no namespace)");
 	if (strcmp(list, "all") == 0) {
 		*out = WARD_NS_ALL;
 		return 0;
