@@ -210,7 +210,17 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 				return bad(p, "%s: back-references (\\%c) are not allowed", key, b[1]);
 			else if (!b[1])
 				break;
-		rc = regcomp(&c->re, value, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+		/* the text matched is already case folded; glibc's REG_ICASE
+		 * would rebuild its translated copy of the string at every start
+		 * position, quadratic in the length of a long command */
+		for (b = value; *b; b++)
+			if (*b == '\\' && b[1])
+				b++;
+			else if (isupper((unsigned char)*b))
+				return bad(p, "%s: write the regular expression in lower case "
+					      "(the text is case folded), not '%c'",
+					   key, *b);
+		rc = regcomp(&c->re, value, REG_EXTENDED | REG_NOSUB);
 
 		if (rc != 0) {
 			char msg[256];

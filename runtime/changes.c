@@ -861,7 +861,8 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 
 	if (!ward_changeset_valid_name(name)) {
 		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-				     "change set name '%s' is not valid", name ? name : "");
+				     "change set name '%s' is not valid (1 to 63 letters, digits, "
+				     "'-', '_' or '.', not starting with '.')", name ? name : "");
 		return NULL;
 	}
 	if (!state) {

@@ -231,9 +231,13 @@ int ward_cmd_apply(int argc, char **argv)
 			continue;
 		}
 		if (c != 'p' && c != 'a') {
+			char msg[PATH_MAX];
+
+			/* getopt has already moved past the unknown option */
+			snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
 			ward_changeset_free(cs);
 			ward_config_release(&cfg);
-			return usage_error("apply", "unknown option");
+			return usage_error("apply", msg);
 		}
 		if (relative_to(ward_changeset_workdir(cs), optarg, rel, sizeof(rel), &err) < 0 ||
 		    (c == 'p' ? ward_protect_add(pr, rel, &err) : ward_protect_allow(pr, rel, &err)) <

@@ -220,6 +220,8 @@ static int parse_namespaces(const char *list, unsigned *out, struct ward_error *
 	unsigned ns = 0;
 	const char *p = list;
 
+	if (!*list) /* not a silent "none": that takes every namespace away */
+		return bad(err, "--namespaces: the list is empty (give 'none' for no namespace)");
 	if (strcmp(list, "all") == 0) {
 		*out = WARD_NS_ALL;
 		return 0;
@@ -359,12 +361,8 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			o->cfg.uid0 = true;
 			break;
 		case OPT_HOSTNAME:
-			if (!*optarg || strlen(optarg) > 64) {
-				bad(err, "hostname must be 1 to 64 characters");
+			if (ward_config_set_hostname(&o->cfg, optarg, err) < 0)
 				goto fail;
-			}
-			free(o->cfg.hostname);
-			o->cfg.hostname = strdup(optarg);
 			break;
 		case OPT_SANDBOX:
 			if (strcmp(optarg, "required") == 0) {
@@ -418,23 +416,33 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			if (ward_config_set_net(&o->cfg, optarg, err) < 0)
 				goto fail;
 			break;
+		/* the network module's messages name the rule, not the option */
 		case OPT_ALLOW_HOST:
 		case OPT_DENY_HOST:
 			if (ward_netpolicy_add_host(&o->cfg.netpolicy, c == OPT_DENY_HOST, optarg,
-						    err) < 0)
+						    err) < 0) {
+				ward_error_prefix(*err, "%s", c == OPT_DENY_HOST ? "--deny-host" :
+										  "--allow-host");
 				goto fail;
+			}
 			break;
 		case OPT_ALLOW_CIDR:
-			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-cidr");
 				goto fail;
+			}
 			break;
 		case OPT_ALLOW_PORT:
-			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-port");
 				goto fail;
+			}
 			break;
 		case OPT_INJECT_HEADER:
-			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0)
+			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--inject-header");
 				goto fail;
+			}
 			break;
 		case OPT_NET_LOG:
 			if (!*optarg) {
@@ -547,6 +555,10 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 	}
 	if (o->shell && !o->shell[strspn(o->shell, " \t\n")]) {
 		bad(err, "-c: the command is empty");
+		goto fail;
+	}
+	if (o->argv && !o->argv[0][0]) {
+		bad(err, "the command after '--' is empty");
 		goto fail;
 	}
 	if ((o->cfg.namespaces & ~WARD_NS_USER) && !(o->cfg.namespaces & WARD_NS_USER) &&

@@ -105,7 +105,7 @@ static const char *type_of(const json_t *v)
 	case JSON_INTEGER:
 		return "an integer";
 	case JSON_REAL:
-		return "a number with a fraction";
+		return "a number with a fraction or an exponent";
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return "a boolean";
@@ -1228,7 +1228,14 @@ static void on_line(struct server *sv, const char *line, size_t len)
 		struct rpc_error e = { 0 };
 		json_t *resp;
 
-		rpc_fail(&e, RPC_PARSE_ERROR, "parse error: %s at column %d", jerr.text, jerr.column);
+		if (json_error_code(&jerr) == json_error_null_character)
+			/* jansson's own text names its flag, JSON_ALLOW_NUL */
+			rpc_fail(&e, RPC_PARSE_ERROR, "parse error: a string holds \\u0000 (NUL), "
+						      "which no command, path or name can contain, at column %d",
+				 jerr.column);
+		else
+			rpc_fail(&e, RPC_PARSE_ERROR, "parse error: %s at column %d", jerr.text,
+				 jerr.column);
 		resp = error_response(NULL, &e);
 		emit(sv, resp);
 		json_decref(resp);

@@ -184,6 +184,11 @@ int ward_cmd_validate(int argc, char **argv)
 				"'--'\ntry 'ward validate --help'\n");
 		goto out;
 	}
+	/* as ward run says it: an empty string is no command to judge */
+	if (command && !command[strspn(command, " \t\n")]) {
+		fprintf(stderr, "ward validate: -c: the command is empty\ntry 'ward validate --help'\n");
+		goto out;
+	}
 	if (json) {
 		size_t len = 0;
 		char *text = read_stdin(WARD_REQUEST_MAX, &len);

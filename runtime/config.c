@@ -100,6 +100,23 @@ int ward_config_set_workdir(struct ward_config *cfg, const char *path, struct wa
 	return 0;
 }
 
+int ward_config_set_hostname(struct ward_config *cfg, const char *name, struct ward_error **err)
+{
+	size_t n = strlen(name);
+	char *copy;
+
+	if (n == 0 || n > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					      "0123456789-_.") != n)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "hostname '%s' is not valid (1 to 64 letters, digits, "
+					    "'-', '_' or '.')", name);
+	if (!(copy = strdup(name)))
+		return ward_error_make(err, ENOMEM, "hostname");
+	free(cfg->hostname);
+	cfg->hostname = copy;
+	return 0;
+}
+
 int ward_config_set_timeout(struct ward_config *cfg, long long seconds, struct ward_error **err)
 {
 	if (seconds < 1)

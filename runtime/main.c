@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc < 2) {
+		fputs("ward: no command given\n", stderr);
 		usage(stderr);
 		return WARD_EXIT_OWN_ERROR;
 	}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/session-internal.h"
@@ -63,6 +64,8 @@ static int want_bool(struct ctx *c, json_t *v, const char *key, bool *out)
 
 static int want_string(struct ctx *c, json_t *v, const char *key, const char **out)
 {
+	if (!v)
+		return bad(c, key, "is missing");
 	if (!json_is_string(v) || json_string_length(v) == 0)
 		return bad(c, key, "must be a non-empty string");
 	*out = json_string_value(v);
@@ -142,7 +145,7 @@ static int apply_env(struct ctx *c, json_t *v, struct ward_config *cfg)
 static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
 	static const char *const keys[] = { "type", "source", "target", NULL };
-	char where[64];
+	char where[64], field[80];
 	size_t i;
 	json_t *m;
 
@@ -155,9 +158,9 @@ static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 		snprintf(where, sizeof(where), "mounts[%zu]", i);
 		if (!json_is_object(m))
 			return bad(c, where, "must be an object");
+		snprintf(field, sizeof(field), "%s.type", where);
 		if (only_keys(c, m, where, keys) < 0 ||
-		    want_string(c, json_object_get(m, "type"), where, &type) < 0 ||
-		    want_string(c, json_object_get(m, "target"), where, &target) < 0)
+		    want_string(c, json_object_get(m, "type"), field, &type) < 0)
 			return -1;
 		if (strcmp(type, "ro-bind") == 0)
 			kind = WARD_MOUNT_RO_BIND;
@@ -167,8 +170,12 @@ static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 			kind = WARD_MOUNT_TMPFS;
 		else
 			return bad(c, where, "unknown type \"%s\" (known: ro-bind, bind, tmpfs)", type);
+		snprintf(field, sizeof(field), "%s.target", where);
+		if (want_string(c, json_object_get(m, "target"), field, &target) < 0)
+			return -1;
+		snprintf(field, sizeof(field), "%s.source", where);
 		if (kind != WARD_MOUNT_TMPFS &&
-		    want_string(c, json_object_get(m, "source"), where, &source) < 0)
+		    want_string(c, json_object_get(m, "source"), field, &source) < 0)
 			return -1;
 		if (kind == WARD_MOUNT_TMPFS && json_object_get(m, "source"))
 			return bad(c, where, "a tmpfs has no source");
@@ -683,6 +690,11 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 
 	if (len > WARD_POLICY_MAX)
 		return bad(&c, "file", "larger than %d bytes", WARD_POLICY_MAX);
+	/* RFC 8259 lets a parser ignore a byte order mark; some editors write one */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return bad(&c, "file", "not valid JSON: %s at line %d column %d", jerr.text, jerr.line,
@@ -725,12 +737,10 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 
 		if (want_string(&c, v, "hostname", &h) < 0)
 			goto out;
-		if (strlen(h) > 64) {
-			bad(&c, "hostname", "longer than 64 characters");
+		if (ward_config_set_hostname(cfg, h, c.err) < 0) {
+			setter_failed(&c, "hostname");
 			goto out;
 		}
-		free(cfg->hostname);
-		cfg->hostname = strdup(h);
 	}
 	if ((v = json_object_get(root, "uid0")) && want_bool(&c, v, "uid0", &cfg->uid0) < 0)
 		goto out;
@@ -766,13 +776,28 @@ int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_erro
 	_cleanup_free_ char *buf = malloc(WARD_POLICY_MAX + 2);
 	_cleanup_close_ int fd = -1;
 	size_t got = 0;
+	struct stat st;
 
 	if (!buf)
 		return ward_error_make(err, ENOMEM, "policy");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang ward (a pipe,
+	 * as from --policy <(...), is read to its end, blocking, below) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno, "policy '%s'",
 					    path);
+	if (fstat(fd, &st) < 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "stat policy '%s'", path);
+	if (S_ISDIR(st.st_mode))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, EISDIR,
+					    "policy '%s'", path);
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "policy '%s' is not a regular file", path);
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "policy '%s'", path);
 	while (got <= WARD_POLICY_MAX) {
 		ssize_t n = read(fd, buf + got, WARD_POLICY_MAX + 1 - got);
 

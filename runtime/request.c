@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ static const char *type_name(const json_t *v)
 	case JSON_INTEGER:
 		return "an integer";
 	case JSON_REAL:
-		return "a number with a fraction";
+		return "a number with a fraction or an exponent";
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return "a boolean";
@@ -66,7 +67,18 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		return invalid(err, "request is larger than %d bytes", WARD_REQUEST_MAX);
 	if (len == 0 || strspn(text, " \t\r\n") == len)
 		return invalid(err, "request is empty: expected a JSON object with \"command\"");
+	/* RFC 8259 lets a parser ignore a byte order mark; editors on some
+	 * systems write one */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root && json_error_code(&jerr) == json_error_null_character)
+		/* jansson's own text names its flag, JSON_ALLOW_NUL */
+		return invalid(err, "request is not valid JSON: a string holds \\u0000 (NUL), "
+				    "which no command, path or argument can contain, at line %d "
+				    "column %d", jerr.line, jerr.column);
 	if (!root)
 		return invalid(err, "request is not valid JSON: %s at line %d column %d", jerr.text,
 			       jerr.line, jerr.column);
@@ -125,6 +137,12 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 
 	v = json_object_get(root, "timeout");
 	if (v && !json_is_null(v)) {
+		if (json_is_real(v) && fabs(json_real_value(v)) < 1e18 &&
+		    json_real_value(v) == (double)(long long)json_real_value(v)) {
+			invalid(err, "\"timeout\" must be a whole number of seconds written as an "
+				     "integer (no '.' or exponent), got %g", json_real_value(v));
+			goto out;
+		}
 		if (json_is_real(v)) {
 			invalid(err, "\"timeout\" must be a whole number of seconds, got %g",
 				json_real_value(v));
@@ -163,6 +181,13 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 			goto out;
 		}
 		req->no_shell = json_is_false(v);
+	}
+	/* execve() refuses any one argument over MAX_ARG_STRLEN (32 pages):
+	 * say so now rather than as /bin/sh's E2BIG after the sandbox is made */
+	if (!req->no_shell && strlen(req->command) >= WARD_SHELL_COMMAND_MAX) {
+		invalid(err, "\"command\" is %zu bytes: a command for /bin/sh -c may be at most %d",
+			strlen(req->command), WARD_SHELL_COMMAND_MAX - 1);
+		goto out;
 	}
 	rc = 0;
 out:

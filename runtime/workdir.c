@@ -838,7 +838,8 @@ static int continue_set(const struct ward_config *cfg, const char *workdir,
 		return -1;
 	if (!ward_changeset_valid_name(cfg->continue_changes))
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					    "change set name '%s' is not valid",
+					    "change set name '%s' is not valid (1 to 63 letters, digits, "
+				     "'-', '_' or '.', not starting with '.')",
 					    cfg->continue_changes);
 	if (asprintf(&w->set_dir, "%s/changes/%s", state, cfg->continue_changes) < 0 ||
 	    asprintf(&w->upper, "%s/upper", w->set_dir) < 0 || !(w->state = strdup(state))) {

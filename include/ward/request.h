@@ -24,6 +24,11 @@ extern "C" {
 /* Requests larger than this are refused. */
 #define WARD_REQUEST_MAX (1024 * 1024)
 
+/* A "command" run with /bin/sh -c must be shorter than this (the kernel's
+ * MAX_ARG_STRLEN, 32 pages of 4 KiB, for one argument of execve()); a longer
+ * one is refused by ward_request_parse(). */
+#define WARD_SHELL_COMMAND_MAX (32 * 4096)
+
 struct ward_request {
 	char *command;
 	char *workdir;    /* NULL if not given */

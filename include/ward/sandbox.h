@@ -188,6 +188,12 @@ WARD_API void ward_config_release(struct ward_config *cfg);
 WARD_API int ward_config_set_workdir(struct ward_config *cfg, const char *path,
 				     struct ward_error **err);
 
+/* Set the sandbox's hostname: 1 to 64 letters, digits, '-', '_' or '.' (the
+ * kernel takes any bytes; a name with spaces, '/' or control characters only
+ * confuses what prints it). InvalidParameters, or ENOMEM. */
+WARD_API int ward_config_set_hostname(struct ward_config *cfg, const char *name,
+				      struct ward_error **err);
+
 /* Set the timeout in seconds: 1 … WARD_TIMEOUT_MAX. InvalidParameters. */
 #define WARD_TIMEOUT_MAX (7 * 24 * 3600)
 WARD_API int ward_config_set_timeout(struct ward_config *cfg, long long seconds,

@@ -109,7 +109,7 @@ START_TEST(test_errors)
 	EXPECT_ERROR("not allowed", "--ro-bind", "/etc", "/a/../b", "-c", "x");
 	EXPECT_ERROR("unknown sandbox mode 'maybe'", "--sandbox", "maybe", "-c", "x");
 	EXPECT_ERROR("unknown namespace 'time'", "--namespaces", "user,time", "-c", "x");
-	EXPECT_ERROR("hostname must be", "--hostname", "", "-c", "x");
+	EXPECT_ERROR("hostname '' is not valid", "--hostname", "", "-c", "x");
 }
 END_TEST
 

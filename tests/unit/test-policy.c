@@ -77,7 +77,7 @@ START_TEST(test_mistakes)
 	expect_error("{\"env\": {\"set\": {\"A\": 1}}}", "value of \"A\" must be a string");
 	expect_error("{\"env\": {\"set\": {\"1A\": \"x\"}}}", "not a valid variable name");
 	expect_error("{\"mounts\": [{\"type\": \"bind\", \"target\": \"/x\"}]}",
-		     "mounts[0]: must be a non-empty string");
+		     "mounts[0].source: is missing");
 	expect_error("{\"mounts\": [{\"type\": \"overlay\", \"target\": \"/x\"}]}",
 		     "unknown type \"overlay\"");
 	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"rel\"}]}",
