@@ -84,6 +84,24 @@ static void expect(struct ward_session *s, const char *cmd, const char *want)
 	free(out);
 }
 
+/* cgroups of this process's wards (named w<pid>-...) under the v1 pids
+ * hierarchy */
+static int count_ward_cgroups(void)
+{
+	char prefix[32];
+	struct dirent *e;
+	DIR *d = opendir("/sys/fs/cgroup/pids/ward");
+	int n = 0;
+
+	if (!d)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "w%ld-", (long)getpid());
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
 static enum ward_session_isolation iso_of(int i)
 {
 	return i == 0 ? WARD_SESSION_FRESH : WARD_SESSION_SHARED;
@@ -859,6 +877,46 @@ START_TEST(test_fresh_overlay_accumulates)
 }
 END_TEST
 
+/* A shared sandbox lives in one cgroup for the session: its limits hold for
+ * every command (here a process limit stops a burst of forks), and the
+ * cgroup is gone once the session closes. */
+START_TEST(test_shared_cgroup)
+{
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char *out;
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	ck_assert_int_eq(ward_limits_set(&cfg.limits, WARD_LIMIT_PIDS, "16", &err), 0);
+	ward_session_options_init(&o);
+	o.isolation = WARD_SESSION_SHARED;
+	ck_assert_msg(ward_session_new(&cfg, &o, &s, &err) == 0, "session: %s",
+		      err ? err->message : "?");
+	/* the same command twice: the limit holds for the second too */
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(ward_session_exec(s, "n=0; while [ $n -lt 40 ]; do "
+						      "sleep 2 & n=$((n+1)); done; echo all", NULL,
+						      &r, &err), 0);
+		ck_assert_msg(r.run.exit_code != 0 && !strstr(r.run.output, "all"),
+			      "40 processes under a limit of 16: exit %d, %s", r.run.exit_code,
+			      r.run.output);
+		ward_session_result_release(&r);
+	}
+	out = ok(s, "echo fine");
+	ck_assert_str_eq(out, "fine\n");
+	free(out);
+	ck_assert_int_gt(count_ward_cgroups(), 0);
+	ward_session_free(s);
+	ck_assert_int_eq(count_ward_cgroups(), 0);
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session");
@@ -878,6 +936,10 @@ int main(void)
 	tcase_add_test(tc, test_shared_placeholders);
 	tcase_add_test(tc, test_shared_overlay_refused);
 	tcase_add_test(tc, test_fresh_overlay_accumulates);
+
+	tc = harness_tcase(s, "shared-cgroup", "userns cgroup1");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_shared_cgroup);
 
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
