@@ -763,17 +763,32 @@ static bool drain(int fd, struct buffer *b, uint64_t *count)
  * about 40 %. Big pipes are charged to the user's pipe memory, and past
  * /proc/sys/fs/pipe-user-pages-soft the kernel gives an unprivileged user's
  * new pipes a single page (every sandbox of that user, not only this proxy).
- * So a direction grows only once it has carried PIPE_GROW_AFTER bytes (a
+ * So a direction grows only once it has carried WARD_PIPE_GROW_AFTER bytes (a
  * download, not a request or a TLS handshake), once, and only while all
  * grown pipes of the proxy fit in a quarter of the soft limit: with the
  * default 64 MiB limit, 16 bulk tunnels at once get 1 MiB pipes, the rest
  * keep the default. A failed resize leaves the pipe as it was. */
-#define PIPE_GROW_AFTER (4ULL << 20)
-#define PIPE_BIG_MAX (1024 * 1024)
-#define PIPE_BUDGET_UNLIMITED (64ULL << 20) /* when the soft limit is off (0) */
 /* one splice call moves what a (grown) pipe can hold; the kernel stops at
  * the pipe's free room and at what the socket has queued */
-#define SPLICE_LEN PIPE_BIG_MAX
+#define SPLICE_LEN WARD_PIPE_BIG_MAX
+#define PIPE_DEFAULT (64 * 1024)
+
+void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, size_t *budget)
+{
+	if (page <= 0)
+		page = 4096;
+	/* an unprivileged caller may not exceed pipe-max-size */
+	*big = max_size > 0 && max_size < WARD_PIPE_BIG_MAX ? (size_t)max_size : WARD_PIPE_BIG_MAX;
+	*budget = soft_pages > 0 ? (size_t)soft_pages * (size_t)page / 4
+				 : WARD_PIPE_BUDGET_UNLIMITED;
+}
+
+size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget)
+{
+	if (moved < WARD_PIPE_GROW_AFTER || big <= PIPE_DEFAULT || grown + big > budget)
+		return 0;
+	return big;
+}
 
 static long read_proc_long(const char *path, long fallback)
 {
@@ -793,29 +808,25 @@ static long read_proc_long(const char *path, long fallback)
 
 static void pipe_policy_init(struct ward_proxy *p)
 {
-	long max = read_proc_long("/proc/sys/fs/pipe-max-size", PIPE_BIG_MAX);
-	long soft = read_proc_long("/proc/sys/fs/pipe-user-pages-soft", 16384);
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (page <= 0)
-		page = 4096;
-	/* an unprivileged caller may not exceed pipe-max-size */
-	p->pipe_big = max > 0 && max < PIPE_BIG_MAX ? (size_t)max : PIPE_BIG_MAX;
-	p->pipe_budget = soft > 0 ? (size_t)soft * (size_t)page / 4 : PIPE_BUDGET_UNLIMITED;
+	ward_pipe_policy(read_proc_long("/proc/sys/fs/pipe-max-size", WARD_PIPE_BIG_MAX),
+			 read_proc_long("/proc/sys/fs/pipe-user-pages-soft", 16384),
+			 sysconf(_SC_PAGESIZE), &p->pipe_big, &p->pipe_budget);
 }
 
 /* After a direction has moved `moved` bytes: give its pipe the big size
  * when it is a bulk transfer and the budget allows. */
 static void pipe_maybe_grow(struct ward_proxy *p, struct pipe_flow *f, uint64_t moved)
 {
+	size_t want;
 	int got;
 
-	if (f->sized || f->fd[0] < 0 || moved < PIPE_GROW_AFTER)
+	if (f->sized || f->fd[0] < 0 || moved < WARD_PIPE_GROW_AFTER)
 		return;
 	f->sized = true;
-	if (p->pipe_big <= 64 * 1024 || p->pipe_grown + p->pipe_big > p->pipe_budget)
+	want = ward_pipe_grow_size(moved, p->pipe_grown, p->pipe_big, p->pipe_budget);
+	if (!want)
 		return;
-	got = fcntl(f->fd[1], F_SETPIPE_SZ, (int)p->pipe_big);
+	got = fcntl(f->fd[1], F_SETPIPE_SZ, (int)want);
 	if (got <= 0)
 		return; /* EPERM past the soft limit, ENOMEM: the default pipe still works */
 	f->grown = (size_t)got;
