@@ -488,7 +488,7 @@ static int enter_netns(char *why, size_t whysz)
 
 /* ---- the figures ----------------------------------------------------------------- */
 
-enum { S_DIRECT, S_GET, S_CONNECT, S_DIRECT_MBPS, S_TUNNEL_MBPS, N_SERIES };
+enum { S_DIRECT, S_GET, S_CONNECT, S_DIRECT_MBPS, S_TUNNEL_MBPS, S_TUNNEL_CPU, N_SERIES };
 
 struct series_set {
 	struct samples s[N_SERIES];
@@ -498,13 +498,35 @@ struct series_set {
 
 static const struct {
 	const char *key, *label, *unit;
+	bool engine_only; /* measured on the engine's process, which only the bench owns */
 } series_rows[N_SERIES] = {
-	{ "direct", "the request made directly", "ms" },
-	{ "get", "absolute-form GET through the proxy", "ms" },
-	{ "connect", "CONNECT, then the request through the tunnel", "ms" },
-	{ "direct-stream", "a direct loopback connection", "MB/s" },
-	{ "tunnel-stream", "a CONNECT tunnel", "MB/s" },
+	{ "direct", "the request made directly", "ms", false },
+	{ "get", "absolute-form GET through the proxy", "ms", false },
+	{ "connect", "CONNECT, then the request through the tunnel", "ms", false },
+	{ "direct-stream", "a direct loopback connection", "MB/s", false },
+	{ "tunnel-stream", "a CONNECT tunnel", "MB/s", false },
+	/* steadier than MB/s on a shared machine: what relaying costs the
+	 * proxy, whoever else wants the CPUs */
+	{ "tunnel-cpu", "the proxy's CPU time per GiB through the tunnel", "CPU ms/GiB", true },
 };
+
+/* The engine's main thread's time on a CPU (/proc/PID/schedstat, ns); the
+ * relay runs there. -1 when unknown. */
+static long long cpu_ns(pid_t pid)
+{
+	char path[64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
 
 static void failed(struct series_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -529,7 +551,7 @@ static void add(struct series_set *set, int k, double v)
 
 /* The proxy engine alone: requests interleaved one by one, each round in an
  * order rotated by one; then the streams, alternating. */
-static void measure_engine(struct series_set *set, int rounds, int streams,
+static void measure_engine(struct series_set *set, pid_t engine, int rounds, int streams,
 			   unsigned long long bytes)
 {
 	static const enum how order[3] = { DIRECT, PROXY_GET, PROXY_CONNECT };
@@ -557,6 +579,7 @@ static void measure_engine(struct series_set *set, int rounds, int streams,
 	for (r = 0; r < streams && strcmp(set->status, "ok") == 0; r++)
 		for (i = 0; i < 2; i++) {
 			bool tunnel = (r + i) % 2;
+			long long cpu0 = tunnel ? cpu_ns(engine) : -1, cpu1;
 			double mbps;
 
 			if (stream_mbps(&w, tunnel ? PROXY_CONNECT : DIRECT, bytes, &mbps, why,
@@ -565,6 +588,9 @@ static void measure_engine(struct series_set *set, int rounds, int streams,
 				break;
 			}
 			add(set, tunnel ? S_TUNNEL_MBPS : S_DIRECT_MBPS, mbps);
+			if (cpu0 >= 0 && (cpu1 = cpu_ns(engine)) >= cpu0)
+				add(set, S_TUNNEL_CPU,
+				    (double)(cpu1 - cpu0) / 1e6 / ((double)bytes / (1 << 30)));
 		}
 	fprintf(stderr, "ward-bench: network, the proxy engine: %s\n", set->status);
 }
@@ -742,6 +768,8 @@ static void write_set(FILE *rec, struct series_set *set, const char *prefix,
 		struct samples *s = &set->s[k];
 		bool good = strcmp(set->status, "ok") == 0 && s->n > 0;
 
+		if (series_rows[k].engine_only && strcmp(prefix, "engine") != 0)
+			continue;
 		fprintf(rec, "net\t%s-%s\t%s\t", prefix, series_rows[k].key, series_rows[k].label);
 		rec_escape(rec, good || strcmp(set->status, "ok") != 0 ? set->status
 								       : "failed: no figure");
@@ -800,7 +828,7 @@ static void in_netns(const struct tier_options *o, FILE *rec)
 		failed(&engine, "the proxy engine on 127.0.0.1:%d: %s", ENGINE_PORT,
 		       strerror(errno));
 	else
-		measure_engine(&engine, rounds, streams, bytes);
+		measure_engine(&engine, eng, rounds, streams, bytes);
 	if (l >= 0)
 		close(l);
 	stop(eng);

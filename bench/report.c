@@ -522,7 +522,7 @@ static void network(FILE *f, int tier)
 		{ "engine", "client in the bench, against ward's proxy engine alone" },
 	};
 	static const char *const keys[] = { "direct", "get", "connect", "direct-stream",
-					    "tunnel-stream" };
+					    "tunnel-stream", "tunnel-cpu" };
 	const char *transport = info(tier, "net_transport");
 	size_t p, k;
 	int i;
@@ -559,14 +559,14 @@ static void network(FILE *f, int tier)
 			v = num(get(r, 4));
 			if (ms && k > 0)
 				snprintf(vs, sizeof(vs), "%+.3f ms", v - direct);
-			else if (!ms && k > 3)
+			else if (!ms && k == 4)
 				snprintf(vs, sizeof(vs), "%.2f ×", v / stream);
 			if (ms)
 				fprintf(f, "%.3f ms | %.3f | %.3f | %s | %s |\n", v, num(get(r, 8)),
 					num(get(r, 9)), get(r, 7), vs);
 			else
-				fprintf(f, "%.0f MB/s | %.0f | %.0f | %s | %s |\n", v, num(get(r, 8)),
-					num(get(r, 9)), get(r, 7), vs);
+				fprintf(f, "%.0f %s | %.0f | %.0f | %s | %s |\n", v, get(r, 5),
+					num(get(r, 8)), num(get(r, 9)), get(r, 7), vs);
 		}
 	}
 	/* Records of another shape (a build without the proxy, an older run). */

@@ -47,6 +47,20 @@ void ward_proxy_finish(struct ward_proxy *p, struct ward_net_record **records, s
 
 void ward_proxy_free(struct ward_proxy *p);
 
+/* Pipe sizing for bulk tunnels (pure; proxy.c says why). */
+#define WARD_PIPE_GROW_AFTER (4ULL << 20)  /* bytes a direction carries before it grows */
+#define WARD_PIPE_BIG_MAX (1024 * 1024)     /* a grown pipe's size at most */
+#define WARD_PIPE_BUDGET_UNLIMITED (64ULL << 20) /* the budget when the soft limit is off */
+
+/* From /proc/sys/fs/pipe-max-size, /proc/sys/fs/pipe-user-pages-soft (0: no
+ * limit) and the page size: a grown pipe's size (*big) and what all grown
+ * pipes of one proxy may hold together (*budget: a quarter of the limit). */
+void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, size_t *budget);
+
+/* The size to give a pipe whose direction has carried `moved` bytes while
+ * the proxy's grown pipes hold `grown`, or 0 to leave it as it is. */
+size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget);
+
 /* One record as a JSON object (result and log share it). */
 json_t *ward_net_record_json(const struct ward_net_record *r);
 
