@@ -4,6 +4,7 @@
 #endif
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -528,4 +529,37 @@ const char *harness_fences_policy_opt(void)
 	}
 	snprintf(opt, sizeof(opt), "--policy=%s", path);
 	return opt;
+}
+
+bool harness_cmdline_alive(const char *prefix, const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (d && (e = readdir(d)) && !found) {
+		char path[300], buf[4096];
+		ssize_t n, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n] = '\0';
+		found = (!prefix || strncmp(buf, prefix, strlen(prefix)) == 0) &&
+			strstr(buf, marker) != NULL;
+	}
+	if (d)
+		closedir(d);
+	return found;
 }

@@ -54,6 +54,12 @@ bool harness_have(const char *tag);
  * tests/run.sh), else one written under $TMPDIR. Returns a static string. */
 const char *harness_fences_policy_opt(void);
 
+/* Whether any process on the host has `marker` in its command line (its
+ * arguments joined by spaces), and, when prefix is not NULL, a command line
+ * that starts with prefix ("sleep ": the sleep itself, not the shell that
+ * started it). */
+bool harness_cmdline_alive(const char *prefix, const char *marker);
+
 /* A fresh world-readable (0755) temporary directory under $TMPDIR or /tmp,
  * malloc'd; harness_rmtree() removes a tree. */
 char *harness_tmpdir(void);

@@ -88,37 +88,6 @@ static void run(struct ward_config *cfg, const char *cmd, struct ward_result *re
 }
 
 
-/* Whether a process on the host has `marker` in its command line. */
-static bool marker_alive(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n, i;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		for (i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[n > 0 ? n : 0] = '\0';
-		found = strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 /* Entries of ours (w<pid>-…) in dir. */
 static int our_cgroups(const char *dir, pid_t pid)
 {
@@ -342,7 +311,7 @@ START_TEST(test_sandbox_off)
 	ck_assert_str_eq(res.output, "started\n");
 	ward_result_release(&res);
 	ward_config_release(&cfg);
-	ck_assert_msg(!marker_alive("sleep 3137.5"), "the daemon outlived its cgroup");
+	ck_assert_msg(!harness_cmdline_alive(NULL, "sleep 3137.5"), "the daemon outlived its cgroup");
 }
 END_TEST
 

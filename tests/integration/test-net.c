@@ -891,36 +891,6 @@ static double run_many(enum ward_net_mode mode, int n)
 	return ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6) / n;
 }
 
-static bool process_with(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[n > 0 ? n : 0] = '\0';
-		found = strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 START_TEST(test_nothing_left_behind)
 {
 	size_t links, listeners, fds;
@@ -957,12 +927,12 @@ START_TEST(test_nothing_left_behind)
 		for (i = 0; i < 500 && access(started, F_OK) != 0; i++)
 			usleep(10000);
 		ck_assert_msg(i < 500, "the sandbox did not start");
-		ck_assert(process_with("sleep 29.517"));
+		ck_assert(harness_cmdline_alive(NULL, "sleep 29.517"));
 		kill(pid, SIGKILL);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		for (i = 0; i < 200 && process_with("sleep 29.517"); i++)
+		for (i = 0; i < 200 && harness_cmdline_alive(NULL, "sleep 29.517"); i++)
 			usleep(10000);
-		ck_assert_msg(!process_with("sleep 29.517"), "the sandbox outlived ward");
+		ck_assert_msg(!harness_cmdline_alive(NULL, "sleep 29.517"), "the sandbox outlived ward");
 		ck_assert_uint_eq(count_links(), links);
 		ck_assert_uint_eq(count_listeners(), listeners);
 		free(ward);

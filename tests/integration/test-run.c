@@ -61,47 +61,14 @@ static char *ok_sh(const char *cmd)
 	return out;
 }
 
-/* Whether any process on the host has `marker` in its command line. */
-static bool marker_alive(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[n] = '\0';
-		found = strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static bool wait_marker(const char *marker, bool alive, int ms)
 {
 	for (; ms > 0; ms -= 20) {
-		if (marker_alive(marker) == alive)
+		if (harness_cmdline_alive(NULL, marker) == alive)
 			return true;
 		usleep(20000);
 	}
-	return marker_alive(marker) == alive;
+	return harness_cmdline_alive(NULL, marker) == alive;
 }
 
 static int count_lines(const char *path)

@@ -503,38 +503,6 @@ static bool pty_wait(int fd, const char *want, const char *then, char *buf, size
 	return (w = strstr(buf, want)) && strstr(w + strlen(want), then);
 }
 
-/* Whether any process has `marker` in its command line. */
-static bool marker_alive(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n, i;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		for (i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[n > 0 ? n : 0] = '\0';
-		/* the shell's own command line holds it too: only sleep counts */
-		found = strncmp(buf, "sleep ", 6) == 0 && strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static void pty_send(int fd, const char *keys)
 {
 	ck_assert_int_eq(write(fd, keys, strlen(keys)), (ssize_t)strlen(keys));
@@ -570,7 +538,7 @@ START_TEST(test_shell_tty)
 		snprintf(marker, sizeof(marker), "30.%d", (int)getpid());
 		snprintf(line, sizeof(line), "sleep %s; echo not-stopped\r", marker);
 		pty_send(fd, line);
-		for (i = 0; i < 1000 && !marker_alive(marker); i++) {
+		for (i = 0; i < 1000 && !harness_cmdline_alive("sleep ", marker); i++) {
 			struct timespec pause = { 0, 10 * 1000000 };
 
 			nanosleep(&pause, NULL);

@@ -322,39 +322,6 @@ START_TEST(test_history)
 }
 END_TEST
 
-/* Whether any process on the host has `marker` in its command line. */
-static bool marker_alive(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n, i;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		for (i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[n] = '\0';
-		found = strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 START_TEST(test_timeout)
 {
 	struct ward_session *s = open_session(iso_of(_i), false);
@@ -383,7 +350,7 @@ START_TEST(test_timeout)
 	ck_assert_ptr_nonnull(strstr(r.run.output, "err\n"));
 	ck_assert_int_lt(r.run.duration_ms, 4000);
 	ward_session_result_release(&r);
-	ck_assert_msg(!marker_alive(marker), "a process of the timed-out command survived");
+	ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a process of the timed-out command survived");
 	/* the session goes on */
 	expect(s, "echo after", "after\n");
 	/* leftovers of a command that ended normally are gone too */
@@ -393,7 +360,7 @@ START_TEST(test_timeout)
 		ck_assert_int_ge(asprintf(&cmd, "setsid sleep %s9 & echo started", marker), 0);
 		free(ok(s, cmd));
 		free(cmd);
-		ck_assert_msg(!marker_alive(marker), "a background process outlived its command");
+		ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a background process outlived its command");
 	}
 	/* the session default, and the 1 s minimum */
 	eo.timeout = 0;

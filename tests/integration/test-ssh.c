@@ -178,37 +178,6 @@ static int connections(void)
 	return n;
 }
 
-/* Whether any process has `marker` in its command line. */
-static bool marker_alive(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	bool found = false;
-
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n, i;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		for (i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[n > 0 ? n : 0] = '\0';
-		found = strstr(buf, marker) != NULL;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 /* A session on "the remote host", chosen by the policy alone. */
 static int open_remote(struct ward_session **s, struct ward_error **err)
 {
@@ -339,7 +308,7 @@ START_TEST(test_remote_session)
 	ck_assert_str_eq(r.run.output, "partial\n");
 	ck_assert_int_lt(r.run.duration_ms, 8000);
 	ward_session_result_release(&r);
-	ck_assert_msg(!marker_alive(marker), "a process of the timed-out command survived");
+	ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a process of the timed-out command survived");
 
 	/* two at once: each its own channel on the one connection, own output */
 	{
