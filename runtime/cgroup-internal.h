@@ -43,6 +43,8 @@ struct ward_cgroup {
 	int dir_fd;               /* v2: for CLONE_INTO_CGROUP, else -1 */
 	char v1[CG1_COUNT][PATH_MAX]; /* v1: the command's cgroup per hierarchy, "" if none */
 	int procs_fd[CG1_COUNT];  /* v1: cgroup.procs to move the child in with, -1 if none */
+	bool own_parent;          /* the parent "ward" cgroups are ward's to remove when empty
+				     (not a delegated cgroup ward was given) */
 };
 
 /* What cgroups this host and user offer (no changes made). */

@@ -416,6 +416,38 @@ static void remove_dir(const char *dir, int version)
 	}
 }
 
+/* The parent "ward" cgroup of a command's cgroup, removed once empty: the
+ * last ward out leaves no trace. Another ward's child in it makes rmdir fail
+ * (EBUSY), which is the answer wanted; a ward creating its child at that
+ * moment makes it again (make_child). */
+static void remove_parent(const char *child)
+{
+	char parent[PATH_MAX];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", child);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	rmdir(parent);
+}
+
+/* mkdir parent (ours: "<hierarchy>/ward") and child in it. A parent another
+ * ward removed between the two (remove_parent) is made again. */
+static int make_child(const char *parent, const char *child, struct ward_error **err)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+			return ward_error_make(err, errno, "mkdir '%s'", parent);
+		if (mkdir(child, 0755) == 0)
+			return 0;
+		if (errno != ENOENT)
+			break;
+	}
+	return ward_error_make(err, errno, "mkdir '%s'", child);
+}
+
 /* Remove the cgroups in parent whose owner (pid and start time in the name)
  * is gone. A live owner's cgroups are never touched. */
 static void reap_leftovers(const char *parent, int version)
@@ -541,13 +573,10 @@ static int create_v2(struct ward_cgroup *cg, const struct cgroup_probe *p,
 		     struct ward_error **err)
 {
 	char ctl[256] = "";
+	int tries = 0;
 
-	if (p->v2_root) {
-		if (enable_controllers(p->v2_mount, p->v2_controllers, err) < 0)
-			return -1;
-		if (mkdir(p->v2_base, 0755) < 0 && errno != EEXIST)
-			return ward_error_make(err, errno, "mkdir '%s'", p->v2_base);
-	}
+	if (p->v2_root && enable_controllers(p->v2_mount, p->v2_controllers, err) < 0)
+		return -1;
 	if (p->v2_move_self) {
 		char sup[PATH_MAX + 32];
 
@@ -557,18 +586,46 @@ static int create_v2(struct ward_cgroup *cg, const struct cgroup_probe *p,
 		if (write_at(sup, "cgroup.procs", "0") < 0)
 			return ward_error_make(err, errno, "move ward into '%s'", sup);
 	}
-	if (read_at(p->v2_base, "cgroup.controllers", ctl, sizeof(ctl)) < 0)
-		return ward_error_make(err, errno, "read '%s/cgroup.controllers'", p->v2_base);
-	if (enable_controllers(p->v2_base, ctl, err) < 0)
-		return -1;
-	reap_leftovers(p->v2_base, 2);
-
+	cg->own_parent = p->v2_root;
 	snprintf(cg->dir, sizeof(cg->dir), "%s/%s", p->v2_base, cg->name);
+	/* As root the parent is ours, and another ward leaving may remove it
+	 * (remove_parent) at any point here: then all of it again. */
+again:
+	if (p->v2_root && mkdir(p->v2_base, 0755) < 0 && errno != EEXIST)
+		return ward_error_make(err, errno, "mkdir '%s'", p->v2_base);
+	if (read_at(p->v2_base, "cgroup.controllers", ctl, sizeof(ctl)) < 0) {
+		if (errno == ENOENT && p->v2_root && ++tries < 100)
+			goto again;
+		return ward_error_make(err, errno, "read '%s/cgroup.controllers'", p->v2_base);
+	}
+	{
+		struct ward_error *e = NULL;
+
+		if (enable_controllers(p->v2_base, ctl, &e) < 0) {
+			bool gone = e->code == ENOENT;
+
+			if (gone && p->v2_root && ++tries < 100) {
+				ward_error_free(e);
+				goto again;
+			}
+			if (err && *err)
+				**err = *e;
+			else if (err)
+				*err = steal_ptr(e);
+			ward_error_free(e);
+			return -1;
+		}
+	}
 	if (mkdir(cg->dir, 0755) < 0) {
+		if (errno == ENOENT && p->v2_root && ++tries < 100)
+			goto again;
 		ward_error_make(err, errno, "mkdir '%s'", cg->dir);
+		if (cg->own_parent)
+			remove_parent(cg->dir);
 		cg->dir[0] = '\0';
 		return -1;
 	}
+	reap_leftovers(p->v2_base, 2);
 	cg->version = 2;
 	if (apply_v2(cg, lim, res, err) < 0)
 		return -1;
@@ -646,6 +703,7 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 	int i;
 
 	cg->version = 1;
+	cg->own_parent = true;
 	for (i = 0; i < CG1_COUNT; i++) {
 		char parent[PATH_MAX + 8], procs[PATH_MAX + 16];
 
@@ -662,15 +720,13 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 		    want[CG1_CPU])
 			continue;
 		snprintf(parent, sizeof(parent), "%s/ward", p->v1_mount[i]);
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-			return ward_error_make(err, errno, "mkdir '%s'", parent);
-		reap_leftovers(parent, 1);
 		snprintf(cg->v1[i], sizeof(cg->v1[i]), "%s/%s", parent, cg->name);
-		if (mkdir(cg->v1[i], 0755) < 0) {
-			ward_error_make(err, errno, "mkdir '%s'", cg->v1[i]);
+		if (make_child(parent, cg->v1[i], err) < 0) {
+			rmdir(parent); /* if empty: ours, or nobody's */
 			cg->v1[i][0] = '\0';
 			return -1;
 		}
+		reap_leftovers(parent, 1);
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg->v1[i]);
 		cg->procs_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
 		if (cg->procs_fd[i] < 0)
@@ -869,12 +925,16 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	if (cg->version == 2 && cg->dir[0]) {
 		kill_dir(cg->dir, 2);
 		remove_dir(cg->dir, 2);
+		if (cg->own_parent)
+			remove_parent(cg->dir);
 		cg->dir[0] = '\0';
 	}
 	for (i = 0; i < CG1_COUNT; i++)
 		if (cg->v1[i][0]) {
 			kill_listed(cg->v1[i]);
 			remove_dir(cg->v1[i], 1);
+			if (cg->own_parent)
+				remove_parent(cg->v1[i]);
 			cg->v1[i][0] = '\0';
 		}
 	cg->version = 0;

@@ -262,6 +262,33 @@ START_TEST(test_peaks)
 }
 END_TEST
 
+/* No empty "ward" parent left in any hierarchy: the last ward out removes it
+ * (one that still has another ward's cgroup in it stays, rightly). */
+static void assert_no_empty_parent(void)
+{
+	static const char *const v1[] = { "memory", "pids", "cpu", "cpuacct", "blkio" };
+	char dir[128];
+	size_t i, n = cg_version() == 2 ? 1 : sizeof(v1) / sizeof(v1[0]);
+
+	for (i = 0; i < n; i++) {
+		DIR *d;
+		struct dirent *e;
+		int children = 0;
+
+		if (cg_version() == 2)
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/ward");
+		else
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s/ward", v1[i]);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while ((e = readdir(d)))
+			children += e->d_type == DT_DIR && e->d_name[0] != '.';
+		closedir(d);
+		ck_assert_msg(children > 0, "'%s' left behind, empty", dir);
+	}
+}
+
 START_TEST(test_no_leftovers)
 {
 	struct ward_config cfg;
@@ -285,6 +312,7 @@ START_TEST(test_no_leftovers)
 		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", getpid()), 0);
 		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct/ward", getpid()), 0);
 	}
+	assert_no_empty_parent();
 	ward_config_release(&cfg);
 }
 END_TEST
@@ -526,6 +554,7 @@ START_TEST(test_sigkilled_ward)
 	kill(live, SIGTERM);
 	ck_assert_int_eq(waitpid(live, &status, 0), live);
 	ck_assert_int_eq(our_cgroups(cg_base(), live), 0);
+	assert_no_empty_parent();
 }
 END_TEST
 
