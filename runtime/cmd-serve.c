@@ -93,28 +93,6 @@ static int rpc_from(struct rpc_error *e, struct ward_error *w)
 
 /* ---- parameters -------------------------------------------------------------- */
 
-static const char *type_of(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a number with a fraction or an exponent";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "something else";
-}
-
 /* Each method lists its parameters; anything else is refused by name. */
 static int check_keys(json_t *params, const char *const *keys, struct rpc_error *e)
 {
@@ -147,7 +125,7 @@ static int p_string(json_t *params, const char *key, bool required, const char *
 	}
 	if (!json_is_string(v))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be a string, got %s", key,
-				type_of(v));
+				ward_json_type_name(v));
 	if (strlen(json_string_value(v)) != json_string_length(v))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must not contain NUL", key);
 	*out = json_string_value(v);
@@ -163,7 +141,7 @@ static int p_int(json_t *params, const char *key, long long lo, long long hi, lo
 		return 0;
 	if (!json_is_integer(v))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be an integer, got %s", key,
-				type_of(v));
+				ward_json_type_name(v));
 	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be from %lld to %lld, got %lld",
 				key, lo, hi, (long long)json_integer_value(v));
@@ -179,7 +157,7 @@ static int p_bool(json_t *params, const char *key, bool *out, struct rpc_error *
 		return 0;
 	if (!json_is_boolean(v))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be a boolean, got %s", key,
-				type_of(v));
+				ward_json_type_name(v));
 	*out = json_is_true(v);
 	return 0;
 }
@@ -378,11 +356,11 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 				if (!json_is_string(v))
 					return rpc_fail(e, RPC_INVALID_PARAMS,
 							"\"env.%s\" must be a string, got %s", k,
-							type_of(v));
+							ward_json_type_name(v));
 		} else {
 			return rpc_fail(e, RPC_INVALID_PARAMS,
 					"\"env\" must be \"host\", \"empty\" or an object, got %s",
-					type_of(env));
+					ward_json_type_name(env));
 		}
 	}
 	w = make_session(sv, params, &s);
@@ -952,7 +930,7 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 		return -1;
 	if (args && !json_is_null(args) && !json_is_object(args))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"arguments\" must be an object, got %s",
-				type_of(args));
+				ward_json_type_name(args));
 	m = find_method(name, true);
 	if (!m)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "unknown tool \"%s\"", name);
@@ -1064,7 +1042,7 @@ static int envelope(json_t *req, json_t **id, method_fn *fn, json_t **params, bo
 	*notify = false;
 	if (!json_is_object(req))
 		return rpc_fail(e, RPC_INVALID_REQUEST, "a request must be an object, got %s",
-				type_of(req));
+				ward_json_type_name(req));
 	v = json_object_get(req, "id");
 	if (v && !json_is_string(v) && !json_is_integer(v) && !json_is_null(v))
 		return rpc_fail(e, RPC_INVALID_REQUEST, "\"id\" must be a string or an integer");
@@ -1085,7 +1063,7 @@ static int envelope(json_t *req, json_t **id, method_fn *fn, json_t **params, bo
 		*params = NULL;
 	if (*params && !json_is_object(*params) && !json_is_null(*params))
 		return rpc_fail(e, RPC_INVALID_PARAMS, "\"params\" must be an object, got %s",
-				type_of(*params));
+				ward_json_type_name(*params));
 	*fn = resolve(json_string_value(method), e);
 	return *fn ? 0 : -1;
 }

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "runtime/proxy-internal.h"
+#include "runtime/util-internal.h"
 
 static const char *const known_fields[] = { "command", "workdir", "timeout", "approved", "shell" };
 
-static const char *type_name(const json_t *v)
+/* "an object", "a string"…: what a JSON value is, for messages. */
+const char *ward_json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -83,7 +85,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		return invalid(err, "request is not valid JSON: %s at line %d column %d", jerr.text,
 			       jerr.line, jerr.column);
 	if (!json_is_object(root)) {
-		invalid(err, "request must be a JSON object, got %s", type_name(root));
+		invalid(err, "request must be a JSON object, got %s", ward_json_type_name(root));
 		goto out;
 	}
 	json_object_foreach(root, key, v) {
@@ -104,7 +106,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		goto out;
 	}
 	if (!json_is_string(v)) {
-		invalid(err, "\"command\" must be a string, got %s", type_name(v));
+		invalid(err, "\"command\" must be a string, got %s", ward_json_type_name(v));
 		goto out;
 	}
 	if (json_string_length(v) == 0 || strspn(json_string_value(v), " \t\r\n") ==
@@ -121,7 +123,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 	v = json_object_get(root, "workdir");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v)) {
-			invalid(err, "\"workdir\" must be a string, got %s", type_name(v));
+			invalid(err, "\"workdir\" must be a string, got %s", ward_json_type_name(v));
 			goto out;
 		}
 		if (json_string_length(v) == 0) {
@@ -150,7 +152,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		}
 		if (!json_is_integer(v)) {
 			invalid(err, "\"timeout\" must be an integer number of seconds, got %s",
-				type_name(v));
+				ward_json_type_name(v));
 			goto out;
 		}
 		req->timeout = json_integer_value(v);
@@ -168,7 +170,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 	v = json_object_get(root, "approved");
 	if (v && !json_is_null(v)) {
 		if (!json_is_boolean(v)) {
-			invalid(err, "\"approved\" must be a boolean, got %s", type_name(v));
+			invalid(err, "\"approved\" must be a boolean, got %s", ward_json_type_name(v));
 			goto out;
 		}
 		req->approved = json_is_true(v);
@@ -177,7 +179,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 	v = json_object_get(root, "shell");
 	if (v && !json_is_null(v)) {
 		if (!json_is_boolean(v)) {
-			invalid(err, "\"shell\" must be a boolean, got %s", type_name(v));
+			invalid(err, "\"shell\" must be a boolean, got %s", ward_json_type_name(v));
 			goto out;
 		}
 		req->no_shell = json_is_false(v);

@@ -58,4 +58,9 @@ int ward_write_file(const char *path, const char *s);
 /* Monotonic clock in nanoseconds. */
 long long ward_now_ns(void);
 
+/* "an object", "a string", "a number with a fraction"…: what a JSON value is,
+ * for messages naming a wrong type (request.c). */
+struct json_t;
+const char *ward_json_type_name(const struct json_t *v);
+
 #endif

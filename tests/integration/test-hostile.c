@@ -204,6 +204,15 @@ static void setup(void)
 
 static void teardown(void)
 {
+	static const char *const beside[] = { ".in", ".out", ".err", ".policy.json", ".fifo" };
+	char path[4200];
+
+	/* the cases' own files, kept beside the workdir (not in it, nor in
+	 * ward's TMPDIR, both of which are checked) */
+	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", workdir, beside[i]);
+		unlink(path);
+	}
 	harness_rmtree(workdir);
 	harness_rmtree(tmp);
 	free(workdir);
