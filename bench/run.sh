@@ -59,7 +59,9 @@ else
 		local t=$1 dir=$2
 		shift 2
 		echo "== bench: tier $t" >&2
-		"$@" env -i PATH="$SAFE_PATH" HOME=/tmp LANG=C.UTF-8 \
+		# ward's state (run records, rate limits) in the tier's own directory,
+		# removed with the rest: never the user's, never left in /tmp
+		"$@" env -i PATH="$SAFE_PATH" HOME=/tmp XDG_STATE_HOME="$dir/state" LANG=C.UTF-8 \
 			"$T/bin/ward-bench" tier --ward "$T/bin/ward" --policy "$T/bin/policy.json" \
 			--dir "$dir" --out "$dir/tier.tsv" "${quick[@]}"
 		printf 'info\ttier\t%s\n' "$t" >>"$dir/tier.tsv"
