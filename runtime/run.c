@@ -340,8 +340,6 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->net.go[1];
 	if (st->wd.set_fd >= 0)
 		p->close_fds[k++] = st->wd.set_fd;
-	if (st->wd.log_fd >= 0)
-		p->close_fds[k++] = st->wd.log_fd;
 	if (st->wd.run_fd >= 0)
 		p->close_fds[k++] = st->wd.run_fd;
 	return 0;
@@ -577,7 +575,7 @@ int ward_run_noshell(const struct ward_config *cfg, const char *command, struct 
 static void state_init(struct run_state *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->wd.set_fd = st->wd.log_fd = st->wd.run_fd = -1;
+	st->wd.set_fd = st->wd.run_fd = -1;
 	st->out[0] = st->out[1] = st->err[0] = st->err[1] = -1;
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
 	st->net_log_fd = -1;
@@ -837,7 +835,7 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	ward_cgroup_init(&st.cg);
 	*a->wd = st.wd;
 	memset(&st.wd, 0, sizeof(st.wd));
-	st.wd.set_fd = st.wd.log_fd = st.wd.run_fd = -1;
+	st.wd.set_fd = st.wd.run_fd = -1;
 	rc = 0;
 out:
 	if (rc < 0) {

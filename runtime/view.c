@@ -277,7 +277,10 @@ static int mount_overlay(const char *dst, int wfd, const int ofd[3], const char 
 /* Placeholders: the first is covered by an empty read-only tmpfs, the
  * others by binds of it. A new tmpfs superblock per placeholder costs more
  * (made, then torn down with the namespace); a clone of a detached fsmount()
- * would be cheaper still, but kernels before 6.x refuse open_tree() on it. */
+ * would be cheaper still, but kernels before 6.x refuse open_tree() on it.
+ * A bind takes the flags of the mount it clones (read-only, nosuid, nodev,
+ * noexec) and the tmpfs itself is read-only, so one call per placeholder
+ * after the first: no mount_setattr(). */
 static int cover(const char *first, const char *dst, const char *path,
 		 struct ward_error **err)
 {
@@ -289,9 +292,7 @@ static int cover(const char *first, const char *dst, const char *path,
 	}
 	if (mount(first, dst, NULL, MS_BIND, NULL) < 0)
 		return fail(err, "cover protected path", path);
-	return setattr(dst, 0,
-		       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		       path, err);
+	return 0;
 }
 
 /* Protected paths in the workdir: directories on the way pinned (a mount

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "ward/sandbox.h"
 #include "ward/workdir.h"
@@ -33,18 +34,30 @@ struct ward_workdir_prep {
 	char **resolved;          /* protected paths, relative */
 	struct ward_protect *protect; /* the list they came from (a copy) */
 	int link_depth;           /* symbolic links followed while planning one path */
-	char *rundir;             /* state/runs/ID, or NULL when not needed */
+	char *rundir;             /* state/runs/ID (a directory in overlay mode, the
+				     run record file in direct mode), or NULL */
 	/* placeholders made or shared in the real workdir (direct mode), each
-	 * held with a shared flock until the sandbox is gone */
-	char **ph_paths;
+	 * held with a shared flock (ph_fds[i]) until the sandbox is gone */
+	struct ward_placeholder {
+		char *path;
+		struct stat id; /* what the name led to when taken */
+	} *ph;
 	int *ph_fds;
 	size_t n_ph;
+	char *record;             /* direct mode: the run record's text */
+	/* the pool of spare placeholders (state/placeholders), direct mode */
+	int pool_fd;              /* -1 until used (or when there is none yet) */
+	bool pool_off;            /* it cannot serve this run */
+	char *pool_dir;
+	char (*pool_names)[32];   /* what it held when listed */
+	size_t n_pool, pool_next, pool_count;
+	char *swept;              /* the runs directory swept of dead wards' runs */
 	/* overlay mode */
 	char *upper, *work, *phlayer; /* phlayer NULL when no placeholder is needed */
 	char *set_dir;            /* a continued kept set: its directory, locked */
 	int set_fd;               /* the lock (flock LOCK_EX), -1 when none */
-	int log_fd;               /* the run's placeholder log, -1 until needed */
-	int run_fd;               /* the run directory, flock LOCK_EX while we live */
+	int run_fd;               /* the run directory (overlay) or record (direct),
+				     flock LOCK_EX while we live; -1 until needed */
 	char *state;              /* the state directory */
 };
 

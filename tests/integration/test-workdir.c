@@ -1171,6 +1171,79 @@ START_TEST(test_library_changeset)
 }
 END_TEST
 
+/* The pool's directories by inode, "kept-" ones left out, sorted. */
+static size_t pool_inodes(ino_t *v, size_t max)
+{
+	char pool[4200], path[4500];
+	DIR *d;
+	struct dirent *e;
+	size_t n = 0;
+
+	snprintf(pool, sizeof(pool), "%s/ward/placeholders", state);
+	d = opendir(pool);
+	while (d && (e = readdir(d)) && n < max) {
+		struct stat st;
+
+		if (e->d_name[0] == '.' || strncmp(e->d_name, "kept-", 5) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pool, e->d_name);
+		ck_assert_int_eq(lstat(path, &st), 0);
+		ck_assert_msg(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX), "'%s' is no spare", path);
+		v[n++] = st.st_ino;
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 1; i < n; i++) /* insertion sort: a handful */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			ino_t t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n;
+}
+
+/* Placeholders no longer needed wait in the state directory and the next
+ * ward renames them into place instead of making new ones; a spare found
+ * with something in it is never handed out: it goes aside with what it
+ * holds, and the command never sees it. */
+START_TEST(test_placeholders_pooled)
+{
+	char path[4300];
+	ino_t a[64], b[64];
+	size_t na, nb;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ward", state);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ward/placeholders", state);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ward/placeholders/spare", state);
+	ck_assert_int_eq(mkdir(path, 01755), 0);
+	snprintf(path, sizeof(path), "%s/ward/placeholders/spare/x", state);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+
+	/* the first placeholder wanted (.git) meets it first */
+	ck_assert_int_eq(cli(NULL, NULL, "test ! -e .git/x && ! ls -A .git | grep -q .", NULL), 0);
+	ck_assert_uint_eq(count_entries(workdir), 0);
+	snprintf(path, sizeof(path), "%s/ward/placeholders/kept-spare/x", state);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	na = pool_inodes(a, ARRAY_LEN(a));
+	ck_assert_uint_ge(na, 10);
+
+	/* the same directories again, renamed in and out */
+	ck_assert_int_ne(cli(NULL, NULL, "echo x > .envrc", NULL), 0);
+	nb = pool_inodes(b, ARRAY_LEN(b));
+	ck_assert_uint_eq(na, nb);
+	for (size_t i = 0; i < na; i++)
+		ck_assert_msg(a[i] == b[i], "a spare was made anew instead of reused");
+	ck_assert_uint_eq(count_entries(workdir), 0);
+	ck_assert_uint_eq(count_state("runs"), 0);
+}
+END_TEST
+
 START_TEST(test_many_runs_leave_nothing)
 {
 	char *before, *after, mounts_before[65536], mounts_after[65536];
@@ -1393,6 +1466,7 @@ int main(void)
 	tcase_add_test(life, test_live_lock_not_swept);
 	tcase_add_test(life, test_killed_overlay);
 	tcase_add_test(life, test_many_runs_leave_nothing);
+	tcase_add_test(life, test_placeholders_pooled);
 	tcase_add_test(life, test_overlay_needs_view);
 	tcase_add_test(ovl, test_overlay_reported_exactly);
 	tcase_add_test(ovl, test_overlay_rm_rf);
