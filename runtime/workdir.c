@@ -496,14 +496,16 @@ static unsigned long long start_time_of(pid_t pid)
  * forked child asks again (another pid). */
 static unsigned long long own_start_time(void)
 {
-	static pid_t pid;
-	static unsigned long long t;
+	static _Atomic unsigned long long t;
+	static _Atomic pid_t pid;
+	pid_t me = getpid();
 
-	if (pid != getpid()) {
-		t = start_time_of(getpid());
-		pid = getpid();
+	/* threads may race here: each stores the same value, t before pid */
+	if (atomic_load(&pid) != me) {
+		atomic_store(&t, start_time_of(me));
+		atomic_store(&pid, me);
 	}
-	return t;
+	return atomic_load(&t);
 }
 
 static atomic_uint run_seq;
@@ -720,8 +722,10 @@ static int make_record(const struct ward_config *cfg, const char *workdir, const
 			return -1;
 		if (runs)
 			w->run_fd = open(w->rundir, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (!runs || (w->run_fd < 0 && errno == ENOENT)) {
-			/* the state directory is not there yet: made once, then used */
+		if (!runs || w->run_fd < 0) {
+			/* the state directory is not there yet (made once, then
+			 * used), or not ours to write: ward_state_dir_for() makes
+			 * it or falls back to /tmp */
 			free(runs);
 			runs = make_runs_dir(cfg, swept, err);
 			if (!runs || run_name(w, runs, err) < 0)
@@ -1008,9 +1012,10 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 
 				if (strchr(path, '\n'))
 					return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-								    "protected path '%s' has a newline in "
-								    "its name",
-								    path);
+								    "%s '%s' has a newline in its name",
+								    strchr(workdir, '\n') ? "workdir" :
+											    "protected path",
+								    strchr(workdir, '\n') ? workdir : rel);
 				if (!w->rundir && make_record(cfg, workdir, w->swept, w, err) < 0)
 					return -1;
 				if (record_placeholder(w, path, err) < 0)

@@ -1244,6 +1244,36 @@ START_TEST(test_placeholders_pooled)
 }
 END_TEST
 
+/* A HOME ward may not enter (another user's, say): the run record
+ * and the spare placeholders go to the private /tmp/ward-UID instead, and
+ * the run works as anywhere else. */
+START_TEST(test_state_fallback)
+{
+	char home[4200], tmp_state[64];
+	bool existed;
+
+	snprintf(tmp_state, sizeof(tmp_state), "/tmp/ward-%u", (unsigned)geteuid());
+	existed = access(tmp_state, F_OK) == 0;
+	snprintf(home, sizeof(home), "%s/home", state);
+	ck_assert_int_eq(mkdir(home, 0), 0); /* not even to be looked into */
+	setenv("HOME", home, 1);
+	unsetenv("XDG_STATE_HOME");
+	ck_assert_int_ne(cli(NULL, NULL, "echo x > .envrc", NULL), 0);
+	ck_assert_int_eq(cli(NULL, NULL, "test -d .git && echo y > f", NULL), 0);
+	ck_assert_uint_eq(count_entries(workdir), 1); /* f, and no placeholder */
+	{
+		char runs[128];
+
+		snprintf(runs, sizeof(runs), "%s/runs", tmp_state);
+		ck_assert_uint_eq(count_entries(runs), 0);
+	}
+	chmod(home, 0700);
+	ck_assert_uint_eq(count_entries(home), 0);
+	if (!existed)
+		harness_rmtree(tmp_state);
+}
+END_TEST
+
 START_TEST(test_many_runs_leave_nothing)
 {
 	char *before, *after, mounts_before[65536], mounts_after[65536];
@@ -1467,6 +1497,12 @@ int main(void)
 	tcase_add_test(life, test_killed_overlay);
 	tcase_add_test(life, test_many_runs_leave_nothing);
 	tcase_add_test(life, test_placeholders_pooled);
+	{
+		TCase *unpriv = harness_tcase(s, "state-fallback", "userns unpriv");
+
+		tcase_add_checked_fixture(unpriv, setup, teardown);
+		tcase_add_test(unpriv, test_state_fallback);
+	}
 	tcase_add_test(life, test_overlay_needs_view);
 	tcase_add_test(ovl, test_overlay_reported_exactly);
 	tcase_add_test(ovl, test_overlay_rm_rf);
