@@ -143,21 +143,6 @@ static int wait_for_network(const struct spawn_plan *p, struct ward_error **err)
 	return 0;
 }
 
-static int wait_for_cgroups(const struct spawn_plan *p, struct ward_error **err)
-{
-	char c;
-	ssize_t n;
-
-	do
-		n = read(p->cg_go_fd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	close(p->cg_go_fd);
-	if (n != 1)
-		return ward_error_make(err, n < 0 ? errno : 0,
-				       "the supervisor did not place the sandbox in its cgroups");
-	return 0;
-}
-
 void ward_exec_command(const struct spawn_plan *p)
 {
 	ward_exec_argv(p->argv, p->envp, p->path_env);
@@ -253,7 +238,6 @@ static void close_others(const struct spawn_plan *p)
 	keep[n++] = p->agent ? p->agent_fd : -1;
 	keep[n++] = p->net_handover_fd;
 	keep[n++] = p->net_go_fd;
-	keep[n++] = p->cg_go_fd;
 	for (i = 1; i < n; i++) /* insertion sort: a handful of numbers */
 		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			int t = keep[j];
@@ -282,16 +266,16 @@ void ward_init_main(const struct spawn_plan *p)
 	 * this was set: its end of the life pipe is then already closed. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	close(p->life_wfd);
-	/* the supervisor's end of the cgroup go-ahead: ours would keep the
-	 * read from ever seeing the supervisor's death */
-	if (p->cg_go_wfd >= 0)
-		close(p->cg_go_wfd);
 	{
 		struct pollfd pf = { .fd = p->life_fd, .events = POLLIN };
 
 		if (poll(&pf, 1, 0) > 0)
 			_exit(WARD_EXIT_OWN_ERROR);
 	}
+	/* In the v1 cgroups before anything else: what init allocates is
+	 * charged there, and nothing of the command can start outside them. */
+	if (p->cg_v1 && ward_cgroup_enter_v1(p->cg_v1, &e) < 0)
+		die(p, e);
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
 	for (size_t k = 0; k < p->n_lock_fds; k++)
@@ -319,12 +303,8 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	if (p->net_go_fd >= 0 && wait_for_network(p, &e) < 0)
 		die(p, e);
-	/* In the v1 cgroups before any process of the command exists (init
-	 * forks nothing until then, so nothing runs outside them) ... */
-	if (p->cg_go_fd >= 0 && wait_for_cgroups(p, &e) < 0)
-		die(p, e);
-	/* ... and the cgroup namespace rooted at them, as clone3 roots it at
-	 * the v2 one. Before the capabilities go. */
+	/* The cgroup namespace rooted at the v1 cgroups init moved into, as
+	 * clone3 roots it at the v2 one. Before the capabilities go. */
 	if (p->late_cgroupns && unshare(CLONE_NEWCGROUP) < 0) {
 		ward_error_make(&e, errno, "unshare the cgroup namespace");
 		die(p, e);
@@ -399,23 +379,22 @@ void ward_direct_main(const struct spawn_plan *p)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	close(p->life_wfd);
-	/* the supervisor's end of the cgroup go-ahead: ours would keep the
-	 * read from ever seeing the supervisor's death */
-	if (p->cg_go_wfd >= 0)
-		close(p->cg_go_wfd);
 	{
 		struct pollfd pf = { .fd = p->life_fd, .events = POLLIN };
 
 		if (poll(&pf, 1, 0) > 0)
 			_exit(WARD_EXIT_OWN_ERROR);
 	}
+	/* In the v1 cgroups before anything else: what init allocates is
+	 * charged there, and nothing of the command can start outside them. */
+	if (p->cg_v1 && ward_cgroup_enter_v1(p->cg_v1, &(struct ward_error *){ &error_storage }) < 0)
+		die(p, &error_storage);
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
 		close(p->close_fds[i]);
 	{
 		struct ward_error *e = &error_storage;
 
-		if ((p->cg_go_fd >= 0 && wait_for_cgroups(p, &e) < 0) ||
-		    ward_rlimits_apply(&p->rlimits, &e) < 0)
+		if (ward_rlimits_apply(&p->rlimits, &e) < 0)
 			die(p, e);
 	}
 	if (chdir(p->workdir) < 0) {
