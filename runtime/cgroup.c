@@ -921,8 +921,10 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	int i;
 
 	ward_cgroup_close_fds(cg);
+	/* remove_dir() kills what is left when rmdir finds the cgroup busy: the
+	 * usual cgroup is empty by now (its PID namespace died with init), and
+	 * costs one rmdir */
 	if (cg->version == 2 && cg->dir[0]) {
-		kill_dir(cg->dir, 2);
 		remove_dir(cg->dir, 2);
 		if (cg->own_parent)
 			remove_parent(cg->dir);
@@ -930,7 +932,6 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	}
 	for (i = 0; i < CG1_COUNT; i++)
 		if (cg->v1[i][0]) {
-			kill_listed(cg->v1[i]);
 			remove_dir(cg->v1[i], 1);
 			if (cg->own_parent)
 				remove_parent(cg->v1[i]);
