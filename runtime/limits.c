@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +35,25 @@ void ward_limits_defaults(struct ward_limits *l, uint64_t ram_bytes)
 	l->pids = WARD_PIDS_DEFAULT;
 }
 
-void ward_limits_init(struct ward_limits *l)
+static uint64_t host_ram;
+static pthread_once_t host_ram_once = PTHREAD_ONCE_INIT;
+
+/* MemTotal of /proc/meminfo rather than sysinfo(2): in a container with
+ * lxcfs it is the container's memory. The kernel formats the whole file
+ * for it (~14 us here) and a command initialises a config at least twice:
+ * read once per process. */
+static void read_host_ram(void)
 {
 	char buf[4096], *p;
-	uint64_t ram = 0;
 
 	if (ward_read_file("/proc/meminfo", buf, sizeof(buf)) > 0 && (p = strstr(buf, "MemTotal:")))
-		ram = strtoull(p + 9, NULL, 10) * 1024;
-	ward_limits_defaults(l, ram);
+		host_ram = strtoull(p + 9, NULL, 10) * 1024;
+}
+
+void ward_limits_init(struct ward_limits *l)
+{
+	pthread_once(&host_ram_once, read_host_ram);
+	ward_limits_defaults(l, host_ram);
 }
 
 static int bad(struct ward_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
