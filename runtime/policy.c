@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -676,6 +677,17 @@ static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* Jansson seeds its hash tables from /dev/urandom (open, read, close) when
+ * the first object is made; getrandom() is one call. Without it, or after
+ * another seed, jansson keeps its own way (json_object_seed() acts once). */
+static void seed_json(void)
+{
+	size_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed)
+		json_object_seed(seed);
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
@@ -690,6 +702,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 
 	if (len > WARD_POLICY_MAX)
 		return bad(&c, "file", "larger than %d bytes", WARD_POLICY_MAX);
+	seed_json();
 	/* RFC 8259 lets a parser ignore a byte order mark; some editors write one */
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
 		text += 3;
