@@ -15,7 +15,8 @@
 #include "filters/relit-internal.h"
 #include "runtime/util-internal.h"
 
-/* The table is embedded as it is, so the file stays the one place to read. */
+/* The text is embedded as it is too: ward_rules_builtin_text() gives it, and
+ * filters/gen/rules-embed.c parses it into the table processes use. */
 __asm__(".section .rodata\n"
 	".globl ward_validators_rules\n"
 	".hidden ward_validators_rules\n"
