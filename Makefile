@@ -51,7 +51,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 LIB_SRCS  := $(filter-out runtime/main.c,$(sort $(wildcard runtime/*.c filters/*.c landlock/*.c)))
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o $(B)/gen/rules-builtin.o
 HEADERS   := $(wildcard include/ward/*.h)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 INTG_SRCS := $(sort $(wildcard tests/integration/test-*.c))
@@ -110,6 +110,21 @@ $(B)/gen/seccomp-builtin.c: $(B)/gen/seccomp-embed
 	$< > $@.tmp && mv $@.tmp $@
 
 $(B)/gen/seccomp-builtin.o: $(B)/gen/seccomp-builtin.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The validators' rule table parsed at build time into C data (and each
+# regular expression's literals), so ward parses nothing at start-up.
+RULES_EMBED_SRCS := filters/gen/rules-embed.c filters/rules.c filters/relit.c runtime/error.c \
+		    runtime/util.c
+$(B)/gen/rules-embed: $(RULES_EMBED_SRCS) $(HEADERS) filters/validate-internal.h \
+		      filters/relit-internal.h filters/validators.rules
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DWARD_RULES_NO_BUILTIN -o $@ $(RULES_EMBED_SRCS) $(LDLIBS)
+
+$(B)/gen/rules-builtin.c: $(B)/gen/rules-embed
+	$< > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/rules-builtin.o: $(B)/gen/rules-builtin.c filters/validate-internal.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libward.a: $(LIB_OBJS)
@@ -215,7 +230,8 @@ bench-deps:
 # same way over tests/fuzz/validate and the parser's seeds.
 FUZZV_BIN  := $(B)/fuzz/fuzz-validate
 FUZZV_SRCS := tests/fuzz/fuzz-validate.c filters/validate.c filters/rules.c filters/shparse.c \
-	      filters/shchain.c filters/shbrace.c runtime/error.c runtime/utf8.c
+	      filters/shchain.c filters/shbrace.c runtime/error.c runtime/utf8.c filters/relit.c \
+	      $(B)/gen/rules-builtin.c
 $(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate-internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \

@@ -1,5 +1,7 @@
-/* rules.c — the validators' rule table: parsing filters/validators.rules (and
- * rules a policy adds), copying, removing and relaxing rules. Pure code. */
+/* rules.c — the validators' rule table: parsing filters/validators.rules (at
+ * build time, see filters/gen/rules-embed.c) and the rules a policy adds,
+ * copying, removing and relaxing rules, running a rule's regular expression.
+ * Pure code. */
 #include "filters/validate-internal.h"
 
 #include <ctype.h>
@@ -10,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/relit-internal.h"
 #include "runtime/util-internal.h"
 
-/* The table is embedded as it is, so the file stays the one place to read. */
+/* The text is embedded as it is too: ward_rules_builtin_text() gives it, and
+ * filters/gen/rules-embed.c parses it into the table processes use. */
 __asm__(".section .rodata\n"
 	".globl ward_validators_rules\n"
 	".hidden ward_validators_rules\n"
@@ -64,8 +68,12 @@ static void cond_release(struct cond *c)
 	for (i = 0; i < c->n_except; i++)
 		free(c->except[i]);
 	free(c->except);
-	if (c->has_re)
-		regfree(&c->re);
+	free(c->re_src);
+	ward_re_literals_free(c->lits, c->n_lits);
+	if (c->re) {
+		regfree(c->re);
+		free(c->re);
+	}
 }
 
 static void rule_release(struct rule *r)
@@ -75,13 +83,9 @@ static void rule_release(struct rule *r)
 	for (i = 0; i < r->n_conds; i++)
 		cond_release(&r->conds[i]);
 	free(r->conds);
-	for (i = 0; i < r->n_added_except; i++)
-		free(r->added_except[i]);
-	free(r->added_except);
 	free(r->id);
 	free(r->category);
 	free(r->words);
-	free(r->text);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -202,6 +206,7 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 	case C_WHOLE: {
 		int rc;
 		const char *b;
+		regex_t *re;
 
 		/* a back-reference makes matching exponential on a long string:
 		 * the validators must answer in bounded time */
@@ -220,15 +225,22 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 				return bad(p, "%s: write the regular expression in lower case "
 					      "(the text is case folded), not '%c'",
 					   key, *b);
-		rc = regcomp(&c->re, value, REG_EXTENDED | REG_NOSUB);
-
+		re = malloc(sizeof(*re));
+		if (!re)
+			return ward_error_make(p->err, ENOMEM, "rules");
+		rc = regcomp(re, value, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0) {
 			char msg[256];
 
-			regerror(rc, &c->re, msg, sizeof(msg));
+			regerror(rc, re, msg, sizeof(msg));
+			free(re);
 			return bad(p, "%s: bad regular expression: %s", key, msg);
 		}
-		c->has_re = true;
+		/* compiled to check it, so kept */
+		c->re = re;
+		c->re_src = strdup(value);
+		if (!c->re_src || ward_re_literals(value, &c->lits, &c->n_lits) < 0)
+			return ward_error_make(p->err, ENOMEM, "rules");
 		if (kind == C_WHOLE)
 			r->whole_only = true;
 		return 0;
@@ -363,7 +375,7 @@ static int parse_text(const char *text, const char *origin, const struct ward_ru
 {
 	struct parse p = { .origin = origin ? origin : "rules", .err = err };
 	struct rule r;
-	const char *s = text, *block = NULL;
+	const char *s = text;
 	bool in_rule = false;
 	int rc = -1;
 
@@ -380,17 +392,10 @@ static int parse_text(const char *text, const char *origin, const struct ward_ru
 		}
 		p.line++;
 		l = trim(line);
-		if (*l == '[') {
-			if (in_rule) {
-				r.text = strndup(block, (size_t)(s - block));
-				if (!r.text) {
-					ward_error_make(err, ENOMEM, "rules");
-					goto out;
-				}
-				if (finish_rule(&p, &r) < 0 || append_rule(out, &r, err) < 0)
-					goto out;
-				in_rule = false;
-			}
+		if (*l == '[' && in_rule) {
+			if (finish_rule(&p, &r) < 0 || append_rule(out, &r, err) < 0)
+				goto out;
+			in_rule = false;
 		}
 		if (*l == '[') {
 			char *close = strchr(l, ']');
@@ -416,7 +421,6 @@ static int parse_text(const char *text, const char *origin, const struct ward_ru
 				goto out;
 			}
 			in_rule = true;
-			block = s;
 		} else if (*l && *l != '#') {
 			eq = strchr(l, '=');
 			if (!eq) {
@@ -462,11 +466,6 @@ static int parse_text(const char *text, const char *origin, const struct ward_ru
 		s += len + 1;
 	}
 	if (in_rule) {
-		r.text = strdup(block);
-		if (!r.text) {
-			ward_error_make(err, ENOMEM, "rules");
-			goto out;
-		}
 		if (finish_rule(&p, &r) < 0 || append_rule(out, &r, err) < 0)
 			goto out;
 		in_rule = false;
@@ -478,9 +477,8 @@ out:
 	return rc;
 }
 
-/* Add an exception to every path and write condition of r (and remember it
- * when `remember`). */
-static int rule_add_except(struct rule *r, const char *glob, bool remember)
+/* Add an exception to every path and write condition of r. */
+static int rule_add_except(struct rule *r, const char *glob)
 {
 	size_t i;
 	bool any = false;
@@ -494,35 +492,118 @@ static int rule_add_except(struct rule *r, const char *glob, bool remember)
 			return -ENOMEM;
 		any = true;
 	}
-	if (!any)
-		return -EINVAL;
-	if (remember && push_str(&r->added_except, &r->n_added_except, glob, strlen(glob), false) < 0)
-		return -ENOMEM;
-	return 0;
+	return any ? 0 : -EINVAL;
 }
 
-static struct ward_rules builtin_rules;
-static struct ward_error builtin_error;
-static int builtin_rc;
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
-
-static void builtin_init(void)
-{
-	struct ward_error *e = &builtin_error;
-
-	builtin_rc = parse_text(ward_validators_rules, "filters/validators.rules", NULL,
-				&builtin_rules, &e);
-}
+#ifdef WARD_RULES_NO_BUILTIN
+/* filters/gen/rules-embed.c, which makes the table, runs without one */
+struct ward_rules ward_rules_builtin_table;
+#endif
 
 const struct ward_rules *ward_rules_builtin(struct ward_error **err)
 {
-	pthread_once(&builtin_once, builtin_init);
-	if (builtin_rc < 0) {
-		ward_error_make_kind(err, builtin_error.kind, builtin_error.code, "%s",
-				     builtin_error.message);
-		return NULL;
+	return &ward_rules_builtin_table;
+}
+
+bool ward_rules_prefilter = true;
+
+/* One lock for compiling any rule's expression: it is taken once per
+ * expression and process, at most. */
+static pthread_mutex_t re_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int ward_cond_regexec(const struct cond *cd, const char *s)
+{
+	/* the built-in table is shared and const to its users; only the
+	 * compiled expression, published once under re_lock, changes */
+	struct cond *c = (struct cond *)cd;
+	regex_t *re;
+	size_t i;
+
+	if (cd->n_lits && ward_rules_prefilter) {
+		for (i = 0; i < cd->n_lits; i++)
+			if (strstr(s, cd->lits[i]))
+				break;
+		if (i == cd->n_lits)
+			return 0;
 	}
-	return &builtin_rules;
+	re = __atomic_load_n(&c->re, __ATOMIC_ACQUIRE);
+	if (!re) {
+		pthread_mutex_lock(&re_lock);
+		re = c->re;
+		if (!re && (re = malloc(sizeof(*re)))) {
+			if (regcomp(re, c->re_src, REG_EXTENDED | REG_NOSUB) == 0) {
+				__atomic_store_n(&c->re, re, __ATOMIC_RELEASE);
+			} else {
+				free(re);
+				re = NULL;
+			}
+		}
+		pthread_mutex_unlock(&re_lock);
+		if (!re)
+			return -1;
+	}
+	return regexec(re, s, 0, NULL, 0) == 0;
+}
+
+/* Copy n strings into a new vector; *dn counts what was copied, so a copy
+ * cut short by ENOMEM is released like a whole one. */
+static int strv_copy(char ***dst, size_t *dn, char *const *src, size_t n)
+{
+	size_t i;
+
+	*dst = NULL;
+	*dn = 0;
+	if (!n)
+		return 0;
+	*dst = calloc(n, sizeof(**dst));
+	if (!*dst)
+		return -1;
+	for (i = 0; i < n; i++) {
+		(*dst)[i] = strdup(src[i]);
+		if (!(*dst)[i])
+			return -1;
+		(*dn)++;
+	}
+	return 0;
+}
+
+/* A copy of a condition; its expression is compiled again when needed. */
+static int cond_copy(struct cond *d, const struct cond *c)
+{
+	memset(d, 0, sizeof(*d));
+	d->kind = c->kind;
+	if (strv_copy(&d->items, &d->n_items, c->items, c->n_items) < 0 ||
+	    strv_copy(&d->opts, &d->n_opts, c->opts, c->n_opts) < 0 ||
+	    strv_copy(&d->except, &d->n_except, c->except, c->n_except) < 0 ||
+	    strv_copy(&d->lits, &d->n_lits, c->lits, c->n_lits) < 0)
+		return -1;
+	if (c->re_src && !(d->re_src = strdup(c->re_src)))
+		return -1;
+	return 0;
+}
+
+static int rule_copy(struct rule *d, const struct rule *r)
+{
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->refuses = r->refuses;
+	d->relaxed = r->relaxed;
+	d->whole_only = r->whole_only;
+	d->id = strdup(r->id);
+	d->category = strdup(r->category);
+	d->words = strdup(r->words);
+	if (!d->id || !d->category || !d->words)
+		return -1;
+	d->conds = calloc(r->n_conds, sizeof(*d->conds));
+	if (!d->conds)
+		return -1;
+	for (i = 0; i < r->n_conds; i++) {
+		d->n_conds = i + 1;
+		if (cond_copy(&d->conds[i], &r->conds[i]) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 struct ward_rules *ward_rules_dup(const struct ward_rules *rules, struct ward_error **err)
@@ -533,25 +614,18 @@ struct ward_rules *ward_rules_dup(const struct ward_rules *rules, struct ward_er
 	if (!rules && !(rules = ward_rules_builtin(err)))
 		return NULL;
 	out = calloc(1, sizeof(*out));
-	if (!out) {
+	if (!out || (rules->n && !(out->rules = calloc(rules->n, sizeof(*out->rules))))) {
+		free(out);
 		ward_error_make(err, ENOMEM, "rules");
 		return NULL;
 	}
 	for (i = 0; i < rules->n; i++) {
-		const struct rule *r = &rules->rules[i];
-
-		if (parse_text(r->text, r->id, NULL, out, err) < 0) {
+		out->n = i + 1;
+		if (rule_copy(&out->rules[i], &rules->rules[i]) < 0) {
 			ward_rules_free(out);
+			ward_error_make(err, ENOMEM, "rules");
 			return NULL;
 		}
-		out->rules[out->n - 1].relaxed = r->relaxed;
-		out->rules[out->n - 1].refuses = r->refuses;
-		for (size_t k = 0; k < r->n_added_except; k++)
-			if (rule_add_except(&out->rules[out->n - 1], r->added_except[k], true) < 0) {
-				ward_rules_free(out);
-				ward_error_make(err, ENOMEM, "rules");
-				return NULL;
-			}
 	}
 	return out;
 }
@@ -614,7 +688,7 @@ int ward_rules_except(struct ward_rules *rules, const char *id, const char *glob
 	if (!glob || !*glob)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "rule \"%s\": an exception is a non-empty glob", id);
-	rc = rule_add_except(r, glob, true);
+	rc = rule_add_except(r, glob);
 	if (rc == -EINVAL)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "rule \"%s\" matches no path: it takes no exceptions "

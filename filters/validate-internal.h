@@ -37,22 +37,26 @@ struct cond {
 	size_t n_opts;
 	char **except;      /* C_PATH, C_WRITE: names not to count */
 	size_t n_except;
-	regex_t re;         /* C_TEXT, C_WHOLE */
-	bool has_re;
+	/* C_TEXT, C_WHOLE: the regular expression as written, compiled only
+	 * when a text first holds one of its literals (ward_cond_regexec()):
+	 * most commands never need most of them, and regcomp() of the table
+	 * was most of the validators' start-up. */
+	char *re_src;
+	char **lits;        /* every match holds one of these (relit-internal.h);
+	                       none: no such literal is known, always run it */
+	size_t n_lits;
+	regex_t *re;        /* NULL until compiled; read and set atomically (a
+	                       pointer, not a regex_t, keeps the generated table
+	                       small: less of it to relocate at start-up) */
 };
 
 struct rule {
 	char *id, *category, *words;
-	char *text;         /* the block as written, to copy the rule */
 	bool refuses;       /* false: needs approval */
 	bool relaxed;       /* a policy made a refusing rule need approval */
 	struct cond *conds;
 	size_t n_conds;
 	bool whole_only;    /* has a C_WHOLE condition */
-	/* Exceptions a policy added to the path and write conditions (kept
-	 * apart from text, to copy the rule). */
-	char **added_except;
-	size_t n_added_except;
 };
 
 struct ward_rules {
@@ -60,9 +64,25 @@ struct ward_rules {
 	size_t n;
 };
 
-/* The built-in rules, parsed once (thread-safe); NULL with *err on failure. */
+/* The built-in rules: filters/validators.rules, parsed at build time by
+ * filters/gen/rules-embed.c into C data (generated rules-builtin.c), so a
+ * process parses nothing to use them. Never NULL (err is kept for callers
+ * that checked it). */
 const struct ward_rules *ward_rules_builtin(struct ward_error **err);
 
+/* The generated table itself (empty in the generator, built with
+ * -DWARD_RULES_NO_BUILTIN). Only rules.c reads it. */
+extern struct ward_rules ward_rules_builtin_table;
+
+/* Whether the text s matches the regular expression of cd (C_TEXT or
+ * C_WHOLE), compiling it on first use (thread-safe). A text holding none
+ * of cd's literals is answered without compiling or running it. Returns 1
+ * on a match, 0 on none, -1 when it cannot be compiled (out of memory). */
+int ward_cond_regexec(const struct cond *cd, const char *s);
+
+/* false: ward_cond_regexec() runs every regular expression, literals or
+ * not. For the test that shows the literals change no verdict. */
+extern bool ward_rules_prefilter;
 /* fnmatch() flags for a condition kind. */
 int ward_rules_fnmatch_flags(enum cond_kind kind);
 

@@ -795,14 +795,18 @@ static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *
 	return redir_targets(c, cd, v, want == ROLE_WRITE, want == ROLE_READ, false);
 }
 
-static bool text_matches(const struct cond *cd, const char *fold)
+static bool text_matches(struct ctx *c, const struct cond *cd, const char *fold)
 {
 	_cleanup_free_ char *s = strdup(fold);
+	int rc;
 
 	if (!s)
 		return false;
 	fold_space(s);
-	return regexec(&cd->re, s, 0, NULL, 0) == 0;
+	rc = ward_cond_regexec(cd, s);
+	if (rc < 0)
+		c->failed = 1;
+	return rc > 0;
 }
 
 static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out);
@@ -884,12 +888,12 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 	size_t i, u, k;
 
 	for (i = 1; i < v->n; i++)
-		if (text_matches(cd, v->w[i].fold)) {
+		if (text_matches(c, cd, v->w[i].fold)) {
 			c->hit = v->w[i].text;
 			return true;
 		}
 	for (i = 0; i < v->cmd->nr; i++)
-		if (v->cmd->r[i].kind == RD_STRING && text_matches(cd, v->cmd->r[i].target.fold)) {
+		if (v->cmd->r[i].kind == RD_STRING && text_matches(c, cd, v->cmd->r[i].target.fold)) {
 			c->hit = v->cmd->r[i].target.text;
 			return true;
 		}
@@ -902,7 +906,7 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 		if (!uv.n || !in_list(prog_of(&uv), "echo printf"))
 			continue;
 		for (k = 1; k < uv.n; k++)
-			if (text_matches(cd, uv.w[k].fold)) {
+			if (text_matches(c, cd, uv.w[k].fold)) {
 				c->hit = uv.w[k].text;
 				return true;
 			}
@@ -1068,14 +1072,21 @@ static void check_whole(struct ctx *c, const char *src, size_t len, size_t off, 
 
 		if (!r->whole_only)
 			continue;
-		for (k = 0; k < r->n_conds; k++)
-			if (r->conds[k].kind == C_WHOLE &&
-			    regexec(&r->conds[k].re, s, 0, NULL, 0) == 0) {
+		for (k = 0; k < r->n_conds; k++) {
+			int rc;
+
+			if (r->conds[k].kind != C_WHOLE)
+				continue;
+			rc = ward_cond_regexec(&r->conds[k], s);
+			if (rc < 0)
+				c->failed = 1;
+			if (rc > 0) {
 				offer(c, r->refuses ? WARD_VERDICT_REFUSED :
 						      WARD_VERDICT_APPROVAL_REQUIRED,
 				      i, r, NULL, NULL, &whole, s);
 				break;
 			}
+		}
 	}
 }
 

@@ -18,9 +18,8 @@
  * the former.
  *
  * The v2 child is placed atomically with clone3(CLONE_INTO_CGROUP). In v1,
- * the supervisor writes the child's pid into each hierarchy's cgroup.procs
- * while the child builds the sandbox, and the child waits for that before it
- * starts anything (spawn-internal.h, cg_go_fd). */
+ * the child moves itself in first thing, through descriptors of each
+ * hierarchy's tasks file the supervisor opened (ward_cgroup_enter_v1()). */
 #ifndef WARD_CGROUP_INTERNAL_H
 #define WARD_CGROUP_INTERNAL_H
 
@@ -42,7 +41,7 @@ struct ward_cgroup {
 	char dir[PATH_MAX];       /* v2: the command's cgroup */
 	int dir_fd;               /* v2: for CLONE_INTO_CGROUP, else -1 */
 	char v1[CG1_COUNT][PATH_MAX]; /* v1: the command's cgroup per hierarchy, "" if none */
-	int procs_fd[CG1_COUNT];  /* v1: cgroup.procs to move the child in with, -1 if none */
+	int tasks_fd[CG1_COUNT];  /* v1: tasks, for the child to move itself in, -1 if none */
 	bool own_parent;          /* the parent "ward" cgroups are ward's to remove when empty
 				     (not a delegated cgroup ward was given) */
 };
@@ -79,11 +78,19 @@ int ward_cgroup_create(struct ward_cgroup *cg, const struct ward_limits *lim,
 int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
 		     struct ward_error **err);
 
-/* Supervisor side, right after the clone: move pid into the v1 cgroups
- * through the cgroup.procs descriptors opened by ward_cgroup_create(). */
-int ward_cgroup_place_v1(struct ward_cgroup *cg, pid_t pid, struct ward_error **err);
+/* Child side, before it does anything else: move the calling process into
+ * the v1 cgroups by writing "0" to each tasks descriptor ward_cgroup_create()
+ * opened, and close them. The caller must be single-threaded (init is: the
+ * clone copies only the calling thread), so moving the thread moves the
+ * process. Why not the supervisor writing the child's pid to cgroup.procs:
+ * that takes the write side of the kernel's global threadgroup lock, which
+ * waits for an RCU grace period (2–15 ms on this kind of machine); a thread
+ * moving itself skips that lock (cgroup_procs_write_start()). Permission is
+ * checked against the credentials of the opener, the supervisor, so the
+ * child's new user namespace does not matter. -1 with errno in *err. */
+int ward_cgroup_enter_v1(struct ward_cgroup *cg, struct ward_error **err);
 
-/* Close the supervisor's copies of the v1 cgroup.procs descriptors. */
+/* Close the supervisor's copies of the v1 tasks descriptors. */
 void ward_cgroup_close_fds(struct ward_cgroup *cg);
 
 /* Kill every process left in the cgroup (cgroup.kill on v2, SIGKILL to each

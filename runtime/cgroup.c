@@ -351,7 +351,7 @@ void ward_cgroup_init(struct ward_cgroup *cg)
 	memset(cg, 0, sizeof(*cg));
 	cg->dir_fd = -1;
 	for (i = 0; i < CG1_COUNT; i++)
-		cg->procs_fd[i] = -1;
+		cg->tasks_fd[i] = -1;
 }
 
 static void make_name(struct ward_cgroup *cg)
@@ -705,7 +705,7 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 	cg->version = 1;
 	cg->own_parent = true;
 	for (i = 0; i < CG1_COUNT; i++) {
-		char parent[PATH_MAX + 8], procs[PATH_MAX + 16];
+		char parent[PATH_MAX + 8], tasks[PATH_MAX + 16];
 
 		if (!want[i])
 			continue;
@@ -727,10 +727,10 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 			return -1;
 		}
 		reap_leftovers(parent, 1);
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg->v1[i]);
-		cg->procs_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
-		if (cg->procs_fd[i] < 0)
-			return ward_error_make(err, errno, "open '%s'", procs);
+		snprintf(tasks, sizeof(tasks), "%s/tasks", cg->v1[i]);
+		cg->tasks_fd[i] = open(tasks, O_WRONLY | O_CLOEXEC);
+		if (cg->tasks_fd[i] < 0)
+			return ward_error_make(err, errno, "open '%s'", tasks);
 	}
 	return apply_v1(cg, lim, res, err);
 }
@@ -822,18 +822,17 @@ int ward_cgroup_none(const struct ward_limits *lim, struct ward_resources *res,
 	return 0;
 }
 
-int ward_cgroup_place_v1(struct ward_cgroup *cg, pid_t pid, struct ward_error **err)
+int ward_cgroup_enter_v1(struct ward_cgroup *cg, struct ward_error **err)
 {
-	char num[32];
-	int i, n = snprintf(num, sizeof(num), "%ld", (long)pid);
+	int i;
 
 	for (i = 0; i < CG1_COUNT; i++) {
-		if (cg->procs_fd[i] < 0)
+		if (cg->tasks_fd[i] < 0)
 			continue;
-		if (write(cg->procs_fd[i], num, (size_t)n) != n)
+		if (write(cg->tasks_fd[i], "0", 1) != 1)
 			return ward_error_make(err, errno, "move the sandbox into '%s'", cg->v1[i]);
-		close(cg->procs_fd[i]);
-		cg->procs_fd[i] = -1;
+		close(cg->tasks_fd[i]);
+		cg->tasks_fd[i] = -1;
 	}
 	return 0;
 }
@@ -843,9 +842,9 @@ void ward_cgroup_close_fds(struct ward_cgroup *cg)
 	int i;
 
 	for (i = 0; i < CG1_COUNT; i++)
-		if (cg->procs_fd[i] >= 0) {
-			close(cg->procs_fd[i]);
-			cg->procs_fd[i] = -1;
+		if (cg->tasks_fd[i] >= 0) {
+			close(cg->tasks_fd[i]);
+			cg->tasks_fd[i] = -1;
 		}
 	if (cg->dir_fd >= 0) {
 		close(cg->dir_fd);
@@ -922,8 +921,10 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	int i;
 
 	ward_cgroup_close_fds(cg);
+	/* remove_dir() kills what is left when rmdir finds the cgroup busy: the
+	 * usual cgroup is empty by now (its PID namespace died with init), and
+	 * costs one rmdir */
 	if (cg->version == 2 && cg->dir[0]) {
-		kill_dir(cg->dir, 2);
 		remove_dir(cg->dir, 2);
 		if (cg->own_parent)
 			remove_parent(cg->dir);
@@ -931,7 +932,6 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	}
 	for (i = 0; i < CG1_COUNT; i++)
 		if (cg->v1[i][0]) {
-			kill_listed(cg->v1[i]);
 			remove_dir(cg->v1[i], 1);
 			if (cg->own_parent)
 				remove_parent(cg->v1[i]);

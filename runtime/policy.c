@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -676,6 +677,17 @@ static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* Jansson seeds its hash tables from /dev/urandom (open, read, close) when
+ * the first object is made; getrandom() is one call. Without it, or after
+ * another seed, jansson keeps its own way (json_object_seed() acts once). */
+static void seed_json(void)
+{
+	size_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed)
+		json_object_seed(seed);
+}
+
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
@@ -690,6 +702,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 
 	if (len > WARD_POLICY_MAX)
 		return bad(&c, "file", "larger than %d bytes", WARD_POLICY_MAX);
+	seed_json();
 	/* RFC 8259 lets a parser ignore a byte order mark; some editors write one */
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
 		text += 3;
@@ -773,13 +786,11 @@ out:
 
 int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_error **err)
 {
-	_cleanup_free_ char *buf = malloc(WARD_POLICY_MAX + 2);
+	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t got = 0;
+	size_t got = 0, cap;
 	struct stat st;
 
-	if (!buf)
-		return ward_error_make(err, ENOMEM, "policy");
 	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang ward (a pipe,
 	 * as from --policy <(...), is read to its end, blocking, below) */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -798,8 +809,26 @@ int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_erro
 	if (fcntl(fd, F_SETFL, 0) < 0)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
 					    "policy '%s'", path);
+	/* A buffer the size of the file (+1 to see its end), grown for a pipe
+	 * or a file growing meanwhile, up to one byte past the largest policy:
+	 * a 1 MiB buffer would be an mmap and a munmap on every start. */
+	cap = S_ISREG(st.st_mode) && st.st_size < WARD_POLICY_MAX ? (size_t)st.st_size + 1 : 4096;
+	buf = malloc(cap);
+	if (!buf)
+		return ward_error_make(err, ENOMEM, "policy");
 	while (got <= WARD_POLICY_MAX) {
-		ssize_t n = read(fd, buf + got, WARD_POLICY_MAX + 1 - got);
+		ssize_t n;
+
+		if (got == cap) {
+			size_t more = cap * 2 > WARD_POLICY_MAX + 1 ? WARD_POLICY_MAX + 1 : cap * 2;
+			char *g = realloc(buf, more);
+
+			if (!g)
+				return ward_error_make(err, ENOMEM, "policy");
+			buf = g;
+			cap = more;
+		}
+		n = read(fd, buf + got, cap - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -154,14 +154,29 @@ int ward_ratelog_parse(const char *text, size_t len, int64_t now_ms, struct ward
 
 char *ward_ratelog_format(const struct ward_ratelog *log)
 {
-	size_t cap = strlen(HEADER) + log->n * 21 + 1, o, i;
+	size_t cap = strlen(HEADER) + log->n * 21 + 1, o = strlen(HEADER), i;
 	char *s = malloc(cap);
 
 	if (!s)
 		return NULL;
-	o = (size_t)snprintf(s, cap, "%s", HEADER);
-	for (i = 0; i < log->n; i++)
-		o += (size_t)snprintf(s + o, cap - o, "%lld\n", (long long)log->t[i]);
+	memcpy(s, HEADER, o);
+	/* by hand, not snprintf: the file holds up to an hour of commands and
+	 * is written back on every one of them */
+	for (i = 0; i < log->n; i++) {
+		char d[20];
+		uint64_t v = log->t[i] < 0 ? -(uint64_t)log->t[i] : (uint64_t)log->t[i];
+		size_t k = 0;
+
+		if (log->t[i] < 0)
+			s[o++] = '-';
+		do
+			d[k++] = (char)('0' + v % 10);
+		while ((v /= 10));
+		while (k)
+			s[o++] = d[--k];
+		s[o++] = '\n';
+	}
+	s[o] = '\0';
 	return s;
 }
 
@@ -235,13 +250,17 @@ int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per
 			return ward_error_make(err, 0, "rate limit: no state directory (neither "
 						       "XDG_STATE_HOME nor HOME is an absolute path)");
 	}
-	if (make_parents(path, err) < 0) {
-		if (err && *err)
-			ward_error_prefix(*err, "rate limit (set XDG_STATE_HOME to a writable directory, "
-						"or rate_limit to 0 in the policy)");
-		return -1;
-	}
+	/* the directories exist but on the first run: made only then */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == ENOENT) {
+		if (make_parents(path, err) < 0) {
+			if (err && *err)
+				ward_error_prefix(*err, "rate limit (set XDG_STATE_HOME to a writable "
+							"directory, or rate_limit to 0 in the policy)");
+			return -1;
+		}
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	}
 	if (fd < 0)
 		return ward_error_make(err, errno, "rate limit state '%s'", path);
 	/* Read, decide and write back under one exclusive lock: two ward
@@ -296,7 +315,8 @@ int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per
 				}
 				done += (size_t)n;
 			}
-			if (rc == 0 && ftruncate(fd, (off_t)len) < 0)
+			/* cut only what is left of a longer old text */
+			if (rc == 0 && (off_t)len < st.st_size && ftruncate(fd, (off_t)len) < 0)
 				rc = ward_error_make(err, errno, "write rate limit state '%s'", path);
 		}
 	}

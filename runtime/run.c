@@ -111,7 +111,6 @@ struct run_state {
 	int net_log_fd;
 	struct ward_workdir_prep wd;
 	struct ward_cgroup cg;
-	int cg_go[2];
 };
 
 static void state_release(struct run_state *st)
@@ -139,10 +138,6 @@ static void state_release(struct run_state *st)
 	if (st->net_log_fd >= 0)
 		close(st->net_log_fd);
 	ward_cgroup_destroy(&st->cg);
-	if (st->cg_go[0] >= 0)
-		close(st->cg_go[0]);
-	if (st->cg_go[1] >= 0)
-		close(st->cg_go[1]);
 }
 
 /* Landlock and seccomp, planned and compiled here; entered by init. */
@@ -358,51 +353,10 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
 		return -1;
 	p->cgroup_fd = st->cg.dir_fd;
-	if (st->cg.version == 1) {
-		/* a socket, not a pipe: sent to with MSG_NOSIGNAL, a child that
-		 * died early costs no SIGPIPE */
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, st->cg_go) < 0)
-			return ward_error_make(err, errno, "socketpair");
-		p->cg_go_fd = st->cg_go[0];
-		p->cg_go_wfd = st->cg_go[1];
-	}
+	p->cg_v1 = st->cg.version == 1 ? &st->cg : NULL;
 	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
 			   cfg->mode != WARD_SANDBOX_OFF;
 	return 0;
-}
-
-/* cgroup v1: the child is moved in from here while it builds the sandbox,
- * then told to go on. If it cannot be, it is killed before it started
- * anything. */
-static int place_v1(struct run_state *st, pid_t pid, struct ward_error **err)
-{
-	struct ward_error *e = NULL;
-	siginfo_t si;
-	int rc;
-
-	if (st->cg.version != 1)
-		return 0;
-	close(st->cg_go[0]);
-	st->cg_go[0] = -1;
-	rc = ward_cgroup_place_v1(&st->cg, pid, &e);
-	if (rc == 0 && send(st->cg_go[1], "g", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
-	    errno != ECONNRESET)
-		rc = ward_error_make(&e, errno, "let the sandbox go on");
-	close(st->cg_go[1]);
-	st->cg_go[1] = -1;
-	/* a child that died by itself (ESRCH, EPIPE) has sent its own reason,
-	 * which the supervisor reads */
-	if (rc == 0 || (e && e->code == ESRCH)) {
-		ward_error_free(e);
-		return 0;
-	}
-	if (err)
-		*err = e;
-	else
-		ward_error_free(e);
-	syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
-	waitid((idtype_t)P_PIDFD, (id_t)st->pidfd, &si, WEXITED);
-	return -1;
 }
 
 /* Figures from the cgroup, or from the rusage of init and what it reaped. */
@@ -582,7 +536,6 @@ static void state_init(struct run_state *st)
 	ward_net_init(&st->net);
 	ward_cgroup_init(&st->cg);
 	st->plan.cgroup_fd = -1;
-	st->plan.cg_go_fd = st->plan.cg_go_wfd = st->cg_go[0] = st->cg_go[1] = -1;
 }
 
 static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
@@ -628,8 +581,6 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
 	if (pid < 0)
-		goto setup_failed;
-	if (place_v1(&st, pid, &setup_err) < 0)
 		goto setup_failed;
 	ward_cgroup_close_fds(&st.cg);
 
@@ -796,8 +747,6 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
 	if (a->pid < 0)
-		goto out;
-	if (place_v1(&st, a->pid, err) < 0)
 		goto out;
 	ward_cgroup_close_fds(&st.cg);
 	close(st.report[1]);

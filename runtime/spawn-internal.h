@@ -80,12 +80,13 @@ struct spawn_plan {
 	size_t n_lock_fds;
 	/* resource limits */
 	int cgroup_fd;          /* v2: the command's cgroup for CLONE_INTO_CGROUP, or -1 */
-	/* v1: the supervisor moves init into the cgroups while init builds the
-	 * sandbox (a cgroup v1 move waits for an RCU grace period, milliseconds
-	 * on a busy machine), then writes one byte here; init reads it before it
-	 * starts anything. -1 for none. */
-	int cg_go_fd, cg_go_wfd;
-	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
+	/* v1: the cgroups init moves itself into first thing
+	 * (ward_cgroup_enter_v1()), or NULL */
+	struct ward_cgroup *cg_v1;
+	bool late_cgroupns;
+	/* the network namespace is made by a child of init, in parallel with
+	 * the view, instead of by the clone (init.c, side_net) */
+	bool side_net;     /* v1: init unshares the cgroup namespace once moved */
 	struct rlimit_plan rlimits;
 };
 

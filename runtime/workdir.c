@@ -1323,6 +1323,22 @@ static void add_violation(struct ward_workdir_report *r, const char *path, const
 		r->n_violations++;
 }
 
+/* The typographic quotes a UTF-8 locale's messages put around names
+ * (coreutils: "cannot create directory ‘.vscode/x’"), and the guillemets of
+ * some translations, as spaces. */
+static void blank_quotes(char *s)
+{
+	static const char *const quotes[] = { "\u2018", "\u2019", "\u201c", "\u201d",
+					      "\u00ab", "\u00bb" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(quotes); k++) {
+		size_t n = strlen(quotes[k]);
+
+		for (char *q = strstr(s, quotes[k]); q; q = strstr(q + n, quotes[k]))
+			memset(q, ' ', n);
+	}
+}
+
 /* Paths the command's own error messages name on a line saying the kernel
  * refused (read-only, busy mount point, a placeholder directory):
  * "cannot create .git/hooks/x: Read-only file system",
@@ -1343,6 +1359,7 @@ static void scan_stderr(struct ward_workdir_prep *w, const char *workdir, const 
 		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
 			 text);
 		text += n + 1;
+		blank_quotes(line);
 		for (size_t k = 0; k < ARRAY_SIZE(marks) && !refused; k++)
 			refused = strstr(line, marks[k]) != NULL;
 		if (!refused)

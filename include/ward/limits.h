@@ -57,8 +57,9 @@ struct ward_limits {
 	unsigned explicit_mask; /* 1 << WARD_LIMIT_* set by a flag or policy */
 };
 
-/* Defaults from the host: memory = total RAM / 2 (from /proc/meminfo; none
- * when it cannot be read), pids = WARD_PIDS_DEFAULT, the rest none. */
+/* Defaults from the host: memory = total RAM / 2 (from /proc/meminfo, read
+ * once per process; none when it cannot be read), pids = WARD_PIDS_DEFAULT,
+ * the rest none. */
 WARD_API void ward_limits_init(struct ward_limits *l);
 
 /* The defaults for a host with `ram_bytes` of memory (pure). */

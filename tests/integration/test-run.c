@@ -167,6 +167,31 @@ START_TEST(test_proc_lo_hostname)
 }
 END_TEST
 
+/* The network namespace (made beside the view by a child of init) is the
+ * sandbox's own from the first instruction of the command: not the one the
+ * supervisor runs in, the same for every process of the command, and its
+ * maker is gone. */
+START_TEST(test_netns_own)
+{
+	char host[64], *out;
+	ssize_t n = readlink("/proc/self/ns/net", host, sizeof(host) - 1);
+
+	ck_assert_int_gt(n, 0);
+	host[n] = '\0';
+	out = ok_sh("readlink /proc/self/ns/net /proc/1/ns/net; ls /proc | grep -c '^[0-9]'");
+	{
+		char a[64], b[64];
+		int procs = 0;
+
+		ck_assert_int_eq(sscanf(out, "%63s %63s %d", a, b, &procs), 3);
+		ck_assert_str_eq(a, b);
+		ck_assert_str_ne(a, host);
+		ck_assert_msg(procs >= 2 && procs <= 5, "%d processes:\n%s", procs, out);
+	}
+	free(out);
+}
+END_TEST
+
 START_TEST(test_identity)
 {
 	char *out = ok_sh("id -u");
@@ -651,6 +676,7 @@ int main(void)
 	tcase_add_test(view, test_view_hides_host);
 	tcase_add_test(view, test_view_writable_set);
 	tcase_add_test(view, test_proc_lo_hostname);
+	tcase_add_test(view, test_netns_own);
 	tcase_add_test(view, test_identity);
 	tcase_add_test(view, test_extra_mounts);
 	tcase_add_test(view, test_setup_failure_is_precise);

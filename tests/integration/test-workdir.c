@@ -316,13 +316,14 @@ START_TEST(test_protected_report)
 	 * other read-only places are no violation */
 	r = cli_json("echo x > .git/hooks/post-checkout; echo y > \"$PWD/.envrc\"; "
 		     "chmod 700 ./.git/config; echo z > /usr/x; echo fine > ok.txt; "
-		     "echo '.npmrc: Read-only file system'",
+		     "echo '.npmrc: Read-only file system'; LC_ALL=C.UTF-8 mkdir .idea/x",
 		     NULL);
 	w = json_object_get(r, "workdir");
 	{
-		const char *want[] = { ".git/hooks/post-checkout", ".envrc", ".git/config" };
+		const char *want[] = { ".git/hooks/post-checkout", ".envrc", ".git/config",
+				       ".idea/x" };
 
-		ck_assert_int_eq(json_array_size(json_object_get(w, "violations")), 3);
+		ck_assert_int_eq(json_array_size(json_object_get(w, "violations")), 4);
 		json_array_foreach(json_object_get(w, "violations"), i, p) {
 			ck_assert_str_eq(json_string_value(json_object_get(p, "path")), want[i]);
 			ck_assert_str_eq(json_string_value(json_object_get(p, "seen")), "stderr");

@@ -123,6 +123,28 @@ START_TEST(test_cpus)
 }
 END_TEST
 
+/* The default memory is half of /proc/meminfo's MemTotal, however ward
+ * gets that number (sysinfo(2) where the file is the kernel's own). */
+START_TEST(test_host_default)
+{
+	struct ward_limits l;
+	char buf[8192], *p;
+	FILE *f = fopen("/proc/meminfo", "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "MemTotal:");
+	ck_assert_ptr_nonnull(p);
+	ward_limits_init(&l);
+	ck_assert_uint_eq(l.memory, strtoull(p + 9, NULL, 10) * 1024 / 2);
+	ck_assert_uint_gt(l.memory, 0);
+	ck_assert_uint_eq(l.pids, WARD_PIDS_DEFAULT);
+}
+END_TEST
+
 START_TEST(test_counts)
 {
 	struct ward_limits l;
@@ -377,6 +399,7 @@ int main(void)
 	tcase_add_test(tc, test_sizes);
 	tcase_add_test(tc, test_cpus);
 	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_host_default);
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_options);
 	tcase_add_test(tc, test_policy);

@@ -3,7 +3,10 @@
 #include "ward/policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int apply(struct ward_config *cfg, const char *text, char *msg, size_t size)
 {
@@ -106,6 +109,63 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
+/* A policy of `size` bytes ("{", blanks, "}") through a pipe, as from
+ * --policy <(...): loaded whole however it arrives, refused past the limit. */
+static int load_piped(size_t size, char *msg, size_t msg_size)
+{
+	struct ward_config cfg;
+	struct ward_error *err = NULL;
+	char path[64], *text = malloc(size);
+	int fds[2], rc, status;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, ' ', size);
+	text[0] = '{';
+	text[size - 1] = '}';
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t done = 0;
+
+		close(fds[0]);
+		while (done < size) {
+			ssize_t n = write(fds[1], text + done, size - done > 777 ? 777 : size - done);
+
+			if (n <= 0)
+				_exit(0); /* the reader stopped: past the limit */
+			done += (size_t)n;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
+	ward_config_init(&cfg);
+	rc = ward_policy_load(path, &cfg, &err);
+	if (rc < 0) {
+		snprintf(msg, msg_size, "%s", err->message);
+		ward_error_free(err);
+	}
+	ward_config_release(&cfg);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	free(text);
+	return rc;
+}
+
+START_TEST(test_piped)
+{
+	char msg[1024] = "";
+
+	ck_assert_int_eq(load_piped(2, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(load_piped(100000, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(load_piped(WARD_POLICY_MAX, msg, sizeof(msg)), 0);
+	ck_assert_int_lt(load_piped(WARD_POLICY_MAX + 1, msg, sizeof(msg)), 0);
+	ck_assert_msg(strstr(msg, "larger than 1048576 bytes"), "%s", msg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("policy");
@@ -114,5 +174,6 @@ int main(void)
 	tcase_add_test(tc, test_everything);
 	tcase_add_test(tc, test_mistakes);
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_piped);
 	return harness_main(s);
 }

@@ -127,6 +127,60 @@ START_TEST(test_text)
 }
 END_TEST
 
+/* The text is what "%lld\n" per time would write, for any time. */
+START_TEST(test_format_numbers)
+{
+	static const int64_t vals[] = { 0, 1, 9, 10, 99, 100, T0, T0 + 999, -1, -T0,
+					INT64_MAX, INT64_MIN + 1, INT64_MIN };
+	struct ward_ratelog log = { .t = (int64_t *)vals, .n = sizeof(vals) / sizeof(vals[0]) };
+	char want[1024] = "ward-ratelimit 1\n", *s;
+	size_t i;
+
+	for (i = 0; i < log.n; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%lld\n",
+			 (long long)vals[i]);
+	s = ward_ratelog_format(&log);
+	ck_assert_str_eq(s, want);
+	free(s);
+}
+END_TEST
+
+/* A state file whose old times fall out is written shorter, and cut: no
+ * line of the old text is left behind its end. */
+START_TEST(test_file_shrinks)
+{
+	char *dir = harness_tmpdir(), path[4300], buf[8192];
+	struct ward_error *err = NULL;
+	struct ward_ratelog log = { 0 };
+	struct stat st;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/ratelimit", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "ward-ratelimit 1\n", 17), 17);
+	for (i = 0; i < 100; i++) /* times of a day ago */
+		ck_assert_int_eq(write(fd, "1000000000000\n", 14), 14);
+	close(fd);
+	ck_assert_int_eq(ward_ratelimit_take_file(path, 30, 300, NULL, &err), 0);
+	ck_assert_int_eq(ward_ratelimit_take_file(path, 30, 300, NULL, &err), 0);
+	fd = open(path, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, n);
+	ck_assert_int_eq(ward_ratelog_parse(buf, (size_t)n, 4000000000000LL, &log, &err), 0);
+	ck_assert_ptr_null(strstr(buf, "1000000000000\n"));
+	ck_assert_int_eq(n, (ssize_t)(17 + 2 * 14));
+	ward_ratelog_release(&log);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_default_path)
 {
 	struct ward_config cfg;
@@ -258,6 +312,8 @@ int main(void)
 	tcase_add_test(tc, test_hour);
 	tcase_add_test(tc, test_unlimited_and_clock);
 	tcase_add_test(tc, test_text);
+	tcase_add_test(tc, test_format_numbers);
+	tcase_add_test(tc, test_file_shrinks);
 	tcase_add_test(tc, test_default_path);
 	tcase_add_test(tc, test_file);
 	tcase_add_test(tc, test_file_concurrent);

@@ -3,6 +3,7 @@
  * substitutions, a corpus of ordinary developer commands that must pass, and
  * the rule set as a policy changes it. */
 #include "harness.h"
+#include "filters/validate-internal.h"
 #include "ward/policy.h"
 #include "ward/validate.h"
 
@@ -1146,6 +1147,92 @@ START_TEST(test_bounded_time)
 }
 END_TEST
 
+/* The verdict of cmd, whole, as JSON (malloc'd), with or without the
+ * regular expressions' literals (filters/relit.c) deciding first. */
+static char *verdict_json(const char *cmd, bool prefilter)
+{
+	struct ward_verdict v;
+	struct ward_error *err = NULL;
+	char *j;
+
+	ward_rules_prefilter = prefilter;
+	if (ward_validate(NULL, cmd, &v, &err) < 0) {
+		if (asprintf(&j, "error: %s", err->message) < 0)
+			j = NULL;
+		ward_error_free(err);
+	} else {
+		j = ward_verdict_to_json(&v);
+		ward_verdict_release(&v);
+	}
+	ward_rules_prefilter = true;
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+/* Whether the literals change no verdict: every case above and thousands of
+ * strings made of what the regular-expression rules look for give the same
+ * verdict, segment and match with and without them. */
+START_TEST(test_prefilter_same_verdicts)
+{
+	static const char *const frags[] = {
+		"drop", "table", "temporary", "database", "schema", "truncate", "delete", "from",
+		"users", "fork", "while", "true", "1", ":", "os.fork()", "function", "f", "()", "{",
+		"}", "|", "&", ";", " ", "\n", "\"", "`", "[", "_", "x", "if exists", "DROP",
+		"Table", "TRUNCATE", "Delete From", "WHILE", "import os;",
+	};
+	static const char *const frames[][2] = {
+		{ "psql -c '", "'" }, { "mysql -e \"", "\"" }, { "echo '", "' | sqlite3 db" },
+		{ "sqlite3 db <<< '", "'" }, { "perl -e '", "'" }, { "python3 -c '", "'" },
+		{ "", "" }, { "sh -c '", "'" }, { "echo ", "" },
+	};
+	const struct expect *sets[] = { refusals, obfuscated, approvals };
+	const size_t sizes[] = { ARRAY_N(refusals), ARRAY_N(obfuscated), ARRAY_N(approvals) };
+	unsigned seed = 42, k, j, regex_hits = 0;
+	size_t i, n = 0;
+
+	for (k = 0; k < ARRAY_N(sets) + 1; k++) {
+		size_t m = k < ARRAY_N(sets) ? sizes[k] : ARRAY_N(ordinary);
+
+		for (i = 0; i < m; i++, n++) {
+			const char *cmd = k < ARRAY_N(sets) ? sets[k][i].cmd : ordinary[i];
+			char *a = verdict_json(cmd, true), *b = verdict_json(cmd, false);
+
+			ck_assert_msg(strcmp(a, b) == 0, "'%s': %s with literals, %s without", cmd, a,
+				      b);
+			free(a);
+			free(b);
+		}
+	}
+	for (k = 0; k < 3000; k++, n++) {
+		char body[512] = "", cmd[1024];
+		unsigned parts = 1 + (seed = seed * 1103515245u + 12345u) % 9;
+		char *a, *b;
+
+		for (j = 0; j < parts; j++) {
+			seed = seed * 1103515245u + 12345u;
+			snprintf(body + strlen(body), sizeof(body) - strlen(body), "%s%s",
+				 (seed >> 8) % 2 ? " " : "", frags[(seed >> 16) % ARRAY_N(frags)]);
+		}
+		seed = seed * 1103515245u + 12345u;
+		snprintf(cmd, sizeof(cmd), "%s%s%s", frames[(seed >> 16) % ARRAY_N(frames)][0], body,
+			 frames[(seed >> 16) % ARRAY_N(frames)][1]);
+		a = verdict_json(cmd, true);
+		b = verdict_json(cmd, false);
+		ck_assert_msg(strcmp(a, b) == 0, "'%s': %s with literals, %s without", cmd, a, b);
+		/* the rules with a regular expression: sql-*, fork-bomb* */
+		regex_hits += strstr(a, "\"approval.sql-") || strstr(a, "\"blocked.fork-bomb");
+		free(a);
+		free(b);
+	}
+	/* the random strings must reach the rules whose expressions they test */
+	ck_assert_uint_gt(regex_hits, 100);
+	printf("# validators: %zu commands gave the same verdict with and without the "
+	       "literals (%u random ones refused or held by a regular expression)\n",
+	       n, regex_hits);
+	fflush(stdout);
+}
+END_TEST
+
 /* The counts, for the test output (checked above). */
 START_TEST(test_counts)
 {
@@ -1174,6 +1261,7 @@ int main(void)
 	tcase_add_test(tc, test_policy_mistakes);
 	tcase_add_test(tc, test_table_text);
 	tcase_add_test(tc, test_bounded_time);
+	tcase_add_test(tc, test_prefilter_same_verdicts);
 	tcase_add_test(tc, test_counts);
 	return harness_main(s);
 }
