@@ -12,14 +12,15 @@
 
 static const char usage[] =
 	"usage: ward-bench tier --ward PATH --policy FILE --dir DIR --out FILE [--quick]\n"
-	"                       [--rounds N]\n"
+	"                       [--rounds N] [--only network]\n"
 	"       ward-bench report --tier NAME=FILE [--tier NAME=FILE] --md FILE --plot DIR\n"
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
 	"       ward-bench net-client direct|proxy N ADDR PORT BYTES\n"
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
-	"      calling user and write their records to FILE (DIR: scratch space).\n"
+	"      calling user and write their records to FILE (DIR: scratch space);\n"
+	"      --only network: that section alone (to measure the proxy).\n"
 	"report: the tiers' records into a Markdown report and a gnuplot chart script.\n"
 	"spawn-rss: run CMD, write its peak RSS in KiB (wait4 ru_maxrss) to FILE, exit\n"
 	"      with its status.\n"
@@ -70,7 +71,7 @@ static int cmd_tier(int argc, char **argv)
 		{ "ward", required_argument, NULL, 'w' }, { "policy", required_argument, NULL, 'p' },
 		{ "dir", required_argument, NULL, 'd' },  { "out", required_argument, NULL, 'o' },
 		{ "quick", no_argument, NULL, 'q' },      { "rounds", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+		{ "only", required_argument, NULL, 'O' }, { NULL, 0, NULL, 0 },
 	};
 	struct tier_options o;
 	int c;
@@ -96,6 +97,14 @@ static int cmd_tier(int argc, char **argv)
 				fprintf(stderr, "ward-bench: --rounds '%s' is not 1 … 100000\n", optarg);
 				return 2;
 			}
+			break;
+		case 'O':
+			if (strcmp(optarg, "network") != 0) {
+				fprintf(stderr, "ward-bench: --only '%s': the one section is network\n",
+					optarg);
+				return 2;
+			}
+			o.only = optarg;
 			break;
 		default: fputs(usage, stderr); return 2;
 		}
