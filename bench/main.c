@@ -16,7 +16,7 @@ static const char usage[] =
 	"       ward-bench report --tier NAME=FILE [--tier NAME=FILE] --md FILE --plot DIR\n"
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
-	"       ward-bench net-client direct|proxy N ADDR PORT BYTES\n"
+	"       ward-bench net-client direct|proxy N ADDR PORT BYTES [STREAMS]\n"
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
 	"      calling user and write their records to FILE (DIR: scratch space);\n"
@@ -25,8 +25,9 @@ static const char usage[] =
 	"spawn-rss: run CMD, write its peak RSS in KiB (wait4 ru_maxrss) to FILE, exit\n"
 	"      with its status.\n"
 	"net-client: N timed HTTP requests to ADDR:PORT, directly or through $HTTP_PROXY\n"
-	"      (absolute-form GET and CONNECT alternately), then a stream of BYTES; one\n"
-	"      line per figure (the network section runs it in and outside a sandbox).\n";
+	"      (absolute-form GET and CONNECT alternately), then STREAMS (default 1)\n"
+	"      streams of BYTES; one line per figure (the network section runs it in and\n"
+	"      outside a sandbox).\n";
 
 /* Kept small: everything this process has resident before the fork is
  * counted in the child's ru_maxrss. */
