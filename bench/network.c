@@ -492,7 +492,17 @@ static int enter_netns(char *why, size_t whysz)
 
 /* ---- the figures ----------------------------------------------------------------- */
 
-enum { S_DIRECT, S_GET, S_CONNECT, S_DIRECT_MBPS, S_TUNNEL_MBPS, S_TUNNEL_CPU, N_SERIES };
+enum {
+	S_DIRECT,
+	S_GET,
+	S_CONNECT,
+	S_DIRECT_MBPS,
+	S_TUNNEL_MBPS,
+	S_TUNNEL_CPU,
+	S_DIRECT_ALLCPU,
+	S_TUNNEL_ALLCPU,
+	N_SERIES
+};
 
 struct series_set {
 	struct samples s[N_SERIES];
@@ -512,6 +522,13 @@ static const struct {
 	/* steadier than MB/s on a shared machine: what relaying costs the
 	 * proxy, whoever else wants the CPUs */
 	{ "tunnel-cpu", "the proxy's CPU time per GiB through the tunnel", "CPU ms/GiB", true },
+	/* what a stream costs everyone, direct (server, client) and through the
+	 * tunnel (server, proxy, client): when the CPUs are busy, throughput
+	 * follows it */
+	{ "direct-allcpu", "the server's and the client's CPU time per GiB, direct", "CPU ms/GiB",
+	  true },
+	{ "tunnel-allcpu", "the server's, the proxy's and the client's CPU time per GiB, tunnel",
+	  "CPU ms/GiB", true },
 };
 
 /* The engine's main thread's time on a CPU (/proc/PID/schedstat, ns); the
@@ -555,8 +572,8 @@ static void add(struct series_set *set, int k, double v)
 
 /* The proxy engine alone: requests interleaved one by one, each round in an
  * order rotated by one; then the streams, alternating. */
-static void measure_engine(struct series_set *set, pid_t engine, int rounds, int streams,
-			   unsigned long long bytes)
+static void measure_engine(struct series_set *set, pid_t engine, pid_t up, int rounds,
+			   int streams, unsigned long long bytes)
 {
 	static const enum how order[3] = { DIRECT, PROXY_GET, PROXY_CONNECT };
 	struct where w;
@@ -583,18 +600,27 @@ static void measure_engine(struct series_set *set, pid_t engine, int rounds, int
 	for (r = 0; r < streams && strcmp(set->status, "ok") == 0; r++)
 		for (i = 0; i < 2; i++) {
 			bool tunnel = (r + i) % 2;
-			long long cpu0 = tunnel ? cpu_ns(engine) : -1, cpu1;
-			double mbps;
+			double gib = (double)bytes / (1 << 30), mbps;
+			/* the engine (none direct), the server, this client */
+			long long e0 = tunnel ? cpu_ns(engine) : 0, u0 = cpu_ns(up), c0 = cpu_ns(getpid());
+			long long e1, u1, c1;
 
 			if (stream_mbps(&w, tunnel ? PROXY_CONNECT : DIRECT, bytes, &mbps, why,
 					sizeof(why)) < 0) {
 				failed(set, "%s stream: %s", tunnel ? "tunnel" : "direct", why);
 				break;
 			}
+			e1 = tunnel ? cpu_ns(engine) : 0;
+			u1 = cpu_ns(up);
+			c1 = cpu_ns(getpid());
 			add(set, tunnel ? S_TUNNEL_MBPS : S_DIRECT_MBPS, mbps);
-			if (cpu0 >= 0 && (cpu1 = cpu_ns(engine)) >= cpu0)
-				add(set, S_TUNNEL_CPU,
-				    (double)(cpu1 - cpu0) / 1e6 / ((double)bytes / (1 << 30)));
+			if (e0 < 0 || e1 < e0)
+				continue;
+			if (tunnel)
+				add(set, S_TUNNEL_CPU, (double)(e1 - e0) / 1e6 / gib);
+			if (u0 >= 0 && u1 >= u0 && c0 >= 0 && c1 >= c0)
+				add(set, tunnel ? S_TUNNEL_ALLCPU : S_DIRECT_ALLCPU,
+				    (double)(e1 - e0 + u1 - u0 + c1 - c0) / 1e6 / gib);
 		}
 	fprintf(stderr, "ward-bench: network, the proxy engine: %s\n", set->status);
 }
@@ -839,7 +865,7 @@ static void in_netns(const struct tier_options *o, FILE *rec)
 		failed(&engine, "the proxy engine on 127.0.0.1:%d: %s", ENGINE_PORT,
 		       strerror(errno));
 	else
-		measure_engine(&engine, eng, rounds, streams, bytes);
+		measure_engine(&engine, eng, up, rounds, streams, bytes);
 	if (l >= 0)
 		close(l);
 	stop(eng);
