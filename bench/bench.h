@@ -81,6 +81,7 @@ struct tier_options {
 	const char *out;       /* where the tier's records go */
 	bool quick;            /* a smoke run: few rounds, small sizes */
 	int rounds;            /* 0: the default for the mode */
+	const char *only;      /* NULL, or the one section to run: "network" */
 };
 
 int bench_tier(const struct tier_options *o);

@@ -826,6 +826,10 @@ int bench_tier(const struct tier_options *o0)
 	}
 	tier_info(f, &o, rounds);
 	fflush(f);
+	if (o.only) {
+		rc = bench_network(&o, f);
+		goto out;
+	}
 
 	fprintf(stderr, "ward-bench: uid %d, %d rounds%s\n", (int)geteuid(), rounds,
 		o.quick ? " (quick)" : "");
@@ -839,7 +843,7 @@ int bench_tier(const struct tier_options *o0)
 
 	if (bench_throughput(&o, f) < 0 || bench_output(&o, f) < 0 || bench_network(&o, f) < 0)
 		rc = -1;
-
+out:
 	read_line("/proc/loadavg", NULL, buf, sizeof(buf));
 	info(f, "load_end", "%s", buf);
 	if (fclose(f) != 0) {

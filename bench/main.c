@@ -12,20 +12,22 @@
 
 static const char usage[] =
 	"usage: ward-bench tier --ward PATH --policy FILE --dir DIR --out FILE [--quick]\n"
-	"                       [--rounds N]\n"
+	"                       [--rounds N] [--only network]\n"
 	"       ward-bench report --tier NAME=FILE [--tier NAME=FILE] --md FILE --plot DIR\n"
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
-	"       ward-bench net-client direct|proxy N ADDR PORT BYTES\n"
+	"       ward-bench net-client direct|proxy N ADDR PORT BYTES [STREAMS]\n"
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
-	"      calling user and write their records to FILE (DIR: scratch space).\n"
+	"      calling user and write their records to FILE (DIR: scratch space);\n"
+	"      --only network: that section alone (to measure the proxy).\n"
 	"report: the tiers' records into a Markdown report and a gnuplot chart script.\n"
 	"spawn-rss: run CMD, write its peak RSS in KiB (wait4 ru_maxrss) to FILE, exit\n"
 	"      with its status.\n"
 	"net-client: N timed HTTP requests to ADDR:PORT, directly or through $HTTP_PROXY\n"
-	"      (absolute-form GET and CONNECT alternately), then a stream of BYTES; one\n"
-	"      line per figure (the network section runs it in and outside a sandbox).\n";
+	"      (absolute-form GET and CONNECT alternately), then STREAMS (default 1)\n"
+	"      streams of BYTES; one line per figure (the network section runs it in and\n"
+	"      outside a sandbox).\n";
 
 /* Kept small: everything this process has resident before the fork is
  * counted in the child's ru_maxrss. */
@@ -70,7 +72,7 @@ static int cmd_tier(int argc, char **argv)
 		{ "ward", required_argument, NULL, 'w' }, { "policy", required_argument, NULL, 'p' },
 		{ "dir", required_argument, NULL, 'd' },  { "out", required_argument, NULL, 'o' },
 		{ "quick", no_argument, NULL, 'q' },      { "rounds", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+		{ "only", required_argument, NULL, 'O' }, { NULL, 0, NULL, 0 },
 	};
 	struct tier_options o;
 	int c;
@@ -96,6 +98,14 @@ static int cmd_tier(int argc, char **argv)
 				fprintf(stderr, "ward-bench: --rounds '%s' is not 1 … 100000\n", optarg);
 				return 2;
 			}
+			break;
+		case 'O':
+			if (strcmp(optarg, "network") != 0) {
+				fprintf(stderr, "ward-bench: --only '%s': the one section is network\n",
+					optarg);
+				return 2;
+			}
+			o.only = optarg;
 			break;
 		default: fputs(usage, stderr); return 2;
 		}

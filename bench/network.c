@@ -261,24 +261,27 @@ static int addr_parse(const char *ip, const char *port, struct sockaddr_in *sa)
 	return 0;
 }
 
-/* `ward-bench net-client direct|proxy N ADDR PORT BYTES`: N small requests
- * to the upstream at ADDR:PORT (proxy: alternately an absolute-form GET and
- * a CONNECT to the proxy named by $HTTP_PROXY, as ward sets it in the
- * sandbox), then one stream of BYTES. One line per figure: "direct US",
- * "get US", "connect US", "stream MB/S"; "error ..." and exit 1 on failure. */
+/* `ward-bench net-client direct|proxy N ADDR PORT BYTES [STREAMS]`: N small
+ * requests to the upstream at ADDR:PORT (proxy: alternately an absolute-form
+ * GET and a CONNECT to the proxy named by $HTTP_PROXY, as ward sets it in the
+ * sandbox), then STREAMS (default 1) streams of BYTES, one after the other.
+ * One line per figure: "direct US", "get US", "connect US", "stream MB/S";
+ * "error ..." and exit 1 on failure. */
 int bench_net_client(int argc, char **argv)
 {
 	struct where w;
 	char why[256], ip[64] = "", port[16] = "";
 	const char *proxy = getenv("HTTP_PROXY");
-	bool via = argc == 6 && strcmp(argv[1], "proxy") == 0;
+	bool via = (argc == 6 || argc == 7) && strcmp(argv[1], "proxy") == 0;
 	unsigned long long bytes;
 	double v;
-	int n, i;
+	int n, i, streams = argc == 7 ? atoi(argv[6]) : 1;
 
-	if (argc != 6 || (!via && strcmp(argv[1], "direct") != 0) || (n = atoi(argv[2])) < 1 ||
-	    addr_parse(argv[3], argv[4], &w.upstream) < 0) {
-		fprintf(stderr, "usage: ward-bench net-client direct|proxy N ADDR PORT BYTES\n");
+	if ((argc != 6 && argc != 7) || (!via && strcmp(argv[1], "direct") != 0) ||
+	    (n = atoi(argv[2])) < 1 || addr_parse(argv[3], argv[4], &w.upstream) < 0 ||
+	    streams < 1 || streams > 100) {
+		fprintf(stderr,
+			"usage: ward-bench net-client direct|proxy N ADDR PORT BYTES [STREAMS]\n");
 		return 2;
 	}
 	bytes = strtoull(argv[5], NULL, 10);
@@ -298,10 +301,11 @@ int bench_net_client(int argc, char **argv)
 			goto fail;
 		printf("connect %.1f\n", v);
 	}
-	if (bytes && stream_mbps(&w, via ? PROXY_CONNECT : DIRECT, bytes, &v, why, sizeof(why)) < 0)
-		goto fail;
-	if (bytes)
+	for (i = 0; bytes && i < streams; i++) {
+		if (stream_mbps(&w, via ? PROXY_CONNECT : DIRECT, bytes, &v, why, sizeof(why)) < 0)
+			goto fail;
 		printf("stream %.1f\n", v);
+	}
 	return 0;
 fail:
 	printf("error %s\n", why);
@@ -488,7 +492,17 @@ static int enter_netns(char *why, size_t whysz)
 
 /* ---- the figures ----------------------------------------------------------------- */
 
-enum { S_DIRECT, S_GET, S_CONNECT, S_DIRECT_MBPS, S_TUNNEL_MBPS, S_TUNNEL_CPU, N_SERIES };
+enum {
+	S_DIRECT,
+	S_GET,
+	S_CONNECT,
+	S_DIRECT_MBPS,
+	S_TUNNEL_MBPS,
+	S_TUNNEL_CPU,
+	S_DIRECT_ALLCPU,
+	S_TUNNEL_ALLCPU,
+	N_SERIES
+};
 
 struct series_set {
 	struct samples s[N_SERIES];
@@ -508,6 +522,13 @@ static const struct {
 	/* steadier than MB/s on a shared machine: what relaying costs the
 	 * proxy, whoever else wants the CPUs */
 	{ "tunnel-cpu", "the proxy's CPU time per GiB through the tunnel", "CPU ms/GiB", true },
+	/* what a stream costs everyone, direct (server, client) and through the
+	 * tunnel (server, proxy, client): when the CPUs are busy, throughput
+	 * follows it */
+	{ "direct-allcpu", "the server's and the client's CPU time per GiB, direct", "CPU ms/GiB",
+	  true },
+	{ "tunnel-allcpu", "the server's, the proxy's and the client's CPU time per GiB, tunnel",
+	  "CPU ms/GiB", true },
 };
 
 /* The engine's main thread's time on a CPU (/proc/PID/schedstat, ns); the
@@ -551,8 +572,8 @@ static void add(struct series_set *set, int k, double v)
 
 /* The proxy engine alone: requests interleaved one by one, each round in an
  * order rotated by one; then the streams, alternating. */
-static void measure_engine(struct series_set *set, pid_t engine, int rounds, int streams,
-			   unsigned long long bytes)
+static void measure_engine(struct series_set *set, pid_t engine, pid_t up, int rounds,
+			   int streams, unsigned long long bytes)
 {
 	static const enum how order[3] = { DIRECT, PROXY_GET, PROXY_CONNECT };
 	struct where w;
@@ -579,18 +600,27 @@ static void measure_engine(struct series_set *set, pid_t engine, int rounds, int
 	for (r = 0; r < streams && strcmp(set->status, "ok") == 0; r++)
 		for (i = 0; i < 2; i++) {
 			bool tunnel = (r + i) % 2;
-			long long cpu0 = tunnel ? cpu_ns(engine) : -1, cpu1;
-			double mbps;
+			double gib = (double)bytes / (1 << 30), mbps;
+			/* the engine (none direct), the server, this client */
+			long long e0 = tunnel ? cpu_ns(engine) : 0, u0 = cpu_ns(up), c0 = cpu_ns(getpid());
+			long long e1, u1, c1;
 
 			if (stream_mbps(&w, tunnel ? PROXY_CONNECT : DIRECT, bytes, &mbps, why,
 					sizeof(why)) < 0) {
 				failed(set, "%s stream: %s", tunnel ? "tunnel" : "direct", why);
 				break;
 			}
+			e1 = tunnel ? cpu_ns(engine) : 0;
+			u1 = cpu_ns(up);
+			c1 = cpu_ns(getpid());
 			add(set, tunnel ? S_TUNNEL_MBPS : S_DIRECT_MBPS, mbps);
-			if (cpu0 >= 0 && (cpu1 = cpu_ns(engine)) >= cpu0)
-				add(set, S_TUNNEL_CPU,
-				    (double)(cpu1 - cpu0) / 1e6 / ((double)bytes / (1 << 30)));
+			if (e0 < 0 || e1 < e0)
+				continue;
+			if (tunnel)
+				add(set, S_TUNNEL_CPU, (double)(e1 - e0) / 1e6 / gib);
+			if (u0 >= 0 && u1 >= u0 && c0 >= 0 && c1 >= c0)
+				add(set, tunnel ? S_TUNNEL_ALLCPU : S_DIRECT_ALLCPU,
+				    (double)(e1 - e0 + u1 - u0 + c1 - c0) / 1e6 / gib);
 		}
 	fprintf(stderr, "ward-bench: network, the proxy engine: %s\n", set->status);
 }
@@ -704,10 +734,10 @@ static int copy_file(const char *from, const char *to)
 
 /* The client in a sandbox and the same client outside, batches alternating. */
 static void measure_sandbox(struct series_set *set, const struct tier_options *o, int rounds,
-			    int per_batch, unsigned long long bytes)
+			    int per_batch, unsigned long long bytes, int streams)
 {
-	char client[600], n[16], size[32];
-	char *in[32], *outside[8];
+	char client[600], n[16], size[32], ns[16];
+	char *in[32], *outside[9];
 	int r, k = 0;
 
 	snprintf(client, sizeof(client), "%s/ward-bench", o->workdir);
@@ -717,6 +747,7 @@ static void measure_sandbox(struct series_set *set, const struct tier_options *o
 	}
 	snprintf(n, sizeof(n), "%d", per_batch);
 	snprintf(size, sizeof(size), "%llu", bytes);
+	snprintf(ns, sizeof(ns), "%d", streams);
 	in[k++] = (char *)o->ward;
 	in[k++] = (char *)"run";
 	in[k++] = (char *)"--policy";
@@ -738,7 +769,8 @@ static void measure_sandbox(struct series_set *set, const struct tier_options *o
 	outside[4] = in[k++] = (char *)"127.0.0.1";
 	outside[5] = in[k++] = (char *)"80";
 	outside[6] = in[k++] = size;
-	outside[7] = NULL;
+	outside[7] = in[k++] = ns;
+	outside[8] = NULL;
 	in[k] = NULL;
 	argv_join(set->cmdline[S_DIRECT], BENCH_LINE_MAX, outside);
 	argv_join(set->cmdline[S_GET], BENCH_LINE_MAX, in);
@@ -791,9 +823,14 @@ static void write_set(FILE *rec, struct series_set *set, const char *prefix,
 static void in_netns(const struct tier_options *o, FILE *rec)
 {
 	static struct series_set engine, sandbox;
-	int rounds = o->quick ? 100 : 1000, streams = o->quick ? 2 : 7;
-	unsigned long long bytes = o->quick ? 64ULL << 20 : 256ULL << 20;
+	/* Streams of a tenth of a second or so, and many of them: one stream's
+	 * figure swings with where the scheduler puts the processes (here a
+	 * direct connection whose two ends share a CPU runs up to twice as fast
+	 * as one whose ends do not), so medians need many samples. */
+	int rounds = o->quick ? 100 : 1000, streams = o->quick ? 3 : 15;
+	unsigned long long bytes = o->quick ? 32ULL << 20 : 128ULL << 20;
 	int batches = o->quick ? 2 : 10, per_batch = o->quick ? 20 : 100;
+	int batch_streams = o->quick ? 2 : 3;
 	pid_t up = -1, eng = -1;
 	char why[BENCH_STATUS_MAX - 16];
 	int l, k;
@@ -828,11 +865,11 @@ static void in_netns(const struct tier_options *o, FILE *rec)
 		failed(&engine, "the proxy engine on 127.0.0.1:%d: %s", ENGINE_PORT,
 		       strerror(errno));
 	else
-		measure_engine(&engine, eng, rounds, streams, bytes);
+		measure_engine(&engine, eng, up, rounds, streams, bytes);
 	if (l >= 0)
 		close(l);
 	stop(eng);
-	measure_sandbox(&sandbox, o, batches, per_batch, bytes / 2);
+	measure_sandbox(&sandbox, o, batches, per_batch, bytes, batch_streams);
 out:
 	stop(up);
 	fprintf(rec, "info\tnet_transport\t%s\n", geteuid() == 0 ? "veth" : "loopback");

@@ -38,6 +38,9 @@
 #define HEAD_TIMEOUT_NS (30LL * 1000000000)
 #define RESOLVE_TIMEOUT_NS (15LL * 1000000000)
 #define CONNECT_TIMEOUT_NS (10LL * 1000000000)
+/* The send buffer towards the client (the kernel doubles it); see
+ * upstream_ready(). */
+#define CLIENT_SNDBUF (128 * 1024)
 
 /* ---- the resolver thread ------------------------------------------------ */
 
@@ -457,9 +460,19 @@ static void upstream_ready(struct ward_proxy *p, struct conn *c)
 		return;
 	}
 	{
-		int one = 1;
+		int one = 1, snd = CLIENT_SNDBUF;
 
 		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* The client's end is always local (the sandbox's veth or its
+		 * loopback), microseconds away: a fixed 256 KiB send buffer
+		 * keeps that leg at full speed. Autotuned, it grows to
+		 * megabytes of relayed data queued between proxy and client,
+		 * out of the CPUs' caches by the time the client copies them:
+		 * on a 1 GiB download that cost the three processes about a
+		 * quarter more CPU time per byte. The upstream's leg keeps
+		 * autotuning (a real path has a real bandwidth-delay product).
+		 * A failure leaves the default. */
+		setsockopt(c->cl.fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
 	}
 	/* without a pipe (out of fds), the buffers do the same job */
 	if (pipe2(c->cl_pipe.fd, O_CLOEXEC | O_NONBLOCK) < 0)

@@ -954,12 +954,15 @@ START_TEST(test_veth_inside)
 	ck_assert_int_eq(ward_config_set_proxy_port(&cfg, "3200", NULL), 0);
 	allow(&cfg, false, "www.example.com");
 	run(&cfg, "ip -4 -o addr show dev eth0 | awk '{print $4}'; ip route; "
+		  "ip -o link show dev eth0 | grep -o 'mtu [0-9]*'; "
 		  "echo $HTTPS_PROXY $GIT_CONFIG_VALUE_0 $npm_config_proxy $PIP_PROXY; "
 		  "curl -s http://www.example.com/ | head -1", &res);
 	ck_assert_str_eq(res.net_transport, "veth");
 	ck_assert_str_eq(res.net_proxy, "http://10.9.0.9:3200");
 	has_line(res.output, "10.9.0.10/29");
 	has_line(res.output, "default via 10.9.0.9 dev eth0 ");
+	/* loopback's kind of MTU on a link that only reaches the proxy */
+	has_line(res.output, "mtu 65535");
 	has_line(res.output, "http://10.9.0.9:3200 http://10.9.0.9:3200 http://10.9.0.9:3200 "
 			     "http://10.9.0.9:3200");
 	has_line(res.output, "upstream-ok");

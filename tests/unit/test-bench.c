@@ -163,6 +163,41 @@ START_TEST(test_net_pieces)
 	ck_assert_msg(strncmp(why, "CONNECT answered 'HTTP/1.1 403", 30) == 0, "%s", why);
 	ck_assert_int_eq(request(&w, DIRECT, "/small", 36, &us, why, sizeof(why)), -1);
 	ck_assert_str_eq(why, "connect '127.0.0.1:81': Connection refused");
+
+	/* net-client: its lines, STREAMS streams after the requests */
+	{
+		char *ok[] = { "net-client", "direct", "2", "127.0.0.1", "80", "1048576", "3", NULL };
+		char *bad[] = { "net-client", "direct", "2", "127.0.0.1", "80", "1048576", "0", NULL };
+		char out[4096] = "";
+		int p[2], st, streams = 0, directs = 0;
+		ssize_t n, got = 0;
+		pid_t pid;
+
+		ck_assert_int_eq(pipe(p), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			dup2(p[1], 1);
+			dup2(p[1], 2);
+			st = bench_net_client(7, ok);
+			fflush(stdout);
+			st = st == 0 ? bench_net_client(7, bad) : 100 + st;
+			fflush(stdout);
+			_exit(st);
+		}
+		close(p[1]);
+		while ((n = read(p[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+			got += n;
+		close(p[0]);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, out);
+		for (char *q = out; (q = strstr(q, "stream ")); q++)
+			streams++;
+		for (char *q = out; (q = strstr(q, "direct ")); q++)
+			directs++;
+		ck_assert_msg(streams == 3 && directs == 2, "%s", out);
+		ck_assert_msg(strstr(out, "usage: ward-bench net-client"), "%s", out);
+	}
 	stop(eng);
 	stop(up);
 }
