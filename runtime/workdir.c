@@ -169,16 +169,16 @@ int ward_rmtree(const char *path)
 /* ---- placeholders ----------------------------------------------------------- */
 
 /* A placeholder: an empty directory with the sticky bit and no write bit
- * for group or others as its mark (no project directory looks like that),
- * read-only (PH_MODE) while in use. mkdir() gives it that mode at once, so
- * no other ward ever sees one half made, and marking costs no metadata
- * update of its own (an xattr would need write permission on the
- * directory, which it must not have). The owner's write bit is left out of
- * the mark: a placeholder on its way in or out of the pool has it. The
- * umask may have taken more bits. */
+ * as its mark (no project directory looks like that), or exactly
+ * PH_POOL_MODE for one on its way in or out of the pool. mkdir() gives it
+ * its mode at once, so no other ward ever sees one half made, and marking
+ * costs no metadata update of its own (an xattr would need write
+ * permission on the directory, which it must not have). The umask may have
+ * taken more bits. */
 static bool ph_mode(const struct stat *st)
 {
-	return S_ISDIR(st->st_mode) && !(st->st_mode & 022) && (st->st_mode & S_ISVTX);
+	return S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) &&
+	       (!(st->st_mode & 0222) || (st->st_mode & 07777) == PH_POOL_MODE);
 }
 
 /* Nothing but "." and ".." in the directory open at fd. Read straight from
