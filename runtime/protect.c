@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,14 +267,18 @@ int ward_protect_allow(struct ward_protect *p, const char *rel, struct ward_erro
 	return push(&p->allowed, &p->n_allowed, n, err);
 }
 
-bool ward_protect_is_home(const char *dir)
+/* Whether name (in dirfd, at path dir) is a home directory: $HOME itself
+ * (home_real: its real path, or "" when unknown), /root, a /home/NAME, or a
+ * directory holding a shell start-up file or .ssh. The marks are looked up
+ * relative to dirfd: a workdir with many subdirectories pays one fstatat per
+ * mark and subdirectory, no path walk from the root. */
+static bool is_home_at(int dirfd, const char *name, const char *dir, const char *home_real)
 {
 	static const char *const marks[] = { ".bashrc", ".bash_profile", ".profile", ".zshrc", ".ssh" };
-	const char *home = getenv("HOME");
-	char real[PATH_MAX], buf[PATH_MAX];
+	char buf[NAME_MAX + 16];
 
-	if (home && *home && realpath(home, real) && strcmp(real, dir) == 0 &&
-	    strcmp(real, "/") != 0 && strcmp(real, "/tmp") != 0)
+	if (home_real[0] && strcmp(home_real, dir) == 0 && strcmp(home_real, "/") != 0 &&
+	    strcmp(home_real, "/tmp") != 0)
 		return true;
 	if (strcmp(dir, "/root") == 0)
 		return true;
@@ -282,11 +287,28 @@ bool ward_protect_is_home(const char *dir)
 	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
 		struct stat st;
 
-		snprintf(buf, sizeof(buf), "%s/%s", dir, marks[i]);
-		if (lstat(buf, &st) == 0)
+		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", name, marks[i]) >= sizeof(buf))
+			return false;
+		if (fstatat(dirfd, buf, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return true;
 	}
 	return false;
+}
+
+static void home_realpath(char real[PATH_MAX])
+{
+	const char *home = getenv("HOME");
+
+	if (!home || !*home || !realpath(home, real))
+		real[0] = '\0';
+}
+
+bool ward_protect_is_home(const char *dir)
+{
+	char real[PATH_MAX];
+
+	home_realpath(real);
+	return is_home_at(AT_FDCWD, dir, dir, real);
 }
 
 static bool allowed(const struct ward_protect *p, const char *rel)
@@ -370,6 +392,7 @@ char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 			    struct ward_error **err)
 {
 	char **v = calloc(1, sizeof(*v));
+	char home_real[PATH_MAX];
 	size_t n = 0;
 	DIR *d;
 	struct dirent *e;
@@ -394,7 +417,8 @@ char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 		}
 		free(norm);
 	}
-	if (ward_protect_is_home(workdir) && add_home(p, "", &v, &n, err) < 0)
+	home_realpath(home_real);
+	if (is_home_at(AT_FDCWD, workdir, workdir, home_real) && add_home(p, "", &v, &n, err) < 0)
 		goto fail;
 	d = opendir(workdir);
 	while (d && (e = readdir(d))) {
@@ -407,10 +431,12 @@ char **ward_protect_resolve(const struct ward_protect *p, const char *workdir,
 		/* d_type spares a stat per entry in a large workdir */
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", workdir, e->d_name) >= sizeof(sub) ||
-		    lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", workdir, e->d_name) >= sizeof(sub))
 			continue;
-		if (!ward_protect_is_home(sub))
+		if (e->d_type == DT_UNKNOWN &&
+		    (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
+			continue;
+		if (!is_home_at(dirfd(d), e->d_name, sub, home_real))
 			continue;
 		if (add_home(p, e->d_name, &v, &n, err) < 0) {
 			closedir(d);
