@@ -363,7 +363,8 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 static void collect_resources(struct run_state *st, const struct supervisor *sv,
 			      struct ward_resources *r)
 {
-	ward_cgroup_kill(&st->cg);
+	/* nothing to kill first: the cgroup died with the PID namespace, and
+	 * ward_cgroup_destroy() kills what is left where one was not used */
 	ward_cgroup_collect(&st->cg, r);
 	if (!r->have_cpu) {
 		r->cpu_user_us = (uint64_t)sv->rusage.ru_utime.tv_sec * 1000000 +
