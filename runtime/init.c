@@ -13,13 +13,11 @@
  * precise reason, and init exits 125. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -90,93 +88,6 @@ static int loopback_up(struct ward_error **err)
 	}
 	close(s);
 	return 0;
-}
-
-/* The network namespace on the side. Making one is the costliest namespace
- * by far (every protocol's per-namespace state: ~0.5 ms of kernel work
- * here, against ~0.1 ms for the user, PID, IPC and UTS ones together), and
- * nothing needs it before the command starts unless a proxy transport is
- * set up. So a child of init makes it, with its loopback up, on another CPU
- * while init builds the view, and init joins it through the child's pidfd
- * before anything of the command exists. The namespace belongs to init's
- * user namespace, exactly as one made by clone3 would. Until init joins
- * it, init is in the network namespace it was started in, and uses none. */
-struct side_net {
-	pid_t pid;
-	int pidfd, sock;
-};
-
-__attribute__((noreturn)) static void side_net_main(int sock)
-{
-	struct ward_error *e = &error_storage;
-	char c;
-
-	memset(e, 0, sizeof(*e));
-	if (unshare(CLONE_NEWNET) < 0)
-		ward_error_make(&e, errno, "unshare the network namespace");
-	else
-		loopback_up(&e);
-	/* an empty message: done; then live until init has joined (or died) */
-	if (ward_write_all(sock, e, sizeof(*e)) == 0)
-		while (read(sock, &c, 1) < 0 && errno == EINTR)
-			;
-	_exit(0);
-}
-
-static int side_net_start(struct side_net *sn, struct ward_error **err)
-{
-	struct clone_args a;
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return ward_error_make(err, errno, "socketpair");
-	memset(&a, 0, sizeof(a));
-	a.flags = CLONE_PIDFD;
-	a.pidfd = (unsigned long long)(uintptr_t)&sn->pidfd;
-	a.exit_signal = SIGCHLD;
-	sn->pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
-	if (sn->pid < 0) {
-		ward_error_make(err, errno, "start the network namespace's maker");
-		close(sv[0]);
-		close(sv[1]);
-		return -1;
-	}
-	if (sn->pid == 0) {
-		close(sv[0]);
-		side_net_main(sv[1]);
-	}
-	close(sv[1]);
-	sn->sock = sv[0];
-	return 0;
-}
-
-static int side_net_join(struct side_net *sn, struct ward_error **err)
-{
-	struct ward_error got;
-	size_t have = 0;
-	int rc = 0;
-
-	while (have < sizeof(got)) {
-		ssize_t n = read(sn->sock, (char *)&got + have, sizeof(got) - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-	}
-	if (have != sizeof(got))
-		rc = ward_error_make(err, 0, "the network namespace's maker died");
-	else if (got.message[0]) {
-		got.message[sizeof(got.message) - 1] = '\0';
-		rc = ward_error_make(err, got.code, "%s", got.message);
-	} else if (setns(sn->pidfd, CLONE_NEWNET) < 0)
-		rc = ward_error_make(err, errno, "join the network namespace");
-	close(sn->sock);
-	close(sn->pidfd);
-	while (waitpid(sn->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return rc;
 }
 
 /* The loopback transport: a listening socket on the sandbox's own loopback,
@@ -347,7 +258,6 @@ static void close_others(const struct spawn_plan *p)
 void ward_init_main(const struct spawn_plan *p)
 {
 	struct ward_error *e = &error_storage;
-	struct side_net sn;
 	sigset_t all;
 	pid_t cmd;
 	int i;
@@ -380,12 +290,8 @@ void ward_init_main(const struct spawn_plan *p)
 		ward_error_make(&e, errno, "sethostname '%s'", p->hostname);
 		die(p, e);
 	}
-	if (p->side_net) {
-		if (side_net_start(&sn, &e) < 0)
-			die(p, e);
-	} else if ((p->ns & WARD_NS_NET) && loopback_up(&e) < 0) {
+	if ((p->ns & WARD_NS_NET) && loopback_up(&e) < 0)
 		die(p, e);
-	}
 	if (p->net_handover_fd >= 0 && hand_over_listener(p, &e) < 0)
 		die(p, e);
 	if (p->view) {
@@ -395,8 +301,6 @@ void ward_init_main(const struct spawn_plan *p)
 		ward_error_make(&e, errno, "chdir '%s'", p->workdir);
 		die(p, e);
 	}
-	if (p->side_net && side_net_join(&sn, &e) < 0)
-		die(p, e);
 	if (p->net_go_fd >= 0 && wait_for_network(p, &e) < 0)
 		die(p, e);
 	/* The cgroup namespace rooted at the v1 cgroups init moved into, as

@@ -83,10 +83,7 @@ struct spawn_plan {
 	/* v1: the cgroups init moves itself into first thing
 	 * (ward_cgroup_enter_v1()), or NULL */
 	struct ward_cgroup *cg_v1;
-	bool late_cgroupns;
-	/* the network namespace is made by a child of init, in parallel with
-	 * the view, instead of by the clone (init.c, side_net) */
-	bool side_net;     /* v1: init unshares the cgroup namespace once moved */
+	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
 	struct rlimit_plan rlimits;
 };
 

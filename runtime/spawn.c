@@ -36,15 +36,10 @@ pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err)
 	bool sandboxed = p->cfg->mode != WARD_SANDBOX_OFF;
 	pid_t pid;
 
-	/* a proxy transport needs the namespace from the start (init.c) */
-	p->side_net = sandboxed && (p->ns & WARD_NS_NET) && p->net_handover_fd < 0 &&
-		      p->net_go_fd < 0;
 	memset(&args, 0, sizeof(args));
 	args.flags = CLONE_PIDFD | (sandboxed ? clone_flags(p->ns) : 0);
 	if (p->late_cgroupns)
 		args.flags &= ~(unsigned long long)CLONE_NEWCGROUP;
-	if (p->side_net)
-		args.flags &= ~(unsigned long long)CLONE_NEWNET;
 	args.pidfd = (unsigned long long)(uintptr_t)pidfd;
 	args.exit_signal = SIGCHLD;
 	if (p->cgroup_fd >= 0) {

@@ -167,10 +167,8 @@ START_TEST(test_proc_lo_hostname)
 }
 END_TEST
 
-/* The network namespace (made beside the view by a child of init) is the
- * sandbox's own from the first instruction of the command: not the one the
- * supervisor runs in, the same for every process of the command, and its
- * maker is gone. */
+/* The network namespace is the sandbox's own: not the one the supervisor
+ * runs in, and the same for every process of the command. */
 START_TEST(test_netns_own)
 {
 	char host[64], *out;
