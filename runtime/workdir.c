@@ -1339,6 +1339,29 @@ static void blank_quotes(char *s)
 	}
 }
 
+/* Whether rel lies at or below one of this run's placeholders: a
+ * placeholder over a missing directory (.git, .vscode) refuses everything
+ * below it, not only the protected paths it stands for (git init's
+ * .git/description, say). */
+static bool under_placeholder(const struct ward_workdir_prep *w, const char *workdir,
+			      const char *rel)
+{
+	size_t wl = strlen(workdir);
+
+	for (size_t i = 0; i < w->n_ph; i++) {
+		const char *ph = w->ph[i].path;
+		size_t n;
+
+		if (strncmp(ph, workdir, wl) != 0 || ph[wl] != '/')
+			continue;
+		ph += wl + 1;
+		n = strlen(ph);
+		if (strncmp(rel, ph, n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 /* Paths the command's own error messages name on a line saying the kernel
  * refused (read-only, busy mount point, a placeholder directory):
  * "cannot create .git/hooks/x: Read-only file system",
@@ -1375,7 +1398,9 @@ static void scan_stderr(struct ward_workdir_prep *w, const char *workdir, const 
 			}
 			while (rel[0] == '.' && rel[1] == '/')
 				rel += 2;
-			if (*rel && ward_protect_touches(w->resolved, rel) &&
+			if (*rel &&
+			    (ward_protect_touches(w->resolved, rel) ||
+			     under_placeholder(w, workdir, rel)) &&
 			    !strstr(rel, "/../") && strncmp(rel, "../", 3) != 0)
 				add_violation(w->report, rel, "stderr");
 		}

@@ -333,6 +333,36 @@ START_TEST(test_protected_report)
 }
 END_TEST
 
+/* In a workdir with no repository, .git is a placeholder: git init is
+ * refused (a repository made inside would hand its hooks and config to the
+ * host's git), what it was refused is listed, and --allow-write .git opens
+ * it for a run that is meant to make one. */
+START_TEST(test_git_init_needs_allow)
+{
+	json_t *r = cli_json("git init -q", NULL), *v;
+	const char *allow[] = { "--allow-write", ".git", NULL };
+	char path[4200];
+
+	ck_assert_int_ne(json_integer_value(json_object_get(r, "exit_code")), 0);
+	v = json_object_get(json_object_get(r, "workdir"), "violations");
+	ck_assert_int_ge(json_array_size(v), 1);
+	ck_assert_int_eq(strncmp(json_string_value(json_object_get(json_array_get(v, 0), "path")),
+				 ".git/", 5), 0);
+	json_decref(r);
+	snprintf(path, sizeof(path), "%s/.git", workdir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+
+	r = cli_json("git init -q && echo hi > a && git add a && "
+		     "git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline | wc -l",
+		     allow);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "exit_code")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "1\n");
+	json_decref(r);
+	snprintf(path, sizeof(path), "%s/.git/HEAD", workdir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+}
+END_TEST
+
 /* A .git file (a worktree's or submodule's pointer) is protected as it is. */
 START_TEST(test_gitfile)
 {
@@ -1484,6 +1514,7 @@ int main(void)
 	tcase_add_test(prot, test_protected_refused);
 	tcase_add_test(prot, test_protected_refused_uid0);
 	tcase_add_test(prot, test_protected_report);
+	tcase_add_test(prot, test_git_init_needs_allow);
 	tcase_add_test(prot, test_git_inside);
 	tcase_add_test(prot, test_gitfile);
 	tcase_add_test(prot, test_no_placeholders);
