@@ -9,8 +9,8 @@
  *    Delegate=yes). ward moves its own process into <delegated>/ward-supervisor
  *    (a cgroup with processes cannot enable controllers for its children) and
  *    makes <delegated>/<name>;
- *  - cgroup v1 (hybrid hosts): <hierarchy>/ward/<name> in each of the memory,
- *    pids, cpu and cpuacct hierarchies (and blkio for an I/O weight).
+ *  - cgroup v1 (hybrid hosts): <hierarchy>/ward-<name> at the top of the
+ *    memory and pids hierarchies (and cpu, cpuacct, blkio when asked).
  *
  * <name> is "w<pid>-<start time>-<n>": the supervisor's pid and its start
  * time (field 22 of /proc/<pid>/stat), so a later ward can tell a cgroup
@@ -42,8 +42,8 @@ struct ward_cgroup {
 	int dir_fd;               /* v2: for CLONE_INTO_CGROUP, else -1 */
 	char v1[CG1_COUNT][PATH_MAX]; /* v1: the command's cgroup per hierarchy, "" if none */
 	int tasks_fd[CG1_COUNT];  /* v1: tasks, for the child to move itself in, -1 if none */
-	bool own_parent;          /* the parent "ward" cgroups are ward's to remove when empty
-				     (not a delegated cgroup ward was given) */
+	bool own_parent;          /* v2 as root: the parent "ward" cgroup is ward's to remove
+				     when empty (not a delegated cgroup ward was given) */
 };
 
 /* What cgroups this host and user offer (no changes made). */

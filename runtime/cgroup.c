@@ -19,6 +19,9 @@
  * only fail at open or mkdir, with its name in the message. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+/* v1 command cgroups are named ward-<name> at the top of each hierarchy */
+#define V1_PREFIX "ward-"
+
 static const char *const v1_names[CG1_COUNT] = { "memory", "pids", "cpu", "cpuacct", "blkio" };
 
 /* The controllers ward enables for its v2 children, when the kernel has them. */
@@ -416,10 +419,10 @@ static void remove_dir(const char *dir, int version)
 	}
 }
 
-/* The parent "ward" cgroup of a command's cgroup, removed once empty: the
- * last ward out leaves no trace. Another ward's child in it makes rmdir fail
- * (EBUSY), which is the answer wanted; a ward creating its child at that
- * moment makes it again (make_child). */
+/* The parent "ward" cgroup of a v2 command cgroup (as root), removed once
+ * empty: the last ward out leaves no trace. Another ward's child in it makes
+ * rmdir fail (EBUSY), which is the answer wanted; a ward creating its child
+ * at that moment starts its sequence again (create_v2). */
 static void remove_parent(const char *child)
 {
 	char parent[PATH_MAX];
@@ -433,27 +436,13 @@ static void remove_parent(const char *child)
 	rmdir(parent);
 }
 
-/* mkdir parent (ours: "<hierarchy>/ward") and child in it. A parent another
- * ward removed between the two (remove_parent) is made again. */
-static int make_child(const char *parent, const char *child, struct ward_error **err)
-{
-	for (int tries = 0; tries < 100; tries++) {
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-			return ward_error_make(err, errno, "mkdir '%s'", parent);
-		if (mkdir(child, 0755) == 0)
-			return 0;
-		if (errno != ENOENT)
-			break;
-	}
-	return ward_error_make(err, errno, "mkdir '%s'", child);
-}
-
 /* Remove the cgroups in parent whose owner (pid and start time in the name)
  * is gone. A live owner's cgroups are never touched. */
-static void reap_leftovers(const char *parent, int version)
+static void reap_leftovers(const char *parent, const char *prefix, int version)
 {
 	DIR *d = opendir(parent);
 	struct dirent *e;
+	size_t pl = strlen(prefix);
 
 	if (!d)
 		return;
@@ -462,7 +451,8 @@ static void reap_leftovers(const char *parent, int version)
 		long pid;
 		unsigned long long start;
 
-		if (e->d_type != DT_DIR || !ward_cgroup_name_parse(e->d_name, &pid, &start))
+		if (e->d_type != DT_DIR || strncmp(e->d_name, prefix, pl) != 0 ||
+		    !ward_cgroup_name_parse(e->d_name + pl, &pid, &start))
 			continue;
 		if (start_time(pid) == start)
 			continue; /* its ward is alive */
@@ -625,7 +615,7 @@ again:
 		cg->dir[0] = '\0';
 		return -1;
 	}
-	reap_leftovers(p->v2_base, 2);
+	reap_leftovers(p->v2_base, "", 2);
 	cg->version = 2;
 	if (apply_v2(cg, lim, res, err) < 0)
 		return -1;
@@ -707,9 +697,8 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 	int i;
 
 	cg->version = 1;
-	cg->own_parent = true;
 	for (i = 0; i < CG1_COUNT; i++) {
-		char parent[PATH_MAX + 8], tasks[PATH_MAX + 16];
+		char tasks[PATH_MAX + 16];
 
 		if (!want[i])
 			continue;
@@ -723,14 +712,17 @@ static int create_v1(struct ward_cgroup *cg, const struct cgroup_probe *p,
 		if (i == CG1_CPUACCT && strcmp(p->v1_mount[i], p->v1_mount[CG1_CPU]) == 0 &&
 		    want[CG1_CPU])
 			continue;
-		snprintf(parent, sizeof(parent), "%s/ward", p->v1_mount[i]);
-		snprintf(cg->v1[i], sizeof(cg->v1[i]), "%s/%s", parent, cg->name);
-		if (make_child(parent, cg->v1[i], err) < 0) {
-			rmdir(parent); /* if empty: ours, or nobody's */
+		/* at the top of the hierarchy, beside what systemd keeps there: no
+		 * parent of ours to make and remove around every command */
+		snprintf(cg->v1[i], sizeof(cg->v1[i]), "%s/" V1_PREFIX "%s", p->v1_mount[i], cg->name);
+		if (mkdir(cg->v1[i], 0755) < 0) {
+			int e = errno;
+
+			ward_error_make(err, e, "mkdir '%s'", cg->v1[i]);
 			cg->v1[i][0] = '\0';
 			return -1;
 		}
-		reap_leftovers(parent, 1);
+		reap_leftovers(p->v1_mount[i], V1_PREFIX, 1);
 		snprintf(tasks, sizeof(tasks), "%s/tasks", cg->v1[i]);
 		cg->tasks_fd[i] = open(tasks, O_WRONLY | O_CLOEXEC);
 		if (cg->tasks_fd[i] < 0)
@@ -937,8 +929,6 @@ void ward_cgroup_destroy(struct ward_cgroup *cg)
 	for (i = 0; i < CG1_COUNT; i++)
 		if (cg->v1[i][0]) {
 			remove_dir(cg->v1[i], 1);
-			if (cg->own_parent)
-				remove_parent(cg->v1[i]);
 			cg->v1[i][0] = '\0';
 		}
 	cg->version = 0;

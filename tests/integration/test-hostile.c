@@ -305,9 +305,12 @@ static void nothing_left(const char *label, pid_t pid)
 	size_t cap = 0;
 	pid_t orphan;
 
-	snprintf(prefix, sizeof(prefix), "w%d-", (int)pid);
-	for (i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++) {
-		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/ward", ctrls[i]);
+	/* v2: <mount>/ward/w<pid>-…; v1: <hierarchy>/ward-w<pid>-… */
+	for (i = 0; i < 2 * sizeof(ctrls) / sizeof(ctrls[0]); i++) {
+		bool v1 = i % 2;
+
+		snprintf(prefix, sizeof(prefix), "%sw%d-", v1 ? "ward-" : "", (int)pid);
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s", ctrls[i / 2], v1 ? "" : "/ward");
 		if (!(d = opendir(path)))
 			continue;
 		while ((de = readdir(d)))

@@ -58,10 +58,11 @@ static int cg_version(void)
 	return harness_have("cgroup2") ? 2 : 1;
 }
 
-/* Where ward's command cgroups of that version are (as root). */
+/* Where ward's command cgroups of that version are (as root): v2 in its
+ * "ward" parent, v1 at the top of each hierarchy as ward-<name>. */
 static const char *cg_base(void)
 {
-	return cg_version() == 2 ? "/sys/fs/cgroup/ward" : "/sys/fs/cgroup/memory/ward";
+	return cg_version() == 2 ? "/sys/fs/cgroup/ward" : "/sys/fs/cgroup/memory";
 }
 
 static void config(struct ward_config *cfg, int timeout, const char *const *limits)
@@ -88,7 +89,7 @@ static void run(struct ward_config *cfg, const char *cmd, struct ward_result *re
 }
 
 
-/* Entries of ours (w<pid>-…) in dir. */
+/* Entries of ours (w<pid>-…, v1: ward-w<pid>-…) in dir. */
 static int our_cgroups(const char *dir, pid_t pid)
 {
 	char prefix[32];
@@ -96,7 +97,7 @@ static int our_cgroups(const char *dir, pid_t pid)
 	struct dirent *e;
 	int n = 0;
 
-	snprintf(prefix, sizeof(prefix), "w%ld-", (long)pid);
+	snprintf(prefix, sizeof(prefix), "%sw%ld-", cg_version() == 2 ? "" : "ward-", (long)pid);
 	while (d && (e = readdir(d)))
 		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
 	if (d)
@@ -262,8 +263,9 @@ START_TEST(test_peaks)
 }
 END_TEST
 
-/* No empty "ward" parent left in any hierarchy: the last ward out removes it
- * (one that still has another ward's cgroup in it stays, rightly). */
+/* No empty "ward" parent left in any hierarchy: on v2 the last ward out
+ * removes it (one that still has another ward's cgroup in it stays,
+ * rightly); v1 makes none. */
 static void assert_no_empty_parent(void)
 {
 	static const char *const v1[] = { "memory", "pids", "cpu", "cpuacct", "blkio" };
@@ -309,8 +311,8 @@ START_TEST(test_no_leftovers)
 	}
 	ck_assert_int_eq(our_cgroups(cg_base(), getpid()), 0);
 	if (cg_version() == 1) {
-		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", getpid()), 0);
-		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct/ward", getpid()), 0);
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids", getpid()), 0);
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/cpuacct", getpid()), 0);
 	}
 	assert_no_empty_parent();
 	ward_config_release(&cfg);
@@ -548,7 +550,7 @@ START_TEST(test_sigkilled_ward)
 	ck_assert_int_eq(our_cgroups(cg_base(), dead), 0);
 	ck_assert_int_eq(our_cgroups(cg_base(), live), 1);
 	if (cg_version() == 1)
-		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids/ward", dead), 0);
+		ck_assert_int_eq(our_cgroups("/sys/fs/cgroup/pids", dead), 0);
 
 	/* the live one ends normally (SIGTERM goes to its command) and cleans up */
 	kill(live, SIGTERM);

@@ -84,18 +84,18 @@ static void expect(struct ward_session *s, const char *cmd, const char *want)
 	free(out);
 }
 
-/* cgroups of this process's wards (named w<pid>-...) under the v1 pids
- * hierarchy */
+/* cgroups of this process's wards (named ward-w<pid>-...) at the top of the
+ * v1 pids hierarchy */
 static int count_ward_cgroups(void)
 {
 	char prefix[32];
 	struct dirent *e;
-	DIR *d = opendir("/sys/fs/cgroup/pids/ward");
+	DIR *d = opendir("/sys/fs/cgroup/pids");
 	int n = 0;
 
 	if (!d)
 		return 0;
-	snprintf(prefix, sizeof(prefix), "w%ld-", (long)getpid());
+	snprintf(prefix, sizeof(prefix), "ward-w%ld-", (long)getpid());
 	while ((e = readdir(d)))
 		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
 	closedir(d);
