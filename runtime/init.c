@@ -215,13 +215,6 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
 	ward_exec_command(p);
 }
 
-/* Forwarded to the command's process group, as a terminal would. */
-static bool forwarded(int sig)
-{
-	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT ||
-	       sig == SIGUSR1 || sig == SIGUSR2;
-}
-
 /* init is a copy of the supervisor, with every descriptor it had open — in a
  * threaded host, other commands' pipes too. Close-on-exec does not help since
  * init never execs; keeping them would hold another command's output open
@@ -349,28 +342,10 @@ void ward_init_main(const struct spawn_plan *p)
 		dup2(i, 2);
 	}
 
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&all, &si), status;
-		pid_t pid;
-
-		if (sig < 0)
-			continue;
-		if (forwarded(sig)) {
-			kill(-cmd, sig);
-			continue;
-		}
-		if (sig != SIGCHLD)
-			continue;
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (pid != cmd)
-				continue;
-			report_storage.type = REPORT_EXIT;
-			report_storage.status = status;
-			ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
-			_exit(0);
-		}
-	}
+	report_storage.type = REPORT_EXIT;
+	report_storage.status = ward_wait_group(&cmd, 1, cmd);
+	ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
+	_exit(0);
 }
 
 void ward_direct_main(const struct spawn_plan *p)

@@ -58,4 +58,11 @@ struct spawn_plan;
  * calls only. */
 int ward_chain_run(const struct spawn_plan *p);
 
+/* Child side, as a PID 1 that has blocked every signal: wait until each of
+ * the n processes in pids has ended, reaping any other child on the way
+ * (orphans), and pass the signals a terminal would (INT, TERM, HUP, QUIT,
+ * USR1, USR2) on to process group pgid. Returns the wait status of the last
+ * of pids. System calls only. */
+int ward_wait_group(const pid_t *pids, size_t n, pid_t pgid);
+
 #endif

@@ -268,8 +268,7 @@ __attribute__((noreturn)) static void run_seg(const struct spawn_plan *p, const 
 	ward_exec_argv(s->argv, s->envp, s->path_env);
 }
 
-/* Wait for the pipeline's processes; returns the last one's wait status. */
-static int wait_pipeline(const pid_t *pids, size_t n, pid_t pgid)
+int ward_wait_group(const pid_t *pids, size_t n, pid_t pgid)
 {
 	sigset_t all;
 	size_t left = n;
@@ -368,9 +367,9 @@ int ward_chain_run(const struct spawn_plan *p)
 			if (prev >= 0)
 				close(prev);
 			if (n == j - i + 1)
-				status = wait_pipeline(pids_storage, n, pgid);
+				status = ward_wait_group(pids_storage, n, pgid);
 			else {
-				wait_pipeline(pids_storage, n, pgid ? pgid : 1);
+				ward_wait_group(pids_storage, n, pgid ? pgid : 1);
 				status = WARD_EXIT_OWN_ERROR << 8;
 			}
 		}
