@@ -345,6 +345,24 @@ static const char *const sysdirs[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 };
 
+enum sysdir_kind { SYSDIR_NONE, SYSDIR_LINK, SYSDIR_DIR };
+
+/* What sysdirs[i] is on this host; for a link, its target in link. */
+static enum sysdir_kind sysdir_at(size_t i, char *link, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(sysdirs[i], &st) < 0)
+		return SYSDIR_NONE;
+	if (S_ISDIR(st.st_mode))
+		return SYSDIR_DIR;
+	if (!S_ISLNK(st.st_mode) || (n = readlink(sysdirs[i], link, size - 1)) < 0)
+		return SYSDIR_NONE;
+	link[n] = '\0';
+	return SYSDIR_LINK;
+}
+
 static struct bcase *add_peer(const char *key, const char *label, const char *prog)
 {
 	struct bcase *c = new_case(key, "peer", label, K_EXEC);
@@ -380,25 +398,13 @@ static void add_bwrap(const struct tier_options *o)
 	push_both(c, "--cap-drop");
 	push_both(c, "ALL");
 	for (i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++) {
-		struct stat st;
 		char link[256];
-		ssize_t n;
+		enum sysdir_kind k = sysdir_at(i, link, sizeof(link));
 
-		if (lstat(sysdirs[i], &st) < 0)
+		if (k == SYSDIR_NONE)
 			continue;
-		if (S_ISLNK(st.st_mode)) {
-			n = readlink(sysdirs[i], link, sizeof(link) - 1);
-			if (n < 0)
-				continue;
-			link[n] = '\0';
-			push_both(c, "--symlink");
-			push_both(c, own(c, "%s", link));
-		} else if (S_ISDIR(st.st_mode)) {
-			push_both(c, "--ro-bind");
-			push_both(c, (char *)sysdirs[i]);
-		} else {
-			continue;
-		}
+		push_both(c, k == SYSDIR_LINK ? "--symlink" : "--ro-bind");
+		push_both(c, k == SYSDIR_LINK ? own(c, "%s", link) : (char *)sysdirs[i]);
 		push_both(c, (char *)sysdirs[i]);
 	}
 	push_both(c, "--dev");
@@ -475,24 +481,17 @@ static int crun_bundle(const struct tier_options *o, int k, char *bundle, size_t
 		args = t;
 	}
 	for (i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++) {
-		struct stat st;
 		char link[256], dst[1024];
-		ssize_t n;
+		enum sysdir_kind kind = sysdir_at(i, link, sizeof(link));
 
-		if (lstat(sysdirs[i], &st) < 0)
+		if (kind == SYSDIR_NONE)
 			continue;
 		snprintf(dst, sizeof(dst), "%s%s", path, sysdirs[i]);
-		if (S_ISLNK(st.st_mode)) {
-			n = readlink(sysdirs[i], link, sizeof(link) - 1);
-			if (n < 0)
-				continue;
-			link[n] = '\0';
+		if (kind == SYSDIR_LINK) {
 			if (symlink(link, dst) < 0 && errno != EEXIST)
 				goto out;
 			continue;
 		}
-		if (!S_ISDIR(st.st_mode))
-			continue;
 		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 			goto out;
 		if (asprintf(&t, "%s,\n    {\"destination\": \"%s\", \"type\": \"bind\", \"source\": "
@@ -622,23 +621,13 @@ static void add_nsjail(const struct tier_options *o)
 	push_both(c, "--quiet");
 	push_both(c, "--disable_rlimits");
 	for (i = 0; i < sizeof(sysdirs) / sizeof(sysdirs[0]); i++) {
-		struct stat st;
 		char link[256];
-		ssize_t n;
+		enum sysdir_kind k = sysdir_at(i, link, sizeof(link));
 
-		if (lstat(sysdirs[i], &st) < 0)
+		if (k == SYSDIR_NONE)
 			continue;
-		if (S_ISLNK(st.st_mode)) {
-			n = readlink(sysdirs[i], link, sizeof(link) - 1);
-			if (n < 0)
-				continue;
-			link[n] = '\0';
-			push_both(c, "--symlink");
-			push_both(c, own(c, "%s:%s", link, sysdirs[i]));
-		} else if (S_ISDIR(st.st_mode)) {
-			push_both(c, "--bindmount_ro");
-			push_both(c, (char *)sysdirs[i]);
-		}
+		push_both(c, k == SYSDIR_LINK ? "--symlink" : "--bindmount_ro");
+		push_both(c, k == SYSDIR_LINK ? own(c, "%s:%s", link, sysdirs[i]) : (char *)sysdirs[i]);
 	}
 	push_both(c, "--bindmount");
 	push_both(c, (char *)o->workdir);
