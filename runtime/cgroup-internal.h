@@ -93,10 +93,6 @@ int ward_cgroup_enter_v1(struct ward_cgroup *cg, struct ward_error **err);
 /* Close the supervisor's copies of the v1 tasks descriptors. */
 void ward_cgroup_close_fds(struct ward_cgroup *cg);
 
-/* Kill every process left in the cgroup (cgroup.kill on v2, SIGKILL to each
- * listed pid on v1). */
-void ward_cgroup_kill(struct ward_cgroup *cg);
-
 /* Read peaks, CPU time and OOM kills into res (before destroy). */
 void ward_cgroup_collect(struct ward_cgroup *cg, struct ward_resources *res);
 

@@ -848,17 +848,6 @@ void ward_cgroup_close_fds(struct ward_cgroup *cg)
 	}
 }
 
-void ward_cgroup_kill(struct ward_cgroup *cg)
-{
-	int i;
-
-	if (cg->version == 2 && cg->dir[0])
-		kill_dir(cg->dir, 2);
-	for (i = 0; i < CG1_COUNT; i++)
-		if (cg->v1[i][0])
-			kill_listed(cg->v1[i]);
-}
-
 void ward_cgroup_collect(struct ward_cgroup *cg, struct ward_resources *res)
 {
 	char buf[2048];
