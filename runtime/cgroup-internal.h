@@ -62,6 +62,15 @@ struct cgroup_probe {
 
 void ward_cgroup_probe(struct cgroup_probe *p);
 
+/* Where the hierarchies are mounted (v2_mount, v1_mount[]), as
+ * ward_cgroup_probe() finds them. _standard() looks only where systemd
+ * mounts them: 2 for a cgroup2 /sys/fs/cgroup (v1 hierarchies elsewhere
+ * are then unknown), 1 for the hybrid layout with its cgroup2 and all five
+ * v1 hierarchies found, 0 for anything else (p then as it was). _table()
+ * reads the mount table. */
+int ward_cgroup_mounts_standard(struct cgroup_probe *p);
+void ward_cgroup_mounts_table(struct cgroup_probe *p);
+
 void ward_cgroup_init(struct ward_cgroup *cg);
 
 /* Make the command's cgroup and apply lim, recording each limit's mechanism

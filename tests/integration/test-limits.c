@@ -6,6 +6,7 @@
  * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
  * tests/vm/run.sh boots). */
 #include "harness.h"
+#include "runtime/cgroup-internal.h"
 #include "ward/request.h"
 
 #include <jansson.h>
@@ -104,6 +105,23 @@ static int our_cgroups(const char *dir, pid_t pid)
 		closedir(d);
 	return n;
 }
+
+/* The hierarchies found where systemd mounts them are the ones the mount
+ * table lists (the hybrid host and the v2 guest both have that layout). */
+START_TEST(test_standard_mounts)
+{
+	static struct cgroup_probe fast, table;
+	int std, i;
+
+	std = ward_cgroup_mounts_standard(&fast);
+	ward_cgroup_mounts_table(&table);
+	ck_assert_msg(std == cg_version(), "the standard layout gave %d on a cgroup v%d host", std,
+		      cg_version());
+	ck_assert_str_eq(fast.v2_mount, table.v2_mount);
+	for (i = 0; std == 1 && i < CG1_COUNT; i++)
+		ck_assert_str_eq(fast.v1_mount[i], table.v1_mount[i]);
+}
+END_TEST
 
 START_TEST(test_oom)
 {
@@ -802,6 +820,7 @@ int main(void)
 	for (i = 0; i < 2; i++) {
 		tc = harness_tcase(s, i == 0 ? "cgroup1" : "cgroup2", tags[i]);
 		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, test_standard_mounts);
 		tcase_add_test(tc, test_oom);
 		tcase_add_test(tc, test_forkbomb);
 		tcase_add_test(tc, test_cpu_quota);
