@@ -37,13 +37,16 @@ int ward_caps_drop_all(struct ward_error **err)
 	/* Securebits and the bounding set first: both need CAP_SETPCAP. */
 	if (cap_set_secbits(SECUREBITS) < 0)
 		return ward_error_make(err, errno, "capabilities: lock securebits");
-	/* Ask the kernel how many capabilities it has rather than trusting a
-	 * compile-time CAP_LAST_CAP: a newer kernel may have more. */
-	for (cap_value_t c = 0; prctl(PR_CAPBSET_READ, (unsigned long)c, 0, 0, 0) >= 0; c++)
-		if (cap_drop_bound(c) < 0)
+	/* Up to the kernel's last capability rather than a compile-time
+	 * CAP_LAST_CAP (a newer kernel may have more): EINVAL past it. */
+	for (unsigned long c = 0;; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+			if (errno == EINVAL && c > 0)
+				break;
 			return ward_error_make(err, errno,
-					       "capabilities: drop capability %d from the bounding set",
-					       (int)c);
+					       "capabilities: drop capability %lu from the bounding set",
+					       c);
+		}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return ward_error_make(err, errno, "capabilities: clear the ambient set");
 sets:
