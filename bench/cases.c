@@ -816,7 +816,7 @@ int bench_tier(const struct tier_options *o0)
 	tier_info(f, &o, rounds);
 	fflush(f);
 	if (o.only) {
-		rc = bench_network(&o, f);
+		rc = strcmp(o.only, "network") == 0 ? bench_network(&o, f) : bench_throughput(&o, f);
 		goto out;
 	}
 
