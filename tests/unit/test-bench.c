@@ -5,6 +5,7 @@
  * are tested as they are. */
 #include "harness.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -203,12 +204,36 @@ START_TEST(test_net_pieces)
 }
 END_TEST
 
+/* ward-bench's sections to run alone: network and throughput, and a clear
+ * refusal of anything else, before anything is measured. */
+START_TEST(test_only_sections)
+{
+	char *bench = harness_path("bench/ward-bench"), cmd[PATH_MAX + 200], out[512] = "";
+	FILE *f;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' tier --ward /x --policy /x --dir /x --out /dev/null --only ladder 2>&1", bench);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	st = pclose(f);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, out);
+	ck_assert_msg(strstr(out, "--only 'ladder': the sections are network and throughput"), "%s",
+		      out);
+	free(bench);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bench");
 	TCase *tc = harness_tcase(s, "bench", NULL);
 
 	tcase_add_test(tc, test_quantiles);
+	tcase_add_test(tc, test_only_sections);
 	tcase_add_test(tc, test_many_samples);
 	tcase_add_test(tc, test_median_of);
 	tcase_add_test(tc, test_argv_join);
