@@ -32,7 +32,11 @@ static const char *const sysdirs[] = {
 
 /* Host files that stay unreadable even where /etc is visible: password
  * hashes, sudo rules, sshd's private host keys. Root inside the sandbox owns
- * them (uid 0 maps to uid 0), so file modes alone would not protect them. */
+ * them (uid 0 maps to uid 0), so file modes alone would not protect them.
+ * For any other user they do: one this process may not read (nor, for a
+ * directory, search) the sandbox may not either — the same uid and groups
+ * inside, and no capability over files of an unmapped owner — so it is not
+ * masked (eight mounts fewer without root). */
 static const char *const masked[] = {
 	"/etc/shadow",	      "/etc/shadow-",  "/etc/gshadow", "/etc/gshadow-",
 	"/etc/sudoers",	      "/etc/sudoers.d", "/etc/security/opasswd",
@@ -49,6 +53,10 @@ static void add_mask(struct spawn_plan *p, const char *path)
 	if (p->n_masks >= SPAWN_MAX_MASKS || strlen(path) >= SPAWN_PATH_MAX || lstat(path, &st) < 0)
 		return;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return;
+	if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) < 0 && errno == EACCES &&
+	    (!S_ISDIR(st.st_mode) ||
+	     (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 && errno == EACCES)))
 		return;
 	snprintf(p->masks[p->n_masks].path, sizeof(p->masks[0].path), "%s", path);
 	p->masks[p->n_masks].dir = S_ISDIR(st.st_mode);
