@@ -373,9 +373,7 @@ static void probe_v2(struct cgroup_probe *p)
 void ward_cgroup_probe(struct cgroup_probe *p)
 {
 	char v2why[384];
-	int i;
-
-	int std;
+	int i, std;
 
 	memset(p, 0, sizeof(*p));
 	std = ward_cgroup_mounts_standard(p);
