@@ -58,6 +58,10 @@ long long bench_now_ns(void);
  * with errno. *ms gets the wall time, *maxrss_kib (if not NULL) the child's
  * ru_maxrss from wait4. */
 int bench_exec(char *const argv[], char *out, size_t outsz, double *ms, long *maxrss_kib);
+/* Every child this process has now lives as long as the tier (the session
+ * rows' hosts): runs do not wait for them to end, as they do for what a
+ * sandbox leaves behind. */
+void bench_children_lasting(void);
 /* CPU time (user + system, ms) of the last bench_exec*() run — the child and
  * every descendant, which come to the bench when orphaned (it is a
  * subreaper) — or of the last libcase_run(): set by both. */
@@ -119,6 +123,29 @@ struct libcase *libcase_new(const char *flags, const struct tier_options *o, cha
  * wall time of the whole ward_run(). */
 int libcase_run(struct libcase *c, char *const argv[], char *out, size_t outsz, double *ms);
 void libcase_free(struct libcase *c);
+
+/* The session row: the bench's policy and workdir as a session with one
+ * shared sandbox (`ward shell --isolation shared`), started here; NULL with
+ * the reason in why. */
+struct sesscase;
+struct sesscase *sesscase_new(const struct tier_options *o, char *why, size_t whysz);
+/* One command line through the session (front door, then a fork in the
+ * shared sandbox): as libcase_run(). */
+int sesscase_run(struct sesscase *c, const char *cmd, char *out, size_t outsz, double *ms);
+/* Ends the session: its sandbox and every process in it. */
+void sesscase_free(struct sesscase *c);
+
+/* ---- serve.c: the session row through `ward serve` --------------------- */
+
+/* `ward serve --isolation shared` with the bench's policy and workdir,
+ * started and initialised (MCP); NULL with the reason in why. */
+struct servecase;
+struct servecase *servecase_new(const struct tier_options *o, char *why, size_t whysz);
+/* One tools/call of the shell tool with cmd: 0 when it ran and exited 0 (its
+ * output in out), else -1 with the reason in out. *ms: request to response. */
+int servecase_run(struct servecase *c, const char *cmd, char *out, size_t outsz, double *ms);
+/* Ends the server (end of its input) and waits for it. */
+void servecase_free(struct servecase *c);
 
 /* ---- report.c ------------------------------------------------------------ */
 

@@ -7,6 +7,7 @@
  * fork to wait. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,12 +42,18 @@ static char *cmd_echo[] = { "/bin/sh", "-c", "echo hi", NULL };
 static char **const cmds[N_CMDS] = { cmd_true, cmd_echo };
 static const char *const cmd_keys[N_CMDS] = { "true", "echo" };
 
-enum kind { K_EXEC, K_LIB };
+enum kind { K_EXEC, K_LIB, K_SESSION, K_SERVE };
+
+/* The session rows' command lines, run as `sh -c LINE` in their sandbox. */
+static const char *const session_lines[N_CMDS] = { "/bin/true", "echo hi" };
 
 struct bcase {
 	char key[32], group[16], label[96];
 	enum kind kind;
 	struct libcase *lib;
+	struct sesscase *sess;
+	struct servecase *serve;
+	bool no_cpu; /* its CPU time is not this process's to read (the session's) */
 	char *argv[N_CMDS][MAX_ARGS];
 	int n_argv[N_CMDS];
 	int id_slot; /* argv index of a name that must be new on every run (crun), or -1 */
@@ -163,6 +170,20 @@ static int run_once(struct bcase *c, int k, double *ms, char *why, size_t whysz)
 	int st;
 
 	c->runs++;
+	if (c->kind == K_SESSION || c->kind == K_SERVE) {
+		if ((c->kind == K_SESSION ?
+			     sesscase_run(c->sess, session_lines[k], out, sizeof(out), ms) :
+			     servecase_run(c->serve, session_lines[k], out, sizeof(out), ms)) < 0) {
+			snprintf(why, whysz, "%.200s", out);
+			return -1;
+		}
+		bench_last_cpu_ms = NAN;
+		if (k == 1 && strcmp(out, "hi\n") != 0) {
+			snprintf(why, whysz, "the command printed '%.100s', not 'hi'", out);
+			return -1;
+		}
+		return 0;
+	}
 	if (c->kind == K_LIB) {
 		if (libcase_run(c->lib, cmds[k], out, sizeof(out), ms) < 0) {
 			snprintf(why, whysz, "%.200s", out);
@@ -288,6 +309,57 @@ static void add_ward_cli(const struct tier_options *o, const char *key, const ch
 	validate(c);
 }
 
+/* A session's commands, each one line through the front door and a fork in
+ * the session's one sandbox, started once: in this process (the library), and
+ * through `ward serve` as an agent host talks to it. The processes are reaped
+ * inside that sandbox, so their CPU time is not counted here. */
+static void add_session(const struct tier_options *o0)
+{
+	struct bcase *c = new_case("session", "ladder", "session, one shared sandbox, library",
+				   K_SESSION);
+	struct tier_options so = *o0, *o = &so;
+	char why[BENCH_STATUS_MAX];
+	int k;
+
+	/* A workdir of their own: a session holds its placeholders as long as
+	 * it lives, and the other rows must take and return theirs as usual. */
+	snprintf(so.workdir, sizeof(so.workdir), "%s/session", o0->dir);
+	if (mkdir(so.workdir, 0755) < 0 && errno != EEXIST) {
+		snprintf(c->status, sizeof(c->status), "failed: mkdir '%.200s': %s", so.workdir,
+			 strerror(errno));
+		return;
+	}
+
+	c->no_cpu = true;
+	for (k = 0; k < N_CMDS; k++)
+		snprintf(c->cmdline[k], sizeof(c->cmdline[k]),
+			 "ward_session_exec() of '%s' in a session as: ward shell --policy %s -C %s "
+			 "--isolation shared",
+			 session_lines[k], o->policy, o->workdir);
+	c->sess = sesscase_new(o, why, sizeof(why));
+	if (!c->sess)
+		snprintf(c->status, sizeof(c->status), "%s", why);
+	validate(c);
+
+	c = new_case("serve", "ladder", "session, one shared sandbox, ward serve (MCP)", K_SERVE);
+	snprintf(so.workdir, sizeof(so.workdir), "%s/serve", o0->dir);
+	if (mkdir(so.workdir, 0755) < 0 && errno != EEXIST) {
+		snprintf(c->status, sizeof(c->status), "failed: mkdir '%.200s': %s", so.workdir,
+			 strerror(errno));
+		return;
+	}
+	c->no_cpu = true;
+	for (k = 0; k < N_CMDS; k++)
+		snprintf(c->cmdline[k], sizeof(c->cmdline[k]),
+			 "tools/call shell {\"command\": \"%s\"} to: %s serve --policy %s -C %s "
+			 "--isolation shared",
+			 session_lines[k], o->ward, o->policy, o->workdir);
+	c->serve = servecase_new(o, why, sizeof(why));
+	if (!c->serve)
+		snprintf(c->status, sizeof(c->status), "%s", why);
+	validate(c);
+}
+
 static void build_ladder(const struct tier_options *o)
 {
 	struct bcase *c;
@@ -335,6 +407,9 @@ static void build_ladder(const struct tier_options *o)
 	 * with no layer at all. */
 	add_ward_cli(o, "cli-off", "ward CLI --sandbox off (no layer)", "--sandbox off");
 	add_ward_cli(o, "cli-proxy", "full stack, ward CLI --net=proxy", "--net=proxy");
+	add_session(o);
+	/* the sessions' hosts: not waited for after each run */
+	bench_children_lasting();
 }
 
 /* ---- the peers ----------------------------------------------------------- */
@@ -739,7 +814,7 @@ static void write_cases(FILE *f, const struct tier_options *o)
 			else
 				fprintf(f, "\t0\t-\t-\t-\t");
 			rec_cmdline(f, c->cmdline[k], o);
-			if (ok(c) && n)
+			if (ok(c) && n && !c->no_cpu)
 				fprintf(f, "\t%.4f\n", samples_quantile(&c->cpu[k], 0.5));
 			else
 				fprintf(f, "\t-\n");
@@ -847,6 +922,8 @@ out:
 		for (k = 0; k < cases[i].n_owned; k++)
 			free(cases[i].owned[k]);
 		libcase_free(cases[i].lib);
+		sesscase_free(cases[i].sess);
+		servecase_free(cases[i].serve);
 	}
 	/* A case that failed is reported, not fatal: the tier produced its figures. */
 	return rc;

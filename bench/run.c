@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -28,10 +29,66 @@ long long bench_now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Children that live as long as the tier: the session rows' hosts. */
+static pid_t lasting[16];
+static int n_lasting;
+
+/* This process's children, as its main thread (which makes them all) has
+ * them; -1 where the kernel does not list them (CONFIG_PROC_CHILDREN). */
+static int children(pid_t *out, int max)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+	int fd, k = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; k < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		out[k++] = (pid_t)v;
+	}
+	return k;
+}
+
+void bench_children_lasting(void)
+{
+	int n = children(lasting, (int)(sizeof(lasting) / sizeof(lasting[0])));
+
+	n_lasting = n < 0 ? 0 : n;
+}
+
+/* A child other than the lasting ones is alive (or may be: unknown). */
+static bool others_alive(void)
+{
+	pid_t now[64];
+	int n = children(now, 64), i, j;
+
+	if (n < 0)
+		return n_lasting == 0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < n_lasting && lasting[j] != now[i]; j++)
+			;
+		if (j == n_lasting)
+			return true;
+	}
+	return false;
+}
+
 /* A sandbox may leave processes behind its first process (bwrap's monitor
  * exits before the sandbox's init is gone); as a subreaper the bench gets
  * them. They are reaped after the clock stops, so their CPU time counts and
- * they do not overlap the next run; one that lingers past a second is left. */
+ * they do not overlap the next run; one that lingers past a second is left.
+ * The lasting children are not waited for. */
 static void reap_orphans(void)
 {
 	struct timespec pause = { 0, 200000 };
@@ -44,7 +101,7 @@ static void reap_orphans(void)
 			continue;
 		if (p < 0 && errno == EINTR)
 			continue;
-		if (p < 0 || bench_now_ns() > deadline)
+		if (p < 0 || !others_alive() || bench_now_ns() > deadline)
 			return; /* ECHILD: none left */
 		nanosleep(&pause, NULL);
 	}
