@@ -53,7 +53,6 @@ struct bcase {
 	struct libcase *lib;
 	struct sesscase *sess;
 	struct servecase *serve;
-	bool no_cpu; /* its CPU time is not this process's to read (the session's) */
 	char *argv[N_CMDS][MAX_ARGS];
 	int n_argv[N_CMDS];
 	int id_slot; /* argv index of a name that must be new on every run (crun), or -1 */
@@ -309,53 +308,50 @@ static void add_ward_cli(const struct tier_options *o, const char *key, const ch
 	validate(c);
 }
 
+/* A session row: its case, with a workdir of its own in *so (a session holds
+ * its placeholders as long as it lives, and the other rows must take and
+ * return theirs as usual). */
+static struct bcase *session_case(const struct tier_options *o, struct tier_options *so,
+				  const char *key, const char *label, enum kind kind)
+{
+	struct bcase *c = new_case(key, "ladder", label, kind);
+
+	*so = *o;
+	snprintf(so->workdir, sizeof(so->workdir), "%s/%s", o->dir, key);
+	if (mkdir(so->workdir, 0755) < 0 && errno != EEXIST)
+		snprintf(c->status, sizeof(c->status), "failed: mkdir '%.200s': %s", so->workdir,
+			 strerror(errno));
+	return c;
+}
+
 /* A session's commands, each one line through the front door and a fork in
  * the session's one sandbox, started once: in this process (the library), and
  * through `ward serve` as an agent host talks to it. The processes are reaped
  * inside that sandbox, so their CPU time is not counted here. */
-static void add_session(const struct tier_options *o0)
+static void add_session(const struct tier_options *o)
 {
-	struct bcase *c = new_case("session", "ladder", "session, one shared sandbox, library",
-				   K_SESSION);
-	struct tier_options so = *o0, *o = &so;
+	struct tier_options so;
 	char why[BENCH_STATUS_MAX];
+	struct bcase *c;
 	int k;
 
-	/* A workdir of their own: a session holds its placeholders as long as
-	 * it lives, and the other rows must take and return theirs as usual. */
-	snprintf(so.workdir, sizeof(so.workdir), "%s/session", o0->dir);
-	if (mkdir(so.workdir, 0755) < 0 && errno != EEXIST) {
-		snprintf(c->status, sizeof(c->status), "failed: mkdir '%.200s': %s", so.workdir,
-			 strerror(errno));
-		return;
-	}
-
-	c->no_cpu = true;
+	c = session_case(o, &so, "session", "session, one shared sandbox, library", K_SESSION);
 	for (k = 0; k < N_CMDS; k++)
 		snprintf(c->cmdline[k], sizeof(c->cmdline[k]),
 			 "ward_session_exec() of '%s' in a session as: ward shell --policy %s -C %s "
 			 "--isolation shared",
-			 session_lines[k], o->policy, o->workdir);
-	c->sess = sesscase_new(o, why, sizeof(why));
-	if (!c->sess)
+			 session_lines[k], so.policy, so.workdir);
+	if (ok(c) && !(c->sess = sesscase_new(&so, why, sizeof(why))))
 		snprintf(c->status, sizeof(c->status), "%s", why);
 	validate(c);
 
-	c = new_case("serve", "ladder", "session, one shared sandbox, ward serve (MCP)", K_SERVE);
-	snprintf(so.workdir, sizeof(so.workdir), "%s/serve", o0->dir);
-	if (mkdir(so.workdir, 0755) < 0 && errno != EEXIST) {
-		snprintf(c->status, sizeof(c->status), "failed: mkdir '%.200s': %s", so.workdir,
-			 strerror(errno));
-		return;
-	}
-	c->no_cpu = true;
+	c = session_case(o, &so, "serve", "session, one shared sandbox, ward serve (MCP)", K_SERVE);
 	for (k = 0; k < N_CMDS; k++)
 		snprintf(c->cmdline[k], sizeof(c->cmdline[k]),
 			 "tools/call shell {\"command\": \"%s\"} to: %s serve --policy %s -C %s "
 			 "--isolation shared",
-			 session_lines[k], o->ward, o->policy, o->workdir);
-	c->serve = servecase_new(o, why, sizeof(why));
-	if (!c->serve)
+			 session_lines[k], so.ward, so.policy, so.workdir);
+	if (ok(c) && !(c->serve = servecase_new(&so, why, sizeof(why))))
 		snprintf(c->status, sizeof(c->status), "%s", why);
 	validate(c);
 }
@@ -814,7 +810,8 @@ static void write_cases(FILE *f, const struct tier_options *o)
 			else
 				fprintf(f, "\t0\t-\t-\t-\t");
 			rec_cmdline(f, c->cmdline[k], o);
-			if (ok(c) && n && !c->no_cpu)
+			/* a session's processes are reaped inside its sandbox */
+			if (ok(c) && n && c->kind != K_SESSION && c->kind != K_SERVE)
 				fprintf(f, "\t%.4f\n", samples_quantile(&c->cpu[k], 0.5));
 			else
 				fprintf(f, "\t-\n");

@@ -182,7 +182,7 @@ struct servecase *servecase_new(const struct tier_options *o, char *why, size_t 
 	close(from[1]);
 	c->in = to[1];
 	c->out = from[0];
-	to[1] = from[0] = -1;
+	to[0] = to[1] = from[0] = from[1] = -1;
 	r = call(c, "initialize",
 		 json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", "2025-06-18",
 			   "capabilities", "clientInfo", "name", "ward-bench", "version", "1"),
