@@ -2,7 +2,8 @@
 #
 #   make              build/ward, build/libward.a, build/libward.so, build/ward.pc
 #   make deps         install the Debian packages the build and the tests need
-#   make test         unit tests, then integration tests as root and as uid 65534
+#   make test         unit tests, then integration and escape tests as root and as uid 65534
+#   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
 #   make check        build everything the tests need, run nothing
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
@@ -11,7 +12,8 @@
 #
 # Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
 # is part of libward except runtime/main.c (the CLI entry point); every
-# tests/unit/test-*.c and tests/integration/test-*.c is one Check binary;
+# tests/unit/test-*.c, tests/integration/test-*.c and tests/escape/test-*.c is
+# one Check binary;
 # every tests/helpers/*.c is a small program the tests run inside sandboxes;
 # bench/*.c together are the benchmark driver, build/bench/ward-bench.
 
@@ -55,9 +57,11 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o $(B)/gen/rules-
 HEADERS   := $(wildcard include/ward/*.h)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 INTG_SRCS := $(sort $(wildcard tests/integration/test-*.c))
+ESC_SRCS  := $(sort $(wildcard tests/escape/test-*.c))
 HELP_SRCS := $(sort $(wildcard tests/helpers/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(B)/tests/%)
 INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
+ESC_BINS  := $(ESC_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
 HARNESS   := $(B)/tests/harness.o
 # The parser's libFuzzer target (see `make fuzz` below).
@@ -67,7 +71,7 @@ FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
 	     runtime/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-vm install \
+.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -88,7 +92,7 @@ deps-quiet:
 deps:
 	./scripts/deps.sh
 
-$(B)/%.o: %.c $(HEADERS) $(wildcard */*.h)
+$(B)/%.o: %.c $(HEADERS) $(wildcard */*.h) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -178,12 +182,18 @@ $(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
+# The escape tier: hostile probes, each trying one way out of the sandbox or
+# one abuse of ward's host-side work; run like the integration tests.
+$(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(TEST_LINK)
+
 # Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
 $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
+check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 test: check
 	B=$(B) ./tests/run.sh
@@ -193,6 +203,9 @@ test-unit: check
 
 test-integration: check
 	B=$(B) ./tests/run.sh integration
+
+test-escape: check
+	B=$(B) ./tests/run.sh escape
 
 # The parser's libFuzzer target: the pure sources only, built with clang.
 # `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|fuzz|vm|bench|all] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|escape|fuzz|vm|bench|all] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -61,9 +61,18 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
 	done
 fi
 
-if [ "$what" = all ] || [ "$what" = integration ]; then
-	for t in "$B"/tests/integration/test-*; do
-		[ -x "$t" ] && run_one "integration/${t##*/} (uid $(id -u))" env WARD_BUILD="$B" "$t"
+# The integration tier and the escape tier (hostile probes) run alike: as the
+# invoking user, then as uid 65534 when that is root.
+tiers=()
+case $what in
+all) tiers=(integration escape) ;;
+integration | escape) tiers=("$what") ;;
+esac
+if [ ${#tiers[@]} -gt 0 ]; then
+	for tier in "${tiers[@]}"; do
+		for t in "$B"/tests/$tier/test-*; do
+			[ -x "$t" ] && run_one "$tier/${t##*/} (uid $(id -u))" env WARD_BUILD="$B" "$t"
+		done
 	done
 	if [ "$(id -u)" = 0 ]; then
 		T=$(mktemp -d /tmp/ward-tests.XXXXXX)
@@ -73,12 +82,14 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
 		chmod -R a+rX "$T"
 		req=$(drop_root_only)
 		mkdir -p "$STATE/state-65534" && chown 65534:65534 "$STATE/state-65534"
-		for t in "$T"/build/tests/integration/test-*; do
-			[ -x "$t" ] || continue
-			run_one "integration/${t##*/} (uid 65534)" \
-				setpriv --reuid=65534 --regid=65534 --clear-groups \
-				env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" \
-				XDG_STATE_HOME="$STATE/state-65534" "$t"
+		for tier in "${tiers[@]}"; do
+			for t in "$T"/build/tests/$tier/test-*; do
+				[ -x "$t" ] || continue
+				run_one "$tier/${t##*/} (uid 65534)" \
+					setpriv --reuid=65534 --regid=65534 --clear-groups \
+					env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" \
+					XDG_STATE_HOME="$STATE/state-65534" "$t"
+			done
 		done
 	fi
 fi
