@@ -108,6 +108,12 @@ int bench_network(const struct tier_options *o, FILE *rec);
  * section's client, run in and outside a sandbox. Returns the exit status. */
 int bench_net_client(int argc, char **argv);
 
+/* ---- ab.c: two ward binaries side by side ---------------------------------- */
+
+/* `ward-bench ab ...` (argv[0] is "ab"): OLD and NEW ward run alternately;
+ * prints their medians and the new one's added cost. Returns the exit status. */
+int bench_ab(int argc, char **argv);
+
 /* ---- libcase.c: ward_run() from `ward run` flags ------------------------- */
 
 struct libcase;

@@ -17,6 +17,8 @@ static const char usage[] =
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
 	"       ward-bench net-client direct|proxy N ADDR PORT BYTES [STREAMS]\n"
+	"       ward-bench ab --old PATH --new PATH --policy FILE --dir DIR [--rounds N]\n"
+	"                     [-- WARD-RUN-ARGS...]\n"
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
 	"      calling user and write their records to FILE (DIR: scratch space);\n"
@@ -28,7 +30,10 @@ static const char usage[] =
 	"net-client: N timed HTTP requests to ADDR:PORT, directly or through $HTTP_PROXY\n"
 	"      (absolute-form GET and CONNECT alternately), then STREAMS (default 1)\n"
 	"      streams of BYTES; one line per figure (the network section runs it in and\n"
-	"      outside a sandbox).\n";
+	"      outside a sandbox).\n"
+	"ab: two ward binaries run alternately (`run --policy FILE -C DIR ARGS`,\n"
+	"      default ARGS -- /bin/true): their medians and what the new one adds\n"
+	"      (bench/ab.sh runs it as root and as uid 65534).\n";
 
 /* Kept small: everything this process has resident before the fork is
  * counted in the child's ru_maxrss. */
@@ -171,6 +176,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "net-client") == 0)
 		return bench_net_client(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "ab") == 0)
+		return bench_ab(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "spawn-rss") == 0)
 		return cmd_spawn_rss(argc - 1, argv + 1);
 	fputs(usage, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);

@@ -227,6 +227,44 @@ START_TEST(test_only_sections)
 }
 END_TEST
 
+static int run_bench(const char *args, char *out, size_t outsz)
+{
+	char *bench = harness_path("bench/ward-bench"), cmd[PATH_MAX + 400];
+	size_t n;
+	FILE *f;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' %s 2>&1", bench, args);
+	free(bench);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, outsz - 1, f);
+	out[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* ab: both binaries run every round after a warm-up pair, and a binary that
+ * fails stops the comparison with its name rather than giving a figure. */
+START_TEST(test_ab)
+{
+	char out[2048];
+	int rc;
+
+	rc = run_bench("ab --old /bin/true --new /bin/true --policy /x --dir /tmp --rounds 3", out,
+		       sizeof(out));
+	ck_assert_msg(rc == 0, "status %d: %s", rc, out);
+	ck_assert_msg(strstr(out, "median of 3 paired differences"), "%s", out);
+	ck_assert_msg(strstr(out, "\nold ") && strstr(out, "\nnew "), "%s", out);
+	rc = run_bench("ab --old /bin/true --new /bin/false --policy /x --dir /tmp --rounds 3", out,
+		       sizeof(out));
+	ck_assert_msg(rc == 1 && strstr(out, "'/bin/false' failed"), "status %d: %s", rc, out);
+	ck_assert_msg(!strstr(out, "added:"), "%s", out);
+	rc = run_bench("ab --old /bin/true --policy /x --dir /tmp", out, sizeof(out));
+	ck_assert_msg(rc == 2 && strstr(out, "usage: ward-bench ab"), "status %d: %s", rc, out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bench");
@@ -234,6 +272,7 @@ int main(void)
 
 	tcase_add_test(tc, test_quantiles);
 	tcase_add_test(tc, test_only_sections);
+	tcase_add_test(tc, test_ab);
 	tcase_add_test(tc, test_many_samples);
 	tcase_add_test(tc, test_median_of);
 	tcase_add_test(tc, test_argv_join);
