@@ -585,6 +585,17 @@ static int changes_object(struct ward_session *s, bool diff, json_t **out,
 			json_object_set_new(e, "size", json_integer(c->size));
 		if (c->old_size >= 0)
 			json_object_set_new(e, "old_size", json_integer(c->old_size));
+		if (c->target)
+			json_object_set_new(e, "target", text_json(c->target, strlen(c->target)));
+		if (c->warn) {
+			json_t *wl = json_array();
+
+			for (unsigned bit = 1; bit; bit <<= 1)
+				if ((c->warn & bit) && ward_change_warning_name(bit))
+					json_array_append_new(wl,
+							      json_string(ward_change_warning_name(bit)));
+			json_object_set_new(e, "warnings", wl);
+		}
 		json_array_append_new(list, e);
 	}
 	o = json_object();
