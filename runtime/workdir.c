@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
@@ -126,10 +127,29 @@ char *ward_state_dir_for(const char *configured, struct ward_error **err)
 	return dir;
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; the same number on x86-64 and aarch64 */
+#endif
+
+/* chmod of the inode open at fd (O_PATH included), never of what a name
+ * leads to: fchmodat2(AT_EMPTY_PATH) where the kernel has it (6.6), else
+ * through the descriptor's own /proc link, which leads to the inode itself. */
+static int chmod_fd(int fd, mode_t mode)
+{
+	char path[64];
+
+	if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL && errno != EBADF)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return chmod(path, mode);
+}
+
 int ward_rmtree_at(int dfd, const char *name)
 {
 	struct stat st;
-	int fd, rc = 0;
+	int fd, pfd, rc = 0;
 	DIR *d;
 	struct dirent *e;
 
@@ -137,11 +157,21 @@ int ward_rmtree_at(int dfd, const char *name)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+	/* Held first, then made writable through the descriptor: a link
+	 * swapped in for the directory since the fstatat (the tree may be a
+	 * command's upper layer, or a workdir a command shares) is not opened,
+	 * so nothing outside is ever chmod'ed or walked. */
+	pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -1;
 	/* a command's chmod 0 (or overlay's own mode-0 work directory) must
 	 * not stop the clean-up */
-	if ((st.st_mode & 0700) != 0700 && fchmodat(dfd, name, 0700, 0) < 0)
+	if (fstat(pfd, &st) < 0 || ((st.st_mode & 0700) != 0700 && chmod_fd(pfd, 0700) < 0)) {
+		close(pfd);
 		return -1;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
 	if (fd < 0)
 		return -1;
 	d = fdopendir(fd);
