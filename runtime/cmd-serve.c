@@ -1488,7 +1488,7 @@ int ward_cmd_serve(int argc, char **argv)
 	int rc;
 
 	if (serve_options_parse(argc, argv, &o, &help, &err) < 0) {
-		fprintf(stderr, "ward serve: %s\ntry 'ward serve --help'\n", err->message);
+		fprintf(stderr, "ward serve: %s\ntry 'ward serve --help'\n", ward_shown(err->message));
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;
 	}
@@ -1500,7 +1500,7 @@ int ward_cmd_serve(int argc, char **argv)
 	/* A bad policy or workdir is said now, once, rather than per session. */
 	ward_config_init(&probe);
 	if (serve_config(&o, &probe, &err) < 0) {
-		fprintf(stderr, "ward serve: %s\n", err->message);
+		fprintf(stderr, "ward serve: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		ward_config_release(&probe);
 		free(o.policy_owned);

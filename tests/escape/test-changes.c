@@ -600,6 +600,38 @@ START_TEST(test_terminal_escapes)
 }
 END_TEST
 
+/* ward validate's text and ward shell's own listings (history, aliases)
+ * quote what the model wrote: escaped. */
+START_TEST(test_terminal_escapes_elsewhere)
+{
+	char *argv_v[] = { ward, (char *)"validate", (char *)"--no-policy", (char *)"-c",
+			   (char *)"echo \033]0;title\007 \r\033[2Kls", NULL };
+	char *argv_s[] = { ward, (char *)"shell", (char *)harness_fences_policy_opt(), NULL };
+	char *out = NULL, *err = NULL;
+	int st;
+
+	st = harness_capture(argv_v, &out, &err);
+	ck_assert(WIFEXITED(st));
+	no_controls("ward validate", out);
+	no_controls("ward validate's stderr", err);
+	ck_assert_ptr_nonnull(strstr(out, "\\x1b]0"));
+	free(out);
+	free(err);
+
+	ck_assert_int_eq(chdir(workdir), 0);
+	st = harness_capture_input(argv_s,
+				   "true \033[2Jhidden\nalias zz='ls \033[31m'\nhistory\nalias\n",
+				   &out, &err);
+	ck_assert(WIFEXITED(st));
+	no_controls("ward shell", out);
+	no_controls("ward shell's stderr", err);
+	ck_assert_msg(strstr(out, "true \\x1b[2Jhidden"), "history: %s", out);
+	ck_assert_msg(strstr(out, "alias zz=ls \\x1b[31m"), "aliases: %s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("changes");
@@ -621,5 +653,6 @@ int main(void)
 	tcase_add_test(setid, test_apply_strips_setid);
 	tcase_add_test(caps, test_apply_drops_capabilities);
 	tcase_add_test(text, test_terminal_escapes);
+	tcase_add_test(text, test_terminal_escapes_elsewhere);
 	return harness_main(s);
 }
