@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -429,6 +430,125 @@ START_TEST(test_link_warnings)
 }
 END_TEST
 
+/* The same attack with nothing but JSON-RPC (the session methods MCP's
+ * changes_* tools call): a session in overlay mode, the link applied, then
+ * replaced by a directory; the change list and the diff hold nothing of
+ * what the link pointed at. */
+struct srv {
+	pid_t pid;
+	int in, out;
+	char buf[1 << 17];
+	size_t len;
+};
+
+static json_t *rpc(struct srv *s, int id, const char *method, const char *params)
+{
+	char *line;
+
+	ck_assert_int_ge(asprintf(&line,
+				  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}\n",
+				  id, method, params),
+			 0);
+	ck_assert_int_eq(write(s->in, line, strlen(line)), (ssize_t)strlen(line));
+	free(line);
+	for (;;) {
+		char *nl = memchr(s->buf, '\n', s->len);
+		struct pollfd pf = { .fd = s->out, .events = POLLIN };
+		ssize_t n;
+
+		if (nl) {
+			json_t *v = json_loadb(s->buf, (size_t)(nl - s->buf), 0, NULL);
+
+			ck_assert_msg(v, "bad response: %.*s", (int)(nl - s->buf), s->buf);
+			s->len -= (size_t)(nl + 1 - s->buf);
+			memmove(s->buf, nl + 1, s->len);
+			return v;
+		}
+		ck_assert_msg(poll(&pf, 1, 60000) == 1, "no response");
+		n = read(s->out, s->buf + s->len, sizeof(s->buf) - s->len);
+		ck_assert_msg(n > 0, "server closed its output");
+		s->len += (size_t)n;
+	}
+}
+
+START_TEST(test_session_link_applied_then_replaced)
+{
+	char policy[4200], opt[4300], params[4600];
+	struct srv s = { 0 };
+	int a[2], b[2], st;
+	json_t *r, *res, *first;
+	FILE *f;
+
+	snprintf(policy, sizeof(policy), "%s/session-policy.json", state);
+	f = fopen(policy, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"workdir\": {\"mode\": \"overlay\"}, \"validators\": {\"enabled\": false}, "
+	      "\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}}\n",
+	      f);
+	fclose(f);
+	snprintf(opt, sizeof(opt), "--policy=%s", policy);
+	ck_assert_int_eq(pipe2(a, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(b, O_CLOEXEC), 0);
+	s.pid = fork();
+	ck_assert_int_ge(s.pid, 0);
+	if (s.pid == 0) {
+		dup2(a[0], 0);
+		dup2(b[1], 1);
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "serve", opt, "--timeout=30", (char *)NULL);
+		_exit(127);
+	}
+	close(a[0]);
+	close(b[1]);
+	s.in = a[1];
+	s.out = b[0];
+
+	snprintf(params, sizeof(params), "{\"workdir\":\"%s\",\"isolation\":\"fresh\"}", workdir);
+	r = rpc(&s, 1, "session.create", params);
+	ck_assert_msg(json_object_get(r, "result"), "%s", json_dumps(r, 0));
+	json_decref(r);
+	snprintf(params, sizeof(params), "{\"session\":\"s1\",\"command\":\"ln -s %s sub\"}",
+		 secret);
+	r = rpc(&s, 2, "session.exec", params);
+	res = json_object_get(r, "result");
+	ck_assert_msg(json_integer_value(json_object_get(res, "exit_code")) == 0 && res, "%s",
+		      json_dumps(r, 0));
+	first = r;
+	json_decref(rpc(&s, 3, "session.changes.apply", "{\"session\":\"s1\"}"));
+	ck_assert(is_link("sub"));
+	r = rpc(&s, 4, "session.exec",
+		"{\"session\":\"s1\",\"command\":\"rm sub && mkdir sub && echo mine > sub/own\"}");
+	res = json_object_get(r, "result");
+	ck_assert_ptr_null(entry(res, "sub/secret.txt"));
+	json_decref(r);
+	r = rpc(&s, 5, "session.changes.diff", "{\"session\":\"s1\"}");
+	{
+		json_t *c = json_object_get(json_object_get(r, "result"), "changes");
+		const char *diff = json_string_value(json_object_get(c, "diff"));
+		json_t *e;
+		size_t i;
+
+		ck_assert_msg(diff && !strstr(diff, marker) && !strstr(diff, "secret.txt"),
+			      "the diff read through the link: %s", json_dumps(r, 0));
+		json_array_foreach (json_object_get(c, "entries"), i, e)
+			ck_assert_str_ne(json_string_value(json_object_get(e, "path")),
+					 "sub/secret.txt");
+	}
+	json_decref(r);
+	json_decref(rpc(&s, 6, "session.changes.apply", "{\"session\":\"s1\"}"));
+	close(s.in);
+	ck_assert_int_eq(waitpid(s.pid, &st, 0), s.pid);
+	close(s.out);
+	ck_assert(is_dir("sub"));
+	secret_intact();
+	/* the link was reported with where it leads */
+	ck_assert(has_warning(entry(json_object_get(first, "result"), "sub"),
+			      "symlink-outside-workdir"));
+	json_decref(first);
+}
+END_TEST
+
 /* ---- set-id bits and capabilities ------------------------------------------------ */
 
 static mode_t mode_of(const char *rel)
@@ -649,6 +769,7 @@ int main(void)
 	tcase_add_test(links, test_dir_swapped_for_link_between_steps);
 	tcase_add_test(links, test_upper_links_not_followed);
 	tcase_add_test(links, test_link_warnings);
+	tcase_add_test(links, test_session_link_applied_then_replaced);
 	tcase_add_test(setid, test_apply_strips_setid_cli);
 	tcase_add_test(setid, test_apply_strips_setid);
 	tcase_add_test(caps, test_apply_drops_capabilities);
