@@ -549,6 +549,46 @@ START_TEST(test_session_link_applied_then_replaced)
 }
 END_TEST
 
+/* A dead ward's run record lists its placeholders by path; when a later
+ * ward sweeps it, a directory on the way that has become a link (to a
+ * directory holding something that looks like a placeholder) must not lead
+ * it to remove anything there. */
+START_TEST(test_sweep_not_through_link)
+{
+	char runs[4200], rec[4300], path[4200], line[4300];
+	char *out = NULL, *err = NULL;
+	struct stat st;
+	FILE *f;
+
+	snprintf(runs, sizeof(runs), "%s/ward", state);
+	ck_assert_int_eq(mkdir(runs, 0700), 0);
+	snprintf(runs, sizeof(runs), "%s/ward/runs", state);
+	ck_assert_int_eq(mkdir(runs, 0700), 0);
+	/* what looks like a placeholder, outside the workdir */
+	snprintf(path, sizeof(path), "%s/.vscode", secret);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(chmod(path, 01555), 0);
+	snprintf(path, sizeof(path), "%s/sub", workdir);
+	ck_assert_int_eq(symlink(secret, path), 0);
+	/* the record of a ward long gone (no such pid) */
+	snprintf(rec, sizeof(rec), "%s/4194000-1-0", runs);
+	snprintf(line, sizeof(line), "%s/sub/.vscode\n", workdir);
+	f = fopen(rec, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(line, f);
+	fclose(f);
+	ck_assert_int_eq(cli(&out, &err, "true", NULL), 0);
+	free(out);
+	free(err);
+	/* swept (the record is gone), and nothing removed through the link */
+	ck_assert_int_ne(access(rec, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/.vscode", secret);
+	ck_assert_msg(lstat(path, &st) == 0 && S_ISDIR(st.st_mode),
+		      "a directory outside the workdir was removed through a link");
+	chmod(path, 0755);
+}
+END_TEST
+
 /* ---- set-id bits and capabilities ------------------------------------------------ */
 
 static mode_t mode_of(const char *rel)
@@ -770,6 +810,7 @@ int main(void)
 	tcase_add_test(links, test_upper_links_not_followed);
 	tcase_add_test(links, test_link_warnings);
 	tcase_add_test(links, test_session_link_applied_then_replaced);
+	tcase_add_test(links, test_sweep_not_through_link);
 	tcase_add_test(setid, test_apply_strips_setid_cli);
 	tcase_add_test(setid, test_apply_strips_setid);
 	tcase_add_test(caps, test_apply_drops_capabilities);
