@@ -658,7 +658,7 @@ struct ward_changeset *ward_changeset_scan(const char *upper, const char *lower,
 	}
 	/* both tops as named (the person's workdir, ward's own upper); below
 	 * them nothing is followed */
-	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0 || fstat(ufd, &us) < 0) {
 		ward_error_make(err, errno, "change set '%s'", upper);
 		ward_changeset_free(cs);
@@ -940,7 +940,7 @@ int ward_changeset_apply(struct ward_changeset *cs, const struct ward_protect *p
 	wfd = open(cs->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
 		return ward_error_make(err, errno, "open workdir '%s'", cs->workdir);
-	ufd = open(cs->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ufd = open(cs->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0)
 		return ward_error_make(err, errno, "open change set '%s'", cs->upper);
 	/* 1. what is gone or replaced, deepest first */
@@ -1108,6 +1108,7 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 	char path[PATH_MAX], buf[PATH_MAX], upper[PATH_MAX];
 	struct ward_changeset *cs;
 	struct stat st;
+	_cleanup_close_ int sfd = -1;
 
 	if (!ward_changeset_valid_name(name)) {
 		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
@@ -1125,18 +1126,25 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 		ward_error_make(err, ENAMETOOLONG, "change set '%s'", name);
 		return NULL;
 	}
-	if (stat(upper, &st) < 0) {
-		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno, "change set '%s'",
-				     name);
+	/* the set's directory and what is in it, none of them a link */
+	sfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0 || fstatat(sfd, "upper", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, sfd < 0 ? errno : ENOTDIR,
+				     "change set '%s'", name);
 		return NULL;
 	}
 	{
 		char wd[PATH_MAX];
+		_cleanup_close_ int wfd = openat(sfd, "workdir",
+						 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		ssize_t n = wfd < 0 ? -1 : read(wfd, wd, sizeof(wd) - 1);
 
-		if (ward_read_file(buf, wd, sizeof(wd)) <= 0) {
-			ward_error_make(err, errno, "change set '%s': read its workdir", name);
+		if (n <= 0 || wd[0] != '/') {
+			ward_error_make(err, n < 0 ? errno : EINVAL, "change set '%s': read its workdir",
+					name);
 			return NULL;
 		}
+		wd[n] = '\0';
 		cs = ward_changeset_scan(upper, wd, err);
 	}
 	if (!cs)
@@ -1298,7 +1306,7 @@ static void link_shown(char *buf, size_t size, const char *target, bool esc)
 
 static int diff_to(const struct ward_changeset *cs, int fd, bool esc, struct ward_error **err)
 {
-	_cleanup_close_ int ufd = open(cs->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int ufd = open(cs->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int wfd = open(cs->workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (ufd < 0)
