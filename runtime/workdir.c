@@ -268,6 +268,38 @@ static int open_real_parent(const char *path, const char **name)
 	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
 }
 
+/* open_real_parent() for this run's placeholders, the last directory kept
+ * open: most placeholders lie in one (the workdir), and each openat2 costs
+ * a path walk. Borrowed: the caller does not close it. A directory held
+ * since before the command ran is still the one ward reached without a
+ * link; only its own placeholder, checked by inode, is touched in it. */
+static int ph_parent(struct ward_workdir_prep *w, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	if (w->ph_dir && slash && slash[1] && strlen(w->ph_dir) == n &&
+	    strncmp(w->ph_dir, path, n) == 0) {
+		*name = slash + 1;
+		return w->ph_dir_fd;
+	}
+	fd = open_real_parent(path, name);
+	if (fd < 0)
+		return -1;
+	if (w->ph_dir_fd >= 0)
+		close(w->ph_dir_fd);
+	free(w->ph_dir);
+	w->ph_dir = strndup(path, n);
+	w->ph_dir_fd = w->ph_dir ? fd : -1;
+	if (!w->ph_dir) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	return fd;
+}
+
 /* Remove a placeholder unless another ward still holds it. fd is ours,
  * held shared, and id what it was when taken; or fd < 0 for one found in a
  * dead ward's record. Returns false when it is still there, held by someone
@@ -446,7 +478,7 @@ static void ph_return(struct ward_workdir_prep *w, const char *path, int fd,
 {
 	struct stat now;
 	const char *name;
-	_cleanup_close_ int pfd = open_real_parent(path, &name);
+	int pfd = ph_parent(w, path, &name);
 
 	if (pfd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
 	    fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_id(&now, id) &&
@@ -496,7 +528,7 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 		/* made, opened and checked from the parent's descriptor, reached
 		 * without a link: one swapped in on the way since the plan looked
 		 * never puts a placeholder outside the workdir */
-		_cleanup_close_ int pfd = open_real_parent(path, &name);
+		int pfd = ph_parent(w, path, &name);
 		int taken = pfd < 0 ? -1 : pool_take(w, pfd, name);
 		bool made = taken == 1 || (taken < 0 && pfd >= 0 && mkdirat(pfd, name, PH_MODE) == 0);
 
@@ -1194,6 +1226,11 @@ static void prep_release(struct ward_workdir_prep *w)
 	free(w->ph_fds);
 	w->ph = NULL;
 	w->ph_fds = NULL;
+	if (w->ph_dir_fd >= 0)
+		close(w->ph_dir_fd);
+	w->ph_dir_fd = -1;
+	free(w->ph_dir);
+	w->ph_dir = NULL;
 	w->n_ph = 0;
 	for (size_t i = 0; i < w->n_mounts; i++)
 		free(w->mounts[i].path);
@@ -1318,6 +1355,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	w->set_fd = -1;
 	w->run_fd = -1;
 	w->pool_fd = -1;
+	w->ph_dir_fd = -1;
 	w->report = calloc(1, sizeof(*w->report));
 	if (!w->report)
 		return ward_error_make(err, ENOMEM, "workdir report");
