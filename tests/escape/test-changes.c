@@ -789,6 +789,27 @@ START_TEST(test_terminal_escapes_elsewhere)
 	ck_assert_msg(strstr(out, "alias zz=ls \\x1b[31m"), "aliases: %s", out);
 	free(out);
 	free(err);
+
+	/* ward's own word on a command that cannot start, or a redirect
+	 * that cannot open (--no-shell) */
+	{
+		char *argv_r[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+				   (char *)"-C", workdir, (char *)"--", (char *)"no\033[2Jsuch", NULL };
+		char *argv_n[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+				   (char *)"-C", workdir, (char *)"--no-shell", (char *)"-c",
+				   (char *)"cat < no\033[1Afile", NULL };
+
+		harness_capture(argv_r, &out, &err);
+		no_controls("ward run's exec failure", err);
+		ck_assert_ptr_nonnull(strstr(err, "no\\x1b[2Jsuch"));
+		free(out);
+		free(err);
+		harness_capture(argv_n, &out, &err);
+		no_controls("ward run --no-shell's redirect failure", err);
+		ck_assert_ptr_nonnull(strstr(err, "no\\x1b[1Afile"));
+		free(out);
+		free(err);
+	}
 }
 END_TEST
 
