@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
-#include "ward/request.h"
 #include "runtime/workdir-internal.h"
+#include "ward/request.h"
 
 struct ward_changeset {
 	char *upper;   /* the overlay's upper directory */
@@ -212,6 +212,7 @@ static bool link_leaves(const char *workdir, const char *rel, const char *target
 	if (target[0] == '/') {
 		size_t n = strlen(workdir);
 		char *norm = malloc(strlen(target) + 2), *o = norm;
+		bool inside;
 
 		if (!norm)
 			return true;
@@ -224,11 +225,10 @@ static bool link_leaves(const char *workdir, const char *rel, const char *target
 				p++;
 			e = p + strcspn(p, "/");
 			len = (size_t)(e - p);
-			if (len == 0 || (len == 1 && p[0] == '.')) {
-			} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (len == 2 && p[0] == '.' && p[1] == '.') {
 				while (o > norm && *--o != '/')
 					;
-			} else {
+			} else if (len && !(len == 1 && p[0] == '.')) {
 				*o++ = '/';
 				memcpy(o, p, len);
 				o += len;
@@ -236,8 +236,8 @@ static bool link_leaves(const char *workdir, const char *rel, const char *target
 			p = e;
 		}
 		*o = '\0';
-		bool inside = n > 0 && strncmp(norm, workdir, n) == 0 &&
-			      (norm[n] == '\0' || norm[n] == '/' || (n == 1 && workdir[0] == '/'));
+		inside = n > 0 && strncmp(norm, workdir, n) == 0 &&
+			 (norm[n] == '\0' || norm[n] == '/' || (n == 1 && workdir[0] == '/'));
 		free(norm);
 		return !inside;
 	}
