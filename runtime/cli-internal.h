@@ -62,6 +62,14 @@ int ward_settle_changes(const struct run_options *o, struct ward_result *res,
 int ward_cli_front_door(const struct ward_config *cfg, const char *command, char *const argv[],
 			bool approved, bool may_ask, struct ward_error **err);
 
+/* s as a person's terminal may show it: control characters, bytes that are
+ * not UTF-8 and invisible reordering marks escaped, one line
+ * (ward_text_escape() without WARD_ESCAPE_MULTILINE). The text stays valid
+ * until this thread's eighth next call; never NULL. For every name, command
+ * or message printed for a person that may hold what a command or a model
+ * wrote; never for JSON. */
+const char *ward_shown(const char *s);
+
 int ward_cmd_run(int argc, char **argv);
 int ward_cmd_changes(int argc, char **argv);
 int ward_cmd_diff(int argc, char **argv);

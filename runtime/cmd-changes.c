@@ -90,6 +90,27 @@ int ward_settle_changes(const struct run_options *o, struct ward_result *res,
 	return 0;
 }
 
+/* One line per entry a person should look at: what apply strips (or has
+ * stripped), links that lead out of the workdir. */
+static void print_warnings(FILE *f, const struct ward_changeset *cs, bool applied)
+{
+	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
+		const struct ward_change *c = ward_changeset_get(cs, i);
+		const char *p = ward_shown(c->path[0] ? c->path : ".");
+
+		if (c->warn & WARD_CHANGE_WARN_SETID)
+			fprintf(f, "ward: warning: '%s': set-uid/set-gid bits %s\n", p,
+				applied ? "were not applied" : "are not applied");
+		if (c->warn & WARD_CHANGE_WARN_CAPS)
+			fprintf(f, "ward: warning: '%s': file capabilities %s\n", p,
+				applied ? "were not applied" : "are not applied");
+		if (c->warn & WARD_CHANGE_WARN_LINK_OUT)
+			fprintf(f, "ward: warning: '%s': symbolic link leads outside the workdir "
+				   "('%s')\n",
+				p, ward_shown(c->target ? c->target : ""));
+	}
+}
+
 void ward_print_changes_summary(FILE *f, const struct ward_result *res)
 {
 	const struct ward_workdir_report *w = res->workdir;
@@ -105,6 +126,7 @@ void ward_print_changes_summary(FILE *f, const struct ward_result *res)
 			w->change_name);
 	else if (w->change_action[0])
 		fprintf(f, "ward: %zu change%s %s\n", n, n == 1 ? "" : "s", w->change_action);
+	print_warnings(f, w->changes, strcmp(w->change_action, "applied") == 0);
 }
 
 /* ---- ward changes / diff / apply / discard ------------------------------------------ */
@@ -117,7 +139,7 @@ static const char *const kind_names[] = {
 
 static int usage_error(const char *cmd, const char *msg)
 {
-	fprintf(stderr, "ward %s: %s\n", cmd, msg);
+	fprintf(stderr, "ward %s: %s\n", cmd, ward_shown(msg));
 	fprintf(stderr, "usage: ward changes | ward diff NAME | ward apply NAME "
 			"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n");
 	return WARD_EXIT_OWN_ERROR;
@@ -125,7 +147,7 @@ static int usage_error(const char *cmd, const char *msg)
 
 static int fail(const char *cmd, struct ward_error *err)
 {
-	fprintf(stderr, "ward %s: %s\n", cmd, err ? err->message : "failed");
+	fprintf(stderr, "ward %s: %s\n", cmd, err ? ward_shown(err->message) : "failed");
 	ward_error_free(err);
 	return WARD_EXIT_OWN_ERROR;
 }
@@ -146,10 +168,11 @@ int ward_cmd_changes(int argc, char **argv)
 		struct ward_changeset *cs = ward_changeset_open(NULL, names[i], NULL);
 
 		if (cs)
-			printf("%s\t%zu change%s\t%s\n", names[i], ward_changeset_count(cs),
-			       ward_changeset_count(cs) == 1 ? "" : "s", ward_changeset_workdir(cs));
+			printf("%s\t%zu change%s\t%s\n", ward_shown(names[i]),
+			       ward_changeset_count(cs), ward_changeset_count(cs) == 1 ? "" : "s",
+			       ward_shown(ward_changeset_workdir(cs)));
 		else
-			printf("%s\t(unreadable)\n", names[i]);
+			printf("%s\t(unreadable)\n", ward_shown(names[i]));
 		ward_changeset_free(cs);
 	}
 	ward_protect_strv_free(names);
@@ -184,10 +207,12 @@ int ward_cmd_diff(int argc, char **argv)
 	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
 		const struct ward_change *c = ward_changeset_get(cs, i);
 
-		printf("# %s %s\n", kind_names[c->kind], c->path[0] ? c->path : ".");
+		printf("# %s %s\n", kind_names[c->kind], ward_shown(c->path[0] ? c->path : "."));
 	}
 	fflush(stdout);
-	if (ward_changeset_diff(cs, 1, &err) < 0) {
+	/* for the person who reviews it: nothing the command wrote reaches
+	 * the terminal as a control sequence */
+	if (ward_changeset_diff_escaped(cs, 1, &err) < 0) {
 		ward_changeset_free(cs);
 		return fail("diff", err);
 	}
@@ -251,9 +276,13 @@ int ward_cmd_apply(int argc, char **argv)
 	}
 	if (rc == 0)
 		rc = ward_changeset_apply(cs, pr, &err);
-	if (rc == 0)
+	if (rc == 0) {
 		printf("applied %zu change%s to %s\n", ward_changeset_count(cs),
-		       ward_changeset_count(cs) == 1 ? "" : "s", ward_changeset_workdir(cs));
+		       ward_changeset_count(cs) == 1 ? "" : "s",
+		       ward_shown(ward_changeset_workdir(cs)));
+		fflush(stdout);
+		print_warnings(stderr, cs, true);
+	}
 	ward_changeset_free(cs);
 	ward_config_release(&cfg);
 	return rc < 0 ? fail("apply", err) : 0;
@@ -270,7 +299,7 @@ int ward_cmd_discard(int argc, char **argv)
 		return WARD_EXIT_OWN_ERROR;
 	if (ward_changeset_busy(cs)) {
 		fprintf(stderr, "ward discard: change set '%s' is in use by another run\n",
-			argv[1]);
+			ward_shown(argv[1]));
 		ward_changeset_free(cs);
 		return WARD_EXIT_OWN_ERROR;
 	}

@@ -22,7 +22,7 @@ int ward_cmd_doctor(int argc, char **argv)
 			       "sandbox works here, 1 when it does not.\n");
 			return 0;
 		} else {
-			fprintf(stderr, "ward doctor: unknown option '%s'\n", argv[i]);
+			fprintf(stderr, "ward doctor: unknown option '%s'\n", ward_shown(argv[i]));
 			return WARD_EXIT_OWN_ERROR;
 		}
 	}

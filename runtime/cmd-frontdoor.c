@@ -16,8 +16,10 @@ static bool ask_tty(void *ctx, const struct ward_verdict *v)
 	(void)ctx;
 	if (!tty)
 		return false;
-	fprintf(tty, "ward: '%s' needs approval (%s: %s)\nrun it? [y/N] ", v->segment, v->rule,
-		v->words);
+	/* the command as the person must see it: a carriage return or an
+	 * erase-line sequence must not show them another command */
+	fprintf(tty, "ward: '%s' needs approval (%s: %s)\nrun it? [y/N] ", ward_shown(v->segment),
+		ward_shown(v->rule), ward_shown(v->words));
 	fflush(tty);
 	yes = fgets(line, sizeof(line), tty) &&
 	      (strcmp(line, "y\n") == 0 || strcmp(line, "Y\n") == 0 || strcmp(line, "yes\n") == 0);

@@ -702,7 +702,7 @@ static int run_streaming(struct run_options *o)
 
 	if (ward_cli_front_door(&o->cfg, o->shell, o->shell ? NULL : o->argv, o->approve, true,
 				&err) < 0) {
-		fprintf(stderr, "ward: %s\n", err->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;
 	}
@@ -713,15 +713,15 @@ static int run_streaming(struct run_options *o)
 	fflush(stdout);
 	if ((o->no_shell ? ward_run_noshell(&o->cfg, o->shell, &res, &err)
 			 : ward_run(&o->cfg, o->shell ? shell_argv : o->argv, &res, &err)) < 0) {
-		fprintf(stderr, "ward: %s\n", err->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;
 	}
 	if (res.error)
-		fprintf(stderr, "ward: %s\n", res.error->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(res.error->message));
 	status = ward_result_exit_status(&res);
 	if (ward_settle_changes(o, &res, &err) < 0) {
-		fprintf(stderr, "ward: %s\n", err->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		err = NULL;
 		if (status == 0)
@@ -739,7 +739,7 @@ int ward_cmd_run(int argc, char **argv)
 	int status;
 
 	if (ward_run_options_parse(argc, argv, &o, &err) < 0) {
-		fprintf(stderr, "ward run: %s\n", err->message);
+		fprintf(stderr, "ward run: %s\n", ward_shown(err->message));
 		if (err->kind == WARD_ERR_INVALID_PARAMETERS)
 			fprintf(stderr, "try 'ward run --help'\n");
 		ward_error_free(err);

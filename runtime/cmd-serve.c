@@ -585,6 +585,17 @@ static int changes_object(struct ward_session *s, bool diff, json_t **out,
 			json_object_set_new(e, "size", json_integer(c->size));
 		if (c->old_size >= 0)
 			json_object_set_new(e, "old_size", json_integer(c->old_size));
+		if (c->target)
+			json_object_set_new(e, "target", text_json(c->target, strlen(c->target)));
+		if (c->warn) {
+			json_t *wl = json_array();
+
+			for (unsigned bit = 1; bit; bit <<= 1)
+				if ((c->warn & bit) && ward_change_warning_name(bit))
+					json_array_append_new(wl,
+							      json_string(ward_change_warning_name(bit)));
+			json_object_set_new(e, "warnings", wl);
+		}
 		json_array_append_new(list, e);
 	}
 	o = json_object();
@@ -1477,7 +1488,7 @@ int ward_cmd_serve(int argc, char **argv)
 	int rc;
 
 	if (serve_options_parse(argc, argv, &o, &help, &err) < 0) {
-		fprintf(stderr, "ward serve: %s\ntry 'ward serve --help'\n", err->message);
+		fprintf(stderr, "ward serve: %s\ntry 'ward serve --help'\n", ward_shown(err->message));
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;
 	}
@@ -1489,7 +1500,7 @@ int ward_cmd_serve(int argc, char **argv)
 	/* A bad policy or workdir is said now, once, rather than per session. */
 	ward_config_init(&probe);
 	if (serve_config(&o, &probe, &err) < 0) {
-		fprintf(stderr, "ward serve: %s\n", err->message);
+		fprintf(stderr, "ward serve: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		ward_config_release(&probe);
 		free(o.policy_owned);

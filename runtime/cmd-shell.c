@@ -205,10 +205,10 @@ static void print_result(const struct ward_session_result *r)
 	if (r->run.output_len && r->run.output[r->run.output_len - 1] != '\n')
 		ward_write_all(1, "\n", 1);
 	if (r->run.error)
-		fprintf(stderr, "ward: %s\n", r->run.error->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(r->run.error->message));
 	if (r->cwd_refused)
 		fprintf(stderr, "ward: the session stays in '%s': '%s' is outside the policy\n",
-			r->cwd, r->cwd_refused);
+			ward_shown(r->cwd), ward_shown(r->cwd_refused));
 }
 
 static void print_history(struct ward_session *s, enum ward_history_match how, const char *q)
@@ -218,12 +218,13 @@ static void print_history(struct ward_session *s, enum ward_history_match how, c
 	size_t n = 0, i;
 
 	if (ward_session_history(s, how, q, 0, &h, &n, &err) < 0) {
-		fprintf(stderr, "ward: %s\n", err->message);
+		fprintf(stderr, "ward: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		printf("%5llu  %3d  %s\n", (unsigned long long)h[i].id, h[i].exit_code, h[i].command);
+		printf("%5llu  %3d  %s\n", (unsigned long long)h[i].id, h[i].exit_code,
+		       ward_shown(h[i].command));
 	ward_history_free(h, n);
 }
 
@@ -288,7 +289,7 @@ static int builtin(struct ward_session *s, char *line)
 		size_t i;
 
 		for (i = 0; v && v[i]; i++)
-			printf("%s%s\n", line[0] == 'a' ? "alias " : "", v[i]);
+			printf("%s%s\n", line[0] == 'a' ? "alias " : "", ward_shown(v[i]));
 		ward_env_free(v);
 		return 1;
 	}
@@ -312,7 +313,7 @@ static int builtin(struct ward_session *s, char *line)
 	return 0;
 done:
 	if (rc < 0 || err) {
-		fprintf(stderr, "ward: %s\n", err ? err->message : "failed");
+		fprintf(stderr, "ward: %s\n", err ? ward_shown(err->message) : "failed");
 		ward_error_free(err);
 	}
 	return 1;
@@ -325,7 +326,7 @@ static bool ask_person(void *ctx, const struct ward_verdict *v)
 
 	(void)ctx;
 	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ",
-		v->segment ? v->segment : "", v->rule ? v->rule : "");
+		ward_shown(v->segment ? v->segment : ""), ward_shown(v->rule ? v->rule : ""));
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
 		return false;
@@ -360,7 +361,7 @@ int ward_cmd_shell(int argc, char **argv)
 
 	memset(&ed, 0, sizeof(ed));
 	if (serve_options_parse(argc, argv, &o, &help, &err) < 0) {
-		fprintf(stderr, "ward shell: %s\ntry 'ward shell --help'\n", err->message);
+		fprintf(stderr, "ward shell: %s\ntry 'ward shell --help'\n", ward_shown(err->message));
 		ward_error_free(err);
 		return WARD_EXIT_OWN_ERROR;
 	}
@@ -429,7 +430,7 @@ int ward_cmd_shell(int argc, char **argv)
 			int rc = ward_session_exec(s, line, &eo, &r, &err);
 
 			if (rc < 0) {
-				fprintf(stderr, "ward: %s\n", err->message);
+				fprintf(stderr, "ward: %s\n", ward_shown(err->message));
 				ward_error_free(err);
 				err = NULL;
 				status = WARD_EXIT_OWN_ERROR;
@@ -450,7 +451,7 @@ int ward_cmd_shell(int argc, char **argv)
 	free(o.policy_owned);
 	return status;
 fail:
-	fprintf(stderr, "ward shell: %s\n", err->message);
+	fprintf(stderr, "ward shell: %s\n", ward_shown(err->message));
 	ward_error_free(err);
 	ward_session_options_release(&opt);
 	ward_config_release(&cfg);

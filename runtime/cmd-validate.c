@@ -53,16 +53,16 @@ static void print_text(const struct ward_verdict *v)
 
 	printf("verdict: %s\n", ward_verdict_kind_name(v->kind));
 	if (v->kind != WARD_VERDICT_ALLOWED) {
-		printf("rule: %s (%s)\n", v->rule, v->category);
-		printf("why: %s\n", v->words);
-		printf("segment: '%s' at %zu\n", v->segment, v->offset);
+		printf("rule: %s (%s)\n", ward_shown(v->rule), ward_shown(v->category));
+		printf("why: %s\n", ward_shown(v->words));
+		printf("segment: '%s' at %zu\n", ward_shown(v->segment), v->offset);
 		if (v->matched && *v->matched)
-			printf("matched: '%s'\n", v->matched);
+			printf("matched: '%s'\n", ward_shown(v->matched));
 	}
 	printf("segments:\n");
 	for (i = 0; i < v->n_segments; i++)
 		printf("  %zu+%zu%*s %s\n", v->segments[i].offset, v->segments[i].length,
-		       2 * v->segments[i].depth + 1, "", v->segments[i].argv);
+		       2 * v->segments[i].depth + 1, "", ward_shown(v->segments[i].argv));
 }
 
 static char *read_stdin(size_t max, size_t *len)
@@ -148,11 +148,12 @@ int ward_cmd_validate(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		case ':':
-			fprintf(stderr, "ward validate: option '%s' needs a value\n", argv[optind - 1]);
+			fprintf(stderr, "ward validate: option '%s' needs a value\n",
+				ward_shown(argv[optind - 1]));
 			return WARD_EXIT_OWN_ERROR;
 		default:
 			fprintf(stderr, "ward validate: unknown option '%s'\ntry 'ward validate --help'\n",
-				argv[optind - 1]);
+				ward_shown(argv[optind - 1]));
 			return WARD_EXIT_OWN_ERROR;
 		}
 	}
@@ -163,15 +164,16 @@ int ward_cmd_validate(int argc, char **argv)
 	if (!no_policy && !policy)
 		policy = path = ward_policy_default_path();
 	if (policy && ward_policy_load(policy, &cfg, &err) < 0) {
-		fprintf(stderr, "ward validate: %s\n", err->message);
+		fprintf(stderr, "ward validate: %s\n", ward_shown(err->message));
 		goto out;
 	}
 	if (list) {
 		size_t i, n = ward_rules_count(cfg.rules);
 
 		for (i = 0; i < n; i++)
-			printf("%-34s %-9s %s%s\n", ward_rules_id(cfg.rules, i),
-			       ward_rules_category(cfg.rules, i), ward_rules_words(cfg.rules, i),
+			printf("%-34s %-9s %s%s\n", ward_shown(ward_rules_id(cfg.rules, i)),
+			       ward_shown(ward_rules_category(cfg.rules, i)),
+			       ward_shown(ward_rules_words(cfg.rules, i)),
 			       ward_rules_refuses(cfg.rules, i) ||
 					       strcmp(ward_rules_category(cfg.rules, i), "approval") == 0 ?
 				       "" :
@@ -211,7 +213,7 @@ int ward_cmd_validate(int argc, char **argv)
 		if (json)
 			print_json_failure(err);
 		else
-			fprintf(stderr, "ward validate: %s\n", err->message);
+			fprintf(stderr, "ward validate: %s\n", ward_shown(err->message));
 		status = err->kind == WARD_ERR_INVALID_PARAMETERS ? 1 : WARD_EXIT_OWN_ERROR;
 		goto out;
 	}

@@ -1,5 +1,6 @@
 /* doctor.c — host probes for `ward doctor`. */
 #include "ward/doctor.h"
+#include "ward/request.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -308,6 +309,16 @@ static const char *status_name(enum ward_check_status s)
 	return s == WARD_CHECK_OK ? "ok" : s == WARD_CHECK_LIMITED ? "limited" : "missing";
 }
 
+/* Text for a person: details quote paths and the kernel's words, which
+ * must not drive the terminal (ward_text_escape()). */
+static void put_text(FILE *f, const char *s)
+{
+	char *e = ward_text_escape(s, strlen(s), 0);
+
+	fputs(e ? e : "?", f);
+	free(e);
+}
+
 void ward_doctor_print(const struct ward_doctor *d, FILE *f)
 {
 	int i;
@@ -315,11 +326,18 @@ void ward_doctor_print(const struct ward_doctor *d, FILE *f)
 	for (i = 0; i < d->n_checks; i++) {
 		const struct ward_check *c = &d->checks[i];
 
-		fprintf(f, "%-8s %-16s %s\n", status_name(c->status), c->name, c->detail);
-		if (c->fix[0])
-			fprintf(f, "%-8s %-16s fix: %s\n", "", "", c->fix);
+		fprintf(f, "%-8s %-16s ", status_name(c->status), c->name);
+		put_text(f, c->detail);
+		fputc('\n', f);
+		if (c->fix[0]) {
+			fprintf(f, "%-8s %-16s fix: ", "", "");
+			put_text(f, c->fix);
+			fputc('\n', f);
+		}
 	}
-	fprintf(f, "\n%s\n", d->summary);
+	fputc('\n', f);
+	put_text(f, d->summary);
+	fputc('\n', f);
 }
 
 char *ward_doctor_to_json(const struct ward_doctor *d)

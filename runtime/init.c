@@ -31,6 +31,7 @@
 #include "runtime/noshell-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
+#include "ward/request.h"
 
 /* The child is a private copy of the supervisor: static storage here is its
  * own, and using it avoids malloc. */
@@ -183,8 +184,15 @@ void ward_exec_argv(char *const argv[], char *const envp[], const char *path_env
 	}
 	if (eacces && saved == ENOENT)
 		saved = EACCES;
-fail:
-	dprintf(2, "ward: %s: %s\n", file ? file : "", strerror(saved));
+fail: {
+	/* the command's name as the model wrote it, shown inert (a stack
+	 * buffer: nothing allocated in the child) */
+	char shown[WARD_ESCAPE_MAX(256)];
+	size_t n = file ? strnlen(file, 256) : 0;
+
+	ward_text_escape_buf(file ? file : "", n, 0, true, shown, NULL);
+	dprintf(2, "ward: %s: %s\n", shown, strerror(saved));
+}
 	_exit(saved == ENOENT ? WARD_EXIT_NOT_FOUND : WARD_EXIT_CANNOT_EXEC);
 }
 

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "ward: unknown command '%s'\n", argv[1]);
+	fprintf(stderr, "ward: unknown command '%s'\n", ward_shown(argv[1]));
 	usage(stderr);
 	return WARD_EXIT_OWN_ERROR;
 }

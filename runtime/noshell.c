@@ -14,6 +14,7 @@
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/env.h"
+#include "ward/request.h"
 
 /* ---- supervisor side --------------------------------------------------------- */
 
@@ -207,7 +208,12 @@ static bool forwarded(int sig)
 
 __attribute__((noreturn)) static void child_fail(const char *what, const char *subject, int e)
 {
-	dprintf(2, "ward: %s '%s': %s\n", what, subject, strerror(e));
+	/* a name the model wrote, shown inert (a stack buffer: the child
+	 * allocates nothing) */
+	char shown[WARD_ESCAPE_MAX(256)];
+
+	ward_text_escape_buf(subject, strnlen(subject, 256), 0, true, shown, NULL);
+	dprintf(2, "ward: %s '%s': %s\n", what, shown, strerror(e));
 	_exit(1);
 }
 

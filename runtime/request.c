@@ -335,6 +335,18 @@ static json_t *workdir_object(const struct ward_workdir_report *w)
 				snprintf(m, sizeof(m), "%04o", (unsigned)ch->old_mode);
 				json_object_set_new(e, "old_mode", json_string(m));
 			}
+			if (ch->target)
+				json_object_set_new(e, "target",
+						    text_value(ch->target, strlen(ch->target)));
+			if (ch->warn) {
+				json_t *wl = json_array();
+
+				for (unsigned bit = 1; bit; bit <<= 1)
+					if ((ch->warn & bit) && ward_change_warning_name(bit))
+						json_array_append_new(
+							wl, json_string(ward_change_warning_name(bit)));
+				json_object_set_new(e, "warnings", wl);
+			}
 			json_array_append_new(list, e);
 		}
 		json_object_set_new(c, "entries", list);

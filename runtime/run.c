@@ -337,6 +337,9 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->wd.set_fd;
 	if (st->wd.run_fd >= 0)
 		p->close_fds[k++] = st->wd.run_fd;
+	/* a directory of the host's, reached from outside the view */
+	if (st->wd.ph_dir_fd >= 0)
+		p->close_fds[k++] = st->wd.ph_dir_fd;
 	return 0;
 }
 

@@ -44,6 +44,10 @@ struct ward_workdir_prep {
 	} *ph;
 	int *ph_fds;
 	size_t n_ph;
+	/* the directory holding the last placeholder made or returned, reached
+	 * without a link (most share one: the workdir), and its path */
+	int ph_dir_fd;            /* -1 when none */
+	char *ph_dir;
 	char *record;             /* direct mode: the run record's text */
 	/* the pool of spare placeholders (state/placeholders), direct mode */
 	int pool_fd;              /* -1 until used (or when there is none yet) */

@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
@@ -126,10 +128,29 @@ char *ward_state_dir_for(const char *configured, struct ward_error **err)
 	return dir;
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; the same number on x86-64 and aarch64 */
+#endif
+
+/* chmod of the inode open at fd (O_PATH included), never of what a name
+ * leads to: fchmodat2(AT_EMPTY_PATH) where the kernel has it (6.6), else
+ * through the descriptor's own /proc link, which leads to the inode itself. */
+static int chmod_fd(int fd, mode_t mode)
+{
+	char path[64];
+
+	if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL && errno != EBADF)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return chmod(path, mode);
+}
+
 int ward_rmtree_at(int dfd, const char *name)
 {
 	struct stat st;
-	int fd, rc = 0;
+	int fd, pfd, rc = 0;
 	DIR *d;
 	struct dirent *e;
 
@@ -137,11 +158,21 @@ int ward_rmtree_at(int dfd, const char *name)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
+	/* Held first, then made writable through the descriptor: a link
+	 * swapped in for the directory since the fstatat (the tree may be a
+	 * command's upper layer, or a workdir a command shares) is not opened,
+	 * so nothing outside is ever chmod'ed or walked. */
+	pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -1;
 	/* a command's chmod 0 (or overlay's own mode-0 work directory) must
 	 * not stop the clean-up */
-	if ((st.st_mode & 0700) != 0700 && fchmodat(dfd, name, 0700, 0) < 0)
+	if (fstat(pfd, &st) < 0 || ((st.st_mode & 0700) != 0700 && chmod_fd(pfd, 0700) < 0)) {
+		close(pfd);
 		return -1;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
 	if (fd < 0)
 		return -1;
 	d = fdopendir(fd);
@@ -209,6 +240,66 @@ static bool same_id(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The directory holding path's last component, reached without following
+ * any symbolic link; *name points at that component. Placeholder paths are
+ * real paths (the workdir is resolved when configured, and planning stops
+ * at every link), so a link on the way now means someone swapped one in:
+ * the name no longer leads to anything of ward's, and the caller leaves it.
+ * -1 with errno (ELOOP for a link). */
+static int open_real_parent(const char *path, const char **name)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	if (!slash || !slash[1]) {
+		errno = EINVAL;
+		return -1;
+	}
+	*name = slash + 1;
+	if ((size_t)snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			     path) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+}
+
+/* open_real_parent() for this run's placeholders, the last directory kept
+ * open: most placeholders lie in one (the workdir), and each openat2 costs
+ * a path walk. Borrowed: the caller does not close it. A directory held
+ * since before the command ran is still the one ward reached without a
+ * link; only its own placeholder, checked by inode, is touched in it. */
+static int ph_parent(struct ward_workdir_prep *w, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	if (w->ph_dir && slash && slash[1] && strlen(w->ph_dir) == n &&
+	    strncmp(w->ph_dir, path, n) == 0) {
+		*name = slash + 1;
+		return w->ph_dir_fd;
+	}
+	fd = open_real_parent(path, name);
+	if (fd < 0)
+		return -1;
+	if (w->ph_dir_fd >= 0)
+		close(w->ph_dir_fd);
+	free(w->ph_dir);
+	w->ph_dir = strndup(path, n);
+	w->ph_dir_fd = w->ph_dir ? fd : -1;
+	if (!w->ph_dir) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	return fd;
+}
+
 /* Remove a placeholder unless another ward still holds it. fd is ours,
  * held shared, and id what it was when taken; or fd < 0 for one found in a
  * dead ward's record. Returns false when it is still there, held by someone
@@ -219,9 +310,13 @@ static bool ph_release(const char *path, int fd, const struct stat *id)
 {
 	struct stat st, now;
 	bool gone = true;
+	const char *name;
+	_cleanup_close_ int pfd = open_real_parent(path, &name);
 
 	if (fd < 0) {
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0)
+			return true; /* gone, or not reached without a link: not ours */
+		fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return true;
 		if (fstat(fd, &st) < 0 || !ph_mode(&st)) {
@@ -233,8 +328,9 @@ static bool ph_release(const char *path, int fd, const struct stat *id)
 	/* Converting a shared lock drops it first: either the exclusive one is
 	 * ours, or someone else holds the placeholder and removes it later. */
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		if (lstat(path, &now) == 0 && same_id(&now, id))
-			rmdir(path);
+		if (pfd >= 0 && fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    same_id(&now, id))
+			unlinkat(pfd, name, AT_REMOVEDIR);
 	} else {
 		gone = false;
 	}
@@ -307,13 +403,13 @@ static void pool_open(struct ward_workdir_prep *w)
 	w->pool_count = w->n_pool;
 }
 
-/* A spare placeholder renamed to path: 1 when done, 0 when path exists
- * (errno EEXIST), -1 when the pool has none to give. */
-static int pool_take(struct ward_workdir_prep *w, const char *path)
+/* A spare placeholder renamed to name in the directory pfd: 1 when done, 0
+ * when the name exists (errno EEXIST), -1 when the pool has none to give. */
+static int pool_take(struct ward_workdir_prep *w, int pfd, const char *name)
 {
 	pool_open(w);
 	while (!w->pool_off && w->pool_fd >= 0 && w->pool_next < w->n_pool) {
-		if (renameat2(w->pool_fd, w->pool_names[w->pool_next], AT_FDCWD, path,
+		if (renameat2(w->pool_fd, w->pool_names[w->pool_next], pfd, name,
 			      RENAME_NOREPLACE) == 0) {
 			w->pool_next++;
 			w->pool_count--;
@@ -328,11 +424,11 @@ static int pool_take(struct ward_workdir_prep *w, const char *path)
 	return -1;
 }
 
-/* Move the placeholder at path, held exclusively at fd, into the pool.
+/* Move the placeholder name in pfd, held exclusively at fd, into the pool.
  * false when it cannot go there: the caller removes it. */
-static bool pool_put(struct ward_workdir_prep *w, const char *path, int fd)
+static bool pool_put(struct ward_workdir_prep *w, int pfd, const char *name, int fd)
 {
-	char name[32];
+	char pname[32];
 
 	pool_open(w);
 	if (w->pool_off || !w->pool_dir || w->pool_count >= POOL_MAX)
@@ -347,9 +443,9 @@ static bool pool_put(struct ward_workdir_prep *w, const char *path, int fd)
 	if (fchmod(fd, PH_POOL_MODE) < 0)
 		goto off;
 	for (int i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "%d-%u", (int)getpid(),
+		snprintf(pname, sizeof(pname), "%d-%u", (int)getpid(),
 			 atomic_fetch_add(&pool_seq, 1));
-		if (renameat2(AT_FDCWD, path, w->pool_fd, name, RENAME_NOREPLACE) == 0) {
+		if (renameat2(pfd, name, w->pool_fd, pname, RENAME_NOREPLACE) == 0) {
 			char kept[40];
 
 			if (lseek(fd, 0, SEEK_SET) == 0 && fd_empty(fd)) {
@@ -358,9 +454,9 @@ static bool pool_put(struct ward_workdir_prep *w, const char *path, int fd)
 			}
 			/* written into on the way: not a placeholder any more, and
 			 * what is in it is not ward's */
-			if (renameat2(w->pool_fd, name, AT_FDCWD, path, RENAME_NOREPLACE) < 0) {
-				snprintf(kept, sizeof(kept), "kept-%s", name);
-				renameat(w->pool_fd, name, w->pool_fd, kept);
+			if (renameat2(w->pool_fd, pname, pfd, name, RENAME_NOREPLACE) < 0) {
+				snprintf(kept, sizeof(kept), "kept-%s", pname);
+				renameat(w->pool_fd, pname, w->pool_fd, kept);
 			}
 			return true;
 		}
@@ -374,30 +470,35 @@ off:
 }
 
 /* Done with our placeholder at path (fd held shared, id what it was):
- * into the pool, or removed, unless another ward still holds it. */
+ * into the pool, or removed, unless another ward still holds it. Both
+ * through the parent's descriptor, reached without a link: a link swapped
+ * in on the way never sends someone else's directory to the pool. */
 static void ph_return(struct ward_workdir_prep *w, const char *path, int fd,
 		      const struct stat *id)
 {
 	struct stat now;
+	const char *name;
+	int pfd = ph_parent(w, path, &name);
 
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &now) == 0 && same_id(&now, id) &&
-	    !pool_put(w, path, fd))
-		rmdir(path);
+	if (pfd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_id(&now, id) &&
+	    !pool_put(w, pfd, name, fd))
+		unlinkat(pfd, name, AT_REMOVEDIR);
 	close(fd);
 }
 
-/* The pool's entry just renamed to path turned out not empty: back into
- * the pool as "kept-NAME", never handed out again. false when it could not
- * be moved (then it stays, as a directory of the workdir's). fd is open on
- * it. */
-static bool pool_reject(struct ward_workdir_prep *w, const char *path, int fd)
+/* The pool's entry just renamed to name in pfd turned out not empty: back
+ * into the pool as "kept-NAME", never handed out again. false when it could
+ * not be moved (then it stays, as a directory of the workdir's). fd is open
+ * on it. */
+static bool pool_reject(struct ward_workdir_prep *w, int pfd, const char *name, int fd)
 {
 	char kept[48];
 
 	snprintf(kept, sizeof(kept), "kept-%s", w->pool_names[w->pool_next - 1]);
 	/* movable again by a ward without CAP_DAC_OVERRIDE */
 	fchmod(fd, PH_POOL_MODE);
-	return renameat2(AT_FDCWD, path, w->pool_fd, kept, RENAME_NOREPLACE) == 0;
+	return renameat2(pfd, name, w->pool_fd, kept, RENAME_NOREPLACE) == 0;
 }
 
 enum ph_result { PH_HELD, PH_EXISTS, PH_CANNOT };
@@ -423,9 +524,19 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 {
 	for (int tries = 0; tries < 100; tries++) {
 		struct stat now;
-		int taken = pool_take(w, path);
-		bool made = taken == 1 || (taken < 0 && mkdir(path, PH_MODE) == 0);
+		const char *name;
+		/* made, opened and checked from the parent's descriptor, reached
+		 * without a link: one swapped in on the way since the plan looked
+		 * never puts a placeholder outside the workdir */
+		int pfd = ph_parent(w, path, &name);
+		int taken = pfd < 0 ? -1 : pool_take(w, pfd, name);
+		bool made = taken == 1 || (taken < 0 && pfd >= 0 && mkdirat(pfd, name, PH_MODE) == 0);
 
+		if (pfd < 0) {
+			if (errno == ELOOP || errno == ENOENT || errno == ENOTDIR)
+				return PH_EXISTS; /* the way changed: look again */
+			return ward_error_make(err, errno, "create placeholder '%s'", path);
+		}
 		if (!made && taken < 0 && errno != EEXIST) {
 			/* Read-only filesystem, no write permission: the command,
 			 * with the same credentials and no capabilities, cannot
@@ -434,7 +545,7 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 				return PH_CANNOT;
 			return ward_error_make(err, errno, "create placeholder '%s'", path);
 		}
-		*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		*fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (*fd < 0) {
 			int e = errno;
 
@@ -453,7 +564,7 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 		if (fstat(*fd, id) < 0 || !ph_mode(id) || !fd_empty(*fd)) {
 			/* one from the pool that something was put in: not a
 			 * placeholder, nor anything of the workdir's; aside */
-			bool aside = taken == 1 && pool_reject(w, path, *fd);
+			bool aside = taken == 1 && pool_reject(w, pfd, name, *fd);
 
 			close(*fd);
 			*fd = -1;
@@ -461,7 +572,8 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 				continue;
 			return PH_EXISTS; /* a directory of the user's own */
 		}
-		if (flock(*fd, LOCK_SH) < 0 || lstat(path, &now) < 0 || !same_id(&now, id)) {
+		if (flock(*fd, LOCK_SH) < 0 || fstatat(pfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !same_id(&now, id)) {
 			close(*fd);
 			*fd = -1;
 			continue;
@@ -1114,6 +1226,11 @@ static void prep_release(struct ward_workdir_prep *w)
 	free(w->ph_fds);
 	w->ph = NULL;
 	w->ph_fds = NULL;
+	if (w->ph_dir_fd >= 0)
+		close(w->ph_dir_fd);
+	w->ph_dir_fd = -1;
+	free(w->ph_dir);
+	w->ph_dir = NULL;
 	w->n_ph = 0;
 	for (size_t i = 0; i < w->n_mounts; i++)
 		free(w->mounts[i].path);
@@ -1238,6 +1355,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	w->set_fd = -1;
 	w->run_fd = -1;
 	w->pool_fd = -1;
+	w->ph_dir_fd = -1;
 	w->report = calloc(1, sizeof(*w->report));
 	if (!w->report)
 		return ward_error_make(err, ENOMEM, "workdir report");

@@ -60,6 +60,43 @@ WARD_API char *ward_error_to_result_json(const struct ward_error *err);
  * U+FFFD. Returns malloc'd text and its length in *out_len. */
 WARD_API char *ward_utf8_sanitize(const char *s, size_t len, size_t *out_len);
 
+/* ---- text for a person's terminal ---------------------------------------------
+ *
+ * What a command wrote (file names, contents, its own command line) must not
+ * drive the terminal of the person reading ward's output: an ESC sequence can
+ * move the cursor, erase or rewrite lines of the very diff under review, set
+ * the window title, or (some terminals) answer back into the input. These
+ * functions make such text inert and visible. Machine output (JSON) never goes
+ * through them: it stays exact. Pure. */
+
+/* Flags of ward_text_escape(). */
+enum {
+	/* Text shown as lines (a diff, a file's contents): '\n' and '\t' stay as
+	 * they are, and so does a backslash. Without it (a name, one line): they
+	 * are escaped too (as \n, \t and \\), so the result is one line and
+	 * unambiguous. */
+	WARD_ESCAPE_MULTILINE = 1u << 0,
+};
+
+/* The longest ward_text_escape_buf() makes of len bytes ("\xNN" for each). */
+#define WARD_ESCAPE_MAX(len) ((len) * 4 + 1)
+
+/* Escape s[0..len) into out, which holds WARD_ESCAPE_MAX(len) bytes; out is
+ * NUL-terminated, the length written returned. C0 controls and DEL become
+ * "\a", "\b", "\t", "\n", "\v", "\f", "\r" or "\xNN" ("\x1b" for ESC); each
+ * byte that is not part of valid UTF-8 becomes "\xNN"; C1 controls
+ * (U+0080..U+009F) and the invisible marks that reorder or break displayed
+ * text (U+061C, U+200E, U+200F, U+2028, U+2029, U+202A..U+202E,
+ * U+2066..U+2069) become "\uXXXX". Everything else is copied. When final is
+ * false (a chunk of a stream) and s ends inside what may still become a valid
+ * UTF-8 sequence, those last bytes (at most 3) are left: *used says how many
+ * bytes were consumed (len otherwise). used may be NULL. */
+WARD_API size_t ward_text_escape_buf(const char *s, size_t len, unsigned flags, bool final,
+				     char *out, size_t *used);
+
+/* The same, malloc'd (NULL on allocation failure); s NULL is "". */
+WARD_API char *ward_text_escape(const char *s, size_t len, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif

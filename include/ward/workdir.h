@@ -143,12 +143,34 @@ struct ward_change {
 	int64_t size, old_size;        /* bytes; -1 when there is no such side */
 	int64_t old_mtime_ns;          /* the real one when scanned (conflict checks) */
 	uint64_t old_ino;
+	unsigned warn;                 /* WARD_CHANGE_WARN_* bits */
+	char *target;                  /* a symbolic link's target text (type
+					  WARD_FT_SYMLINK), else NULL */
 };
+
+/* What a person should know about one entry (struct ward_change.warn).
+ * Applying never carries set-id bits or file capabilities into the workdir:
+ * a file the command left set-uid would run as its owner for whoever starts
+ * it on the host. */
+enum {
+	WARD_CHANGE_WARN_SETID = 1u << 0,   /* set-uid/set-gid bits: stripped on apply */
+	WARD_CHANGE_WARN_CAPS = 1u << 1,    /* file capabilities (security.capability):
+					       not applied */
+	WARD_CHANGE_WARN_LINK_OUT = 1u << 2, /* a symbolic link leading outside the
+						workdir (applied as it is) */
+};
+
+/* "setid-stripped", "capabilities-dropped", "symlink-outside-workdir" for one
+ * bit; NULL for another. */
+WARD_API const char *ward_change_warning_name(unsigned bit);
 
 struct ward_changeset;
 
 /* Read upper (an overlay upper directory) against lower (the real workdir).
- * Entries are sorted by path; a deleted or added directory is one entry
+ * Both are walked by descriptor from the top, never through a symbolic link
+ * (one is an entry, reported with its target text, never read through,
+ * whichever side it is on, even one that replaced a directory since the
+ * walk began). Entries are sorted by path; a deleted or added directory is one entry
  * followed by one entry per file below it. Returns a new set (the directory
  * is not owned: freeing does not remove it), or NULL with err. */
 WARD_API struct ward_changeset *ward_changeset_scan(const char *upper, const char *lower,
@@ -163,7 +185,12 @@ WARD_API const char *ward_changeset_name(const struct ward_changeset *cs);
 /* Copy the changes into the real workdir: each file written to a temporary
  * name in its directory, then renamed over the old one; deletions, new
  * directories, symbolic links and modes likewise. Paths are resolved below
- * the workdir without following symbolic links. If any entry touches a
+ * the workdir and the upper directory without following symbolic links (a
+ * link planted on the way fails the entry with ELOOP: nothing is written
+ * outside the workdir). Set-uid and set-gid bits are stripped from what is
+ * applied (a directory keeps a set-gid bit it already had), file
+ * capabilities and other extended attributes are not copied; each entry
+ * concerned carries WARD_CHANGE_WARN_SETID / _CAPS. If any entry touches a
  * path protected by `protect` (ward_protect_touches), nothing is applied and
  * the error (kind NotAuthorized, rule "protected-path") names them. On
  * success the set's own storage is removed. */
@@ -197,8 +224,19 @@ WARD_API bool ward_changeset_settled(const struct ward_changeset *cs);
 WARD_API void ward_changeset_free(struct ward_changeset *cs);
 
 /* Print a unified diff of the set to fd (text files through diff(1); "Binary
- * files ... differ" for others; a line per mode change). */
+ * files ... differ" for others; a line per mode change, per symbolic link
+ * with its target text, per warning). Files are opened below the workdir and
+ * the upper directory without following any symbolic link: a file that is
+ * one now, or lies below one, is not read ("(not a regular file now)"). The
+ * text is exact: names and contents as they are. */
 WARD_API int ward_changeset_diff(const struct ward_changeset *cs, int fd, struct ward_error **err);
+
+/* The same for a person's terminal: every name and every line of content
+ * through ward_text_escape() (ward/request.h), so that what the command wrote
+ * cannot move the cursor, rewrite lines or set the title while the diff is
+ * read. */
+WARD_API int ward_changeset_diff_escaped(const struct ward_changeset *cs, int fd,
+					 struct ward_error **err);
 
 /* Open a kept set by name. state_dir NULL means the default
  * (ward_state_dir()). InvalidParameters for an unknown or malformed name. */
