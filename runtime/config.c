@@ -60,6 +60,7 @@ void ward_config_release(struct ward_config *cfg)
 		free(cfg->session);
 	}
 	ward_rules_free(cfg->rules);
+	ward_admit_release(&cfg->admit);
 	ward_config_init(cfg);
 }
 

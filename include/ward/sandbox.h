@@ -46,6 +46,7 @@
 #include "ward/netpolicy.h"
 #include "ward/proxy.h"
 #include "ward/workdir.h"
+#include "ward/admit.h"
 #include "ward/limits.h"
 
 #ifdef __cplusplus
@@ -171,6 +172,11 @@ struct ward_config {
 	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
 	 * overridden by the policy file and flags. */
 	struct ward_limits limits;
+	/* Which workdirs are admitted (ward/admit.h): the person's
+	 * --allow-workdir-anywhere, --allow-home-workdir and --workdir-root,
+	 * the policy's workdir.roots. ward_run() refuses a workdir these do not
+	 * admit, however it was given. */
+	struct ward_admit admit;
 	/* Make the command's cgroup (default). false, for measurements only:
 	 * rlimits alone, and a limit asked for explicitly is refused. */
 	bool cgroup;
