@@ -7,10 +7,11 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <pwd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/spawn-internal.h"
@@ -240,27 +241,59 @@ static void strv_release(struct strv *s)
 
 /* The homes: each /etc/passwd entry's directory (only those that exist
  * count: realpath), each directory in /home, and /root; the caller's are its
- * own entry's and $HOME. /etc/passwd is read directly (fgetpwent_r): no NSS
- * module is loaded (the static binary cannot), getpwent() is not
- * thread-safe, and a directory service's users have their homes in /home. */
+ * own entry's and $HOME. /etc/passwd is read directly: no NSS module is
+ * loaded (the static binary cannot), getpwent() is not thread-safe, and a
+ * directory service's users have their homes in /home. */
 static void gather_homes(struct strv *own, struct strv *homes)
 {
-	FILE *f = fopen("/etc/passwd", "re");
+	char *text = NULL, *line, *save = NULL;
 	uid_t uid = getuid();
-	struct passwd pw, *e;
-	char buf[4096];
+	size_t len = 0;
+	FILE *f = fopen("/etc/passwd", "re");
 	DIR *d;
 	struct dirent *de;
 
-	while (f && fgetpwent_r(f, &pw, buf, sizeof(buf), &e) == 0) {
-		if (!e->pw_dir || strcmp(e->pw_dir, "/") == 0)
-			continue;
-		strv_push_real(homes, e->pw_dir);
-		if (e->pw_uid == uid)
-			strv_push_real(own, e->pw_dir);
-	}
-	if (f)
+	/* one read, not fgetpwent_r()'s seek per entry */
+	if (f) {
+		char buf[8192];
+		size_t n;
+
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+			char *g = realloc(text, len + n + 1);
+
+			if (!g)
+				break;
+			text = g;
+			memcpy(text + len, buf, n);
+			len += n;
+			text[len] = '\0';
+		}
 		fclose(f);
+	}
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		/* name:password:uid:gid:gecos:dir:shell */
+		char *field[7] = { 0 }, *p = line;
+		int k;
+
+		for (k = 0; k < 7 && p; k++) {
+			field[k] = p;
+			p = strchr(p, ':');
+			if (p)
+				*p++ = '\0';
+		}
+		if (k < 6 || !field[5] || field[5][0] != '/')
+			continue;
+		/* a system account's home in a system directory (/usr/sbin,
+		 * /var/spool/lpd, /run/sshd) changes nothing: a workdir at,
+		 * in or above it is a system one already */
+		if (is_system(field[5]))
+			continue;
+		strv_push_real(homes, field[5]);
+		if (strtoul(field[2], NULL, 10) == uid && field[2][0] >= '0' && field[2][0] <= '9')
+			strv_push_real(own, field[5]);
+	}
+	free(text);
 	strv_push_real(own, getenv("HOME"));
 	strv_push_real(homes, "/root");
 	d = opendir("/home");
@@ -278,19 +311,57 @@ static void gather_homes(struct strv *own, struct strv *homes)
 		closedir(d);
 }
 
+/* The homes, kept between runs: a session or a server admits a workdir
+ * per command, and resolving every home costs a few dozen system calls.
+ * They are gathered again when /etc/passwd or /home changed (inode,
+ * modification and change times), or the caller's uid or $HOME did. */
+static struct {
+	pthread_mutex_t lock;
+	bool valid;
+	struct stat passwd, home;
+	uid_t uid;
+	char *home_env;
+	struct strv own, homes;
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 static unsigned classify_host(const char *real)
 {
-	struct strv own = { 0 }, homes = { 0 };
+	struct stat pw, hm;
+	const char *henv = getenv("HOME");
 	struct ward_admit_facts f;
 	unsigned bits;
 
-	gather_homes(&own, &homes);
-	f.own_homes = (const char *const *)own.v;
-	f.homes = (const char *const *)homes.v;
+	if (stat("/etc/passwd", &pw) < 0)
+		memset(&pw, 0, sizeof(pw));
+	if (stat("/home", &hm) < 0)
+		memset(&hm, 0, sizeof(hm));
+	pthread_mutex_lock(&cache.lock);
+	if (!cache.valid || !same_stat(&pw, &cache.passwd) || !same_stat(&hm, &cache.home) ||
+	    cache.uid != getuid() || !cache.home_env != !henv ||
+	    (henv && strcmp(henv, cache.home_env) != 0)) {
+		strv_release(&cache.own);
+		strv_release(&cache.homes);
+		free(cache.home_env);
+		cache.home_env = henv ? strdup(henv) : NULL;
+		gather_homes(&cache.own, &cache.homes);
+		cache.passwd = pw;
+		cache.home = hm;
+		cache.uid = getuid();
+		/* a failed copy of $HOME only means gathering again next time */
+		cache.valid = !henv || cache.home_env;
+	}
+	f.own_homes = (const char *const *)cache.own.v;
+	f.homes = (const char *const *)cache.homes.v;
 	f.masked = ward_view_masked();
 	bits = ward_admit_classify(real, &f);
-	strv_release(&own);
-	strv_release(&homes);
+	pthread_mutex_unlock(&cache.lock);
 	return bits;
 }
 

@@ -344,6 +344,18 @@ static int protect_one(const struct spawn_protect *m, const char *R, char *dst, 
 		close(fd);
 		break;
 	}
+	case SPAWN_PROTECT_RW: {
+		/* a clone of the read-only mount above takes its flags: clear
+		 * read-only on this one mount only (what is below stays as it
+		 * was; a mount locked read-only by the host would refuse) */
+		struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
+
+		if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return fail(err, "bind writable entry of home", m->path);
+		if (mount_setattr(AT_FDCWD, dst, 0, &attr, sizeof(attr)) < 0)
+			return fail(err, "mount_setattr writable entry of home", m->path);
+		break;
+	}
 	case SPAWN_PROTECT_EMPTY:
 		if (cover(first, dst, m->path, err) < 0)
 			return -1;

@@ -376,6 +376,120 @@ START_TEST(test_serve)
 }
 END_TEST
 
+static void write_at(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", start, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *read_at(const char *rel)
+{
+	char path[PATH_MAX], buf[256];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", start, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+static bool exists_at(const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", start, rel);
+	return lstat(path, &st) == 0;
+}
+
+/* A home admitted by the person: every dot entry at its top, existing or
+ * not, and bin stay read-only; the rest is writable. */
+START_TEST(test_home_protected)
+{
+	static const char *const planted[] = {
+		"home/.bash_aliases", "home/.vimrc",	 "home/.inputrc",  "home/.gdbinit",
+		"home/.gnupg",	      "home/.cargo",	 "home/.bin",	   "home/.xinitrc",
+		"home/.ward-new-dot", "home/bin",	 "home/newfile",
+	};
+	char *home = in_start("home"), *out = NULL, *err = NULL, *s;
+	char *argv[] = { ward,
+			 (char *)"run",
+			 (char *)harness_fences_policy_opt(),
+			 (char *)"-C",
+			 home,
+			 (char *)"--allow-home-workdir",
+			 (char *)"--allow-write",
+			 (char *)".cache",
+			 (char *)"-c",
+			 (char *)"echo evil >> .bashrc; echo evil > .profile; echo x > .bash_aliases; "
+				 "echo x > .vimrc; echo x > .inputrc; echo x > .gdbinit; mkdir .gnupg; "
+				 "mkdir -p .cargo/bin && echo x > .cargo/bin/git; mkdir .bin; "
+				 "echo x > .xinitrc; echo x > .ward-new-dot; mkdir bin; echo x > bin/git; "
+				 "echo x > .config/autostart.desktop; echo x > .local/evil; "
+				 "mv .config .c2; rm -rf .local; echo x > newfile; "
+				 "echo ok >> notes; echo ok > project/f; echo ok > .cache/c; "
+				 "echo done",
+			 NULL };
+	int st;
+
+	ck_assert_int_eq(mkdir("home/.config", 0755), 0);
+	ck_assert_int_eq(mkdir("home/.local", 0755), 0);
+	ck_assert_int_eq(mkdir("home/.cache", 0755), 0);
+	write_at("home/.bashrc", "rc\n");
+	write_at("home/.profile", "profile\n");
+	write_at("home/notes", "n\n");
+	st = harness_capture(argv, &out, &err);
+	ck_assert_msg(WEXITSTATUS(st) == 0, "%s", err);
+	ck_assert_str_eq(out, "done\n");
+	free(out);
+	free(err);
+	for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++)
+		ck_assert_msg(!exists_at(planted[i]), "'%s' was planted", planted[i]);
+	ck_assert_str_eq((s = read_at("home/.bashrc")), "rc\n");
+	free(s);
+	ck_assert_str_eq((s = read_at("home/.profile")), "profile\n");
+	free(s);
+	ck_assert(exists_at("home/.config") && exists_at("home/.local") &&
+		  !exists_at("home/.c2") && !exists_at("home/.config/autostart.desktop") &&
+		  !exists_at("home/.local/evil"));
+	/* the rest works */
+	ck_assert_str_eq((s = read_at("home/notes")), "n\nok\n");
+	free(s);
+	ck_assert_str_eq((s = read_at("home/project/f")), "ok\n");
+	free(s);
+	ck_assert_str_eq((s = read_at("home/.cache/c")), "ok\n");
+	free(s);
+	free(home);
+}
+END_TEST
+
+/* A subdirectory of the home is an ordinary workdir. */
+START_TEST(test_home_subdir_plain)
+{
+	char *proj = in_start("home/project"), *out = NULL, *s;
+	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+			 proj, (char *)"-c", (char *)"echo x > new && mkdir d && echo done", NULL };
+
+	ck_assert_int_eq(WEXITSTATUS(harness_capture(argv, &out, NULL)), 0);
+	ck_assert_str_eq(out, "done\n");
+	free(out);
+	ck_assert_str_eq((s = read_at("home/project/new")), "x\n");
+	free(s);
+	free(proj);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workdir-admit");
@@ -387,5 +501,9 @@ int main(void)
 	tcase_add_test(tc, test_request_homes);
 	tcase_add_test(tc, test_cli_workdir);
 	tcase_add_test(tc, test_serve);
+	tc = harness_tcase(s, "home", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_home_protected);
+	tcase_add_test(tc, test_home_subdir_plain);
 	return harness_main(s);
 }
