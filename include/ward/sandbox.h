@@ -190,7 +190,9 @@ WARD_API void ward_config_init(struct ward_config *cfg);
 WARD_API void ward_config_release(struct ward_config *cfg);
 
 /* Set the workdir: must exist and be a directory; stored resolved (realpath).
- * Refuses "/" and paths under /proc, /sys and /dev. InvalidParameters. */
+ * InvalidParameters otherwise. Refuses "/" and paths under /proc, /sys and
+ * /dev always (NotAuthorized, rule "workdir-system"); the other rules of
+ * ward/admit.h are ward_run()'s, which knows the person's word. */
 WARD_API int ward_config_set_workdir(struct ward_config *cfg, const char *path,
 				     struct ward_error **err);
 
