@@ -381,6 +381,15 @@ int ward_admit_workdir(const struct ward_admit *a, const char *workdir, struct w
 
 	if (resolve(workdir, real, err) < 0)
 		return -1;
+	/* The sandbox opens the workdir by this path with no symbolic link
+	 * allowed on the way (runtime/view.c): what is admitted is what is
+	 * bound. A path that resolves elsewhere (set without
+	 * ward_config_set_workdir(), or a directory on the way swapped for a
+	 * link since) is refused rather than guessed at. */
+	if (strcmp(real, workdir) != 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "workdir '%s' is not a resolved path (it leads to '%s')",
+					    workdir, real);
 	return ward_admit_decide(real, classify_host(real), a, NULL, err);
 }
 

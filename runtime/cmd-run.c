@@ -663,6 +663,19 @@ static int print_json_error(const struct ward_error *e)
 	return WARD_EXIT_OWN_ERROR;
 }
 
+/* The request's workdir: resolved once, then that path admitted (what
+ * ward_run() binds is the path admitted); the person's -C is a root. */
+static int admit_request(struct run_options *o, const char *workdir, struct ward_error **err)
+{
+	_cleanup_free_ char *person = o->cfg.workdir ? strdup(o->cfg.workdir) : NULL;
+
+	if (o->cfg.workdir && !person)
+		return ward_error_make(err, ENOMEM, "workdir");
+	if (ward_config_set_workdir(&o->cfg, workdir, err) < 0)
+		return -1;
+	return ward_admit_request(&o->cfg.admit, o->cfg.workdir, person, err);
+}
+
 static int run_json(struct run_options *o)
 {
 	struct ward_error *err = NULL;
@@ -682,8 +695,7 @@ static int run_json(struct run_options *o)
 	free(text);
 	/* The request is the agent's word: its workdir must lie under a root
 	 * (the person's -C counts as one). */
-	if ((req.workdir && ward_admit_request(&o->cfg.admit, req.workdir, o->cfg.workdir, &err) < 0) ||
-	    (req.workdir && ward_config_set_workdir(&o->cfg, req.workdir, &err) < 0) ||
+	if ((req.workdir && admit_request(o, req.workdir, &err) < 0) ||
 	    (req.timeout && ward_config_set_timeout(&o->cfg, req.timeout, &err) < 0)) {
 		ward_request_release(&req);
 		status = print_json_error(err);

@@ -203,8 +203,8 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 	if (json_is_integer(json_object_get(params, "timeout")))
 		timeout = json_integer_value(json_object_get(params, "timeout"));
 	/* the agent's word: under a root (the person's -C counts as one) */
-	if (workdir && (ward_admit_request(&cfg.admit, workdir, sv->o->workdir, &err) < 0 ||
-			ward_config_set_workdir(&cfg, workdir, &err) < 0))
+	if (workdir && (ward_config_set_workdir(&cfg, workdir, &err) < 0 ||
+			ward_admit_request(&cfg.admit, cfg.workdir, sv->o->workdir, &err) < 0))
 		goto fail;
 	if (iso)
 		opt.isolation = strcmp(iso, "shared") == 0 ? WARD_SESSION_SHARED : WARD_SESSION_FRESH;

@@ -10,6 +10,7 @@
  * whole tree of read-only binds is made read-only, nosuid and nodev with one
  * recursive mount_setattr() instead of a remount per bind. */
 #include <errno.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <sched.h>
@@ -391,7 +392,20 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 
 	/* Sources the caller chose may lie under the staging directory, which
 	 * the new root is about to cover: hold them open and bind from the fds. */
-	wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The workdir was admitted as this resolved path (ward/admit.h): no
+	 * symbolic link on the way now either, so that a directory swapped for
+	 * a link since (by a command of another sandbox in a parent of it)
+	 * cannot bind somewhere that was never admitted. */
+	{
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		wfd = (int)syscall(SYS_openat2, AT_FDCWD, p->workdir, &how, sizeof(how));
+		if (wfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+			wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (wfd < 0)
 		return fail(err, "open workdir", p->workdir);
 	if (p->ovl_upper) {

@@ -164,7 +164,7 @@ static const struct hcase refused[] = {
 	REQ("{\"command\": \"true\", \"approved\": 1}", "\\\"approved\\\" must be a boolean"),
 	REQ("{\"command\": \"true\", \"bogus\": 1}", "unknown field \\\"bogus\\\""),
 	REQ("{\"command\": \"true\", \"workdir\": \"\"}", "\\\"workdir\\\" is empty"),
-	REQ("{\"command\": \"true\", \"workdir\": \"/\"}", "workdir '/' is a system directory"),
+	REQ("{\"command\": \"true\", \"workdir\": \"/\"}", "workdir '/' would make"),
 	REQ("{\"command\": \"true\", \"workdir\": \"/nonexistent-ward-hostile\"}",
 	    "workdir '/nonexistent-ward-hostile': No such file or directory"),
 	{ { "run", "--json" }, NULL, 0, GEN_DEPTH, NULL, 0, 125, 'o', "maximum parsing depth" },

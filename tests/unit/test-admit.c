@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -214,6 +216,28 @@ START_TEST(test_policy_roots)
 }
 END_TEST
 
+/* What ward_run() admits is the path it binds: a path that resolves
+ * elsewhere (a symbolic link on the way) is refused, not followed. */
+START_TEST(test_unresolved)
+{
+	char *d = harness_tmpdir(), real[4200], link[4200];
+	struct ward_admit a = { 0 };
+	struct ward_error *err = NULL;
+
+	snprintf(real, sizeof(real), "%s/real", d);
+	snprintf(link, sizeof(link), "%s/link", d);
+	ck_assert_int_eq(mkdir(real, 0755), 0);
+	ck_assert_int_eq(symlink("real", link), 0);
+	ck_assert_int_eq(ward_admit_workdir(&a, real, &err), 0);
+	ck_assert_int_eq(ward_admit_workdir(&a, link, &err), -1);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_ptr_nonnull(strstr(err->message, "not a resolved path"));
+	ward_error_free(err);
+	harness_rmtree(d);
+	free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("admit");
@@ -226,5 +250,6 @@ int main(void)
 	tcase_add_test(tc, test_decide);
 	tcase_add_test(tc, test_under);
 	tcase_add_test(tc, test_policy_roots);
+	tcase_add_test(tc, test_unresolved);
 	return harness_main(s);
 }
