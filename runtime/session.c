@@ -1239,6 +1239,9 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 			if (ward_config_set_workdir(&s->cfg, cwd, err) < 0)
 				goto fail_quiet;
 		}
+		/* said once, now, rather than by each command's ward_run() */
+		if (ward_admit_workdir(&s->cfg.admit, s->cfg.workdir, err) < 0)
+			goto fail_quiet;
 		s->workdir = strdup(s->cfg.workdir);
 		s->backend = s->opt.isolation == WARD_SESSION_SHARED ? &ward_session_local_shared :
 									&ward_session_local_fresh;

@@ -289,8 +289,12 @@ END_TEST
 START_TEST(test_serve)
 {
 	char *argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"--sandbox=off", NULL };
-	char *link = in_start("link-etc"), *out = NULL, *in = NULL, *line, *save = NULL;
+	char *link = in_start("proj/link-etc"), *out = NULL, *in = NULL, *line, *save = NULL;
 	int n_seen = 0;
+
+	/* started in start/proj: the default session's workdir, and the root */
+	ck_assert_int_eq(symlink("/etc", link), 0);
+	ck_assert_int_eq(chdir("proj"), 0);
 
 	ck_assert_int_ge(
 		asprintf(&in,
@@ -342,11 +346,18 @@ START_TEST(test_serve)
 				      "%s", line);
 			break;
 		}
+		case 8: { /* the cd runs in the sandbox; the session does not follow it */
+			json_t *sc = json_object_get(res, "structuredContent");
+
+			ck_assert_msg(json_is_string(json_object_get(sc, "cwd_refused")), "%s", line);
+			ck_assert_str_eq(json_string_value(json_object_get(sc, "cwd_refused")), "/etc");
+			ck_assert_ptr_null(strstr(json_string_value(json_object_get(sc, "cwd")), "/etc"));
+			break;
+		}
 		case 4:
 		case 5:
 		case 6:
-		case 7:
-		case 8: { /* MCP: a tool error the model sees, nothing run */
+		case 7: { /* MCP: a tool error the model sees, nothing run */
 			const char *text = json_string_value(json_object_get(
 				json_array_get(json_object_get(res, "content"), 0), "text"));
 
@@ -359,6 +370,8 @@ START_TEST(test_serve)
 						  marker));
 			if (id == 4 || id == 5)
 				ck_assert_msg(strstr(text, "rule workdir-system"), "%s", line);
+			if (id == 6 || id == 7)
+				ck_assert_msg(strstr(text, "rule workdir-outside-session"), "%s", line);
 			break;
 		}
 		case 10:
