@@ -178,7 +178,10 @@ int ward_admit_decide(const char *path, unsigned bits, const struct ward_admit *
 	if (!a->anywhere) {
 		if (bits & WARD_ADMIT_SYSTEM)
 			return refuse(err, "workdir-system", path,
-				      "is a system directory or inside one", any);
+				      listed(path, shared_tmp) ?
+					      "is a shared temporary directory (every user's files)" :
+					      "is a system directory or inside one",
+				      any);
 		if (bits & WARD_ADMIT_MASKED)
 			return refuse(err, "workdir-masked", path,
 				      "would uncover a path the sandbox masks", any);
