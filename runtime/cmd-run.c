@@ -23,6 +23,12 @@ static const char usage[] =
 	"                           shell: ward runs its pipes, && || ; and redirections\n"
 	"                           itself and refuses anything else (README: No-shell mode)\n"
 	"  -C, --workdir DIR        the writable work directory (default: current directory)\n"
+	"      --workdir-root DIR   a directory under which a --json request may name its\n"
+	"                           workdir (repeatable; default: the current directory)\n"
+	"      --allow-workdir-anywhere  let the workdir be a system directory, another\n"
+	"                           user's home or above a home (ward/admit.h)\n"
+	"      --allow-home-workdir let the workdir be a home directory itself (its dot\n"
+	"                           entries and bin stay read-only)\n"
 	"  -t, --timeout SECONDS    whole seconds, at least 1 (default 120)\n"
 	"      --json               read {\"command\",\"workdir\",\"timeout\"} on stdin, print the\n"
 	"                           result object\n"
@@ -124,6 +130,9 @@ enum {
 	OPT_CHANGES,
 	OPT_NO_PLACEHOLDERS,
 	OPT_NO_CGROUP,
+	OPT_WORKDIR_ROOT,
+	OPT_ALLOW_WORKDIR_ANYWHERE,
+	OPT_ALLOW_HOME_WORKDIR,
 	OPT_LIMIT, /* OPT_LIMIT + WARD_LIMIT_*: the resource limits */
 	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
@@ -171,6 +180,9 @@ static const struct option long_options[] = {
 	{ "changes", required_argument, NULL, OPT_CHANGES },
 	{ "no-placeholders", no_argument, NULL, OPT_NO_PLACEHOLDERS },
 	{ "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
+	{ "workdir-root", required_argument, NULL, OPT_WORKDIR_ROOT },
+	{ "allow-workdir-anywhere", no_argument, NULL, OPT_ALLOW_WORKDIR_ANYWHERE },
+	{ "allow-home-workdir", no_argument, NULL, OPT_ALLOW_HOME_WORKDIR },
 	{ "memory", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY },
 	{ "memory-swap", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_MEMORY_SWAP },
 	{ "pids", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_PIDS },
@@ -486,6 +498,25 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_NO_PLACEHOLDERS:
 			o->cfg.no_placeholders = true;
 			break;
+		case OPT_WORKDIR_ROOT: {
+			char real[PATH_MAX];
+
+			/* the person's word: resolved now, from where ward started */
+			if (!realpath(optarg, real)) {
+				ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						     "--workdir-root '%s'", optarg);
+				goto fail;
+			}
+			if (ward_admit_add_root(&o->cfg.admit, real, err) < 0)
+				goto fail;
+			break;
+		}
+		case OPT_ALLOW_WORKDIR_ANYWHERE:
+			o->cfg.admit.anywhere = true;
+			break;
+		case OPT_ALLOW_HOME_WORKDIR:
+			o->cfg.admit.home = true;
+			break;
 		case OPT_PROTECT:
 		case OPT_ALLOW_WRITE:
 			/* resolved once the workdir is known (-C may come later) */
@@ -632,6 +663,19 @@ static int print_json_error(const struct ward_error *e)
 	return WARD_EXIT_OWN_ERROR;
 }
 
+/* The request's workdir: resolved once, then that path admitted (what
+ * ward_run() binds is the path admitted); the person's -C is a root. */
+static int admit_request(struct run_options *o, const char *workdir, struct ward_error **err)
+{
+	_cleanup_free_ char *person = o->cfg.workdir ? strdup(o->cfg.workdir) : NULL;
+
+	if (o->cfg.workdir && !person)
+		return ward_error_make(err, ENOMEM, "workdir");
+	if (ward_config_set_workdir(&o->cfg, workdir, err) < 0)
+		return -1;
+	return ward_admit_request(&o->cfg.admit, o->cfg.workdir, person, err);
+}
+
 static int run_json(struct run_options *o)
 {
 	struct ward_error *err = NULL;
@@ -649,7 +693,9 @@ static int run_json(struct run_options *o)
 		return status;
 	}
 	free(text);
-	if ((req.workdir && ward_config_set_workdir(&o->cfg, req.workdir, &err) < 0) ||
+	/* The request is the agent's word: its workdir must lie under a root
+	 * (the person's -C counts as one). */
+	if ((req.workdir && admit_request(o, req.workdir, &err) < 0) ||
 	    (req.timeout && ward_config_set_timeout(&o->cfg, req.timeout, &err) < 0)) {
 		ward_request_release(&req);
 		status = print_json_error(err);

@@ -202,7 +202,9 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 	oldpwd = json_string_value(json_object_get(params, "oldpwd"));
 	if (json_is_integer(json_object_get(params, "timeout")))
 		timeout = json_integer_value(json_object_get(params, "timeout"));
-	if (workdir && ward_config_set_workdir(&cfg, workdir, &err) < 0)
+	/* the agent's word: under a root (the person's -C counts as one) */
+	if (workdir && (ward_config_set_workdir(&cfg, workdir, &err) < 0 ||
+			ward_admit_request(&cfg.admit, cfg.workdir, sv->o->workdir, &err) < 0))
 		goto fail;
 	if (iso)
 		opt.isolation = strcmp(iso, "shared") == 0 ? WARD_SESSION_SHARED : WARD_SESSION_FRESH;
@@ -1364,6 +1366,11 @@ static const char usage[] =
 	"Protocol server (initialize, tools/list, tools/call).\n"
 	"\n"
 	"  -C, --workdir DIR      default workdir of new sessions (default: current directory)\n"
+	"      --workdir-root DIR a directory under which session.create may name a\n"
+	"                         workdir (repeatable; default: the current directory)\n"
+	"      --allow-workdir-anywhere  let a workdir be a system directory, another\n"
+	"                         user's home or above a home\n"
+	"      --allow-home-workdir  let a workdir be a home directory itself\n"
 	"  -t, --timeout SECONDS  default command timeout of new sessions (default 30)\n"
 	"      --isolation MODE   fresh (a sandbox per command) or shared (one per session)\n"
 	"      --empty-env        sessions start with no variables\n"
@@ -1383,6 +1390,17 @@ int serve_config(const struct serve_options *o, struct ward_config *cfg, struct 
 		return -1;
 	if (o->sandbox_off)
 		cfg->mode = WARD_SANDBOX_OFF;
+	cfg->admit.anywhere = o->allow_anywhere;
+	cfg->admit.home = o->allow_home;
+	for (size_t i = 0; i < o->n_roots; i++) {
+		char real[PATH_MAX];
+
+		if (!realpath(o->roots[i], real))
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						    "--workdir-root '%s'", o->roots[i]);
+		if (ward_admit_add_root(&cfg->admit, real, err) < 0)
+			return -1;
+	}
 	if (o->workdir && ward_config_set_workdir(cfg, o->workdir, err) < 0)
 		return -1;
 	return 0;
@@ -1409,6 +1427,9 @@ int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *he
 		{ "sandbox", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "no-policy", no_argument, NULL, 'n' },
+		{ "workdir-root", required_argument, NULL, 'R' },
+		{ "allow-workdir-anywhere", no_argument, NULL, 'A' },
+		{ "allow-home-workdir", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1454,6 +1475,18 @@ int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *he
 			break;
 		case 'n':
 			no_policy = true;
+			break;
+		case 'R':
+			if (o->n_roots == sizeof(o->roots) / sizeof(o->roots[0]))
+				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+							    "too many --workdir-root options");
+			o->roots[o->n_roots++] = optarg;
+			break;
+		case 'A':
+			o->allow_anywhere = true;
+			break;
+		case 'H':
+			o->allow_home = true;
 			break;
 		case 'h':
 			*help = true;

@@ -60,6 +60,7 @@ void ward_config_release(struct ward_config *cfg)
 		free(cfg->session);
 	}
 	ward_rules_free(cfg->rules);
+	ward_admit_release(&cfg->admit);
 	ward_config_init(cfg);
 }
 
@@ -87,17 +88,29 @@ int ward_config_set_workdir(struct ward_config *cfg, const char *path, struct wa
 	if (!S_ISDIR(st.st_mode))
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, ENOTDIR,
 					    "workdir '%s'", path);
-	if (strcmp(resolved, "/") == 0)
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					    "workdir '/' would make the whole filesystem writable");
-	if (under(resolved, "/proc") || under(resolved, "/sys") || under(resolved, "/dev"))
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					    "workdir '%s' is inside /proc, /sys or /dev", resolved);
+	/* Never, not even with the person's --allow-workdir-anywhere; refused
+	 * like the admission's rules (ward/admit.h): NotAuthorized, a rule. */
+	if (strcmp(resolved, "/") == 0) {
+		ward_error_make_kind(err, WARD_ERR_NOT_AUTHORIZED, 0,
+				     "workdir '/' would make the whole filesystem writable "
+				     "(rule workdir-system)");
+		goto system;
+	}
+	if (under(resolved, "/proc") || under(resolved, "/sys") || under(resolved, "/dev")) {
+		ward_error_make_kind(err, WARD_ERR_NOT_AUTHORIZED, 0,
+				     "workdir '%s' is inside /proc, /sys or /dev (rule workdir-system)",
+				     resolved);
+		goto system;
+	}
 	free(cfg->workdir);
 	cfg->workdir = strdup(resolved);
 	if (!cfg->workdir)
 		return ward_error_make(err, ENOMEM, "workdir");
 	return 0;
+system:
+	if (err && *err)
+		ward_error_set_rule(*err, "workdir-system");
+	return -1;
 }
 
 int ward_config_set_hostname(struct ward_config *cfg, const char *name, struct ward_error **err)

@@ -382,19 +382,53 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+/* "workdir": {"roots": [ABSOLUTE PATH...]}: where a request's workdir may lie
+ * (ward/admit.h); they replace the default (the directory ward was started
+ * in). The hatches for system directories and homes are not policy keys: a
+ * policy applies to every later run, may be shared or copied from elsewhere,
+ * and would let them hold silently; the person gives them per run, on the
+ * command line (--allow-workdir-anywhere, --allow-home-workdir). */
+static int apply_workdir_roots(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	json_t *n, *e;
+	size_t i;
+
+	if ((n = json_object_get(v, "allow_anywhere")) || json_object_get(v, "allow_home"))
+		return bad(c, n ? "workdir.allow_anywhere" : "workdir.allow_home",
+			   "is not a policy key: only the person running ward can give it "
+			   "(--allow-workdir-anywhere, --allow-home-workdir)");
+	if (!(n = json_object_get(v, "roots")))
+		return 0;
+	if (!json_is_array(n))
+		return bad(c, "workdir.roots", "must be an array of absolute paths");
+	for (i = 0; i < cfg->admit.n_roots; i++)
+		free(cfg->admit.roots[i]);
+	cfg->admit.n_roots = 0;
+	cfg->admit.roots_set = true;
+	json_array_foreach(n, i, e) {
+		if (!json_is_string(e))
+			return bad(c, "workdir.roots", "element %zu must be a string", i);
+		if (ward_admit_add_root(&cfg->admit, json_string_value(e), c->err) < 0)
+			return setter_failed(c, "workdir.roots");
+	}
+	return 0;
+}
+
 /* "workdir": {"mode": "direct"|"overlay", "protect_defaults": true,
- *             "protect": [PATH...], "allow_write": [PATH...], "placeholders": true} */
+ *             "protect": [PATH...], "allow_write": [PATH...], "placeholders": true,
+ *             "roots": [PATH...]} */
 static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
 	static const char *const keys[] = { "mode",	   "protect_defaults", "protect",
-					    "allow_write", "placeholders",     NULL };
+					    "allow_write", "placeholders",     "roots",
+					    NULL };
 	const char *mode = NULL;
 	json_t *n, *e;
 	size_t i;
 
 	if (!json_is_object(v))
 		return bad(c, "workdir", "must be an object");
-	if (only_keys(c, v, "workdir", keys) < 0)
+	if (apply_workdir_roots(c, v, cfg) < 0 || only_keys(c, v, "workdir", keys) < 0)
 		return -1;
 	if ((n = json_object_get(v, "mode"))) {
 		if (want_string(c, n, "workdir.mode", &mode) < 0)

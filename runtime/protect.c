@@ -481,3 +481,8 @@ bool ward_protect_touches(char *const *resolved, const char *rel)
 			return true;
 	return false;
 }
+
+bool ward_protect_opened(const struct ward_protect *p, const char *rel)
+{
+	return p && allowed(p, rel);
+}

@@ -213,6 +213,10 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	char **set = NULL;
 	int k = 0;
 
+	/* Before anything is made: a system directory, a mask's parent or a
+	 * home is not a workdir unless the person said so (ward/admit.h). */
+	if (ward_admit_workdir(&cfg->admit, workdir, err) < 0)
+		return -1;
 	if (prepare_net(st, cfg, err) < 0)
 		return -1;
 	n_net = ward_net_env(&st->net, net_env, ARRAY_SIZE(net_env));

@@ -19,6 +19,10 @@ struct serve_options {
 	bool isolation_set;
 	bool empty_env;
 	bool sandbox_off;
+	/* the person's word on workdirs (ward/admit.h) */
+	bool allow_anywhere, allow_home;
+	const char *roots[16]; /* --workdir-root, as given */
+	size_t n_roots;
 };
 
 /* Parse `ward serve`/`ward shell` options (argv[0] is the subcommand). */

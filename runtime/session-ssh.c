@@ -506,12 +506,16 @@ static int chan_open(struct ward_session *s, struct ssh_state *st, struct chan *
 		     struct ward_error **err)
 {
 	_cleanup_free_ char *qward = ward_shell_quote(s->opt.ssh.ward ? s->opt.ssh.ward : "ward");
+	_cleanup_free_ char *qwd = ward_shell_quote(s->workdir);
 	_cleanup_free_ char *remote = NULL;
 	char **argv;
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ep[2] = { -1, -1 };
 
 	chan_init(c);
-	if (!qward || asprintf(&remote, "%s serve", qward) < 0) {
+	/* The remote workdir is the person's (the policy's session.ssh.workdir):
+	 * given as the remote serve's -C, the remote ward admits it as their
+	 * word, a root for the session.create that names it (ward/admit.h). */
+	if (!qward || !qwd || asprintf(&remote, "%s serve -C %s", qward, qwd) < 0) {
 		remote = NULL;
 		return ward_error_make(err, ENOMEM, "ssh");
 	}

@@ -576,6 +576,31 @@ static bool allowed_dir(const struct ward_session *s, const char *dir)
 	return false;
 }
 
+/* allowed_dir(), and for a local session the directory as the host resolves
+ * it too: a symbolic link in the workdir leading out of it (to /etc) does
+ * not make a tool argument's directory allowed. A path that does not
+ * resolve is left to the command's own cd (which then fails). */
+static bool admitted_dir(const struct ward_session *s, const char *dir)
+{
+	char real[PATH_MAX];
+
+	if (!allowed_dir(s, dir))
+		return false;
+	if (strcmp(s->backend->name, "ssh") == 0 || !realpath(dir, real))
+		return true;
+	return allowed_dir(s, real);
+}
+
+static int refuse_dir(struct ward_error **err, const char *what, const char *dir)
+{
+	ward_error_make_kind(err, WARD_ERR_NOT_AUTHORIZED, 0,
+			     "%s '%s' is outside what the policy allows (rule workdir-outside-session)",
+			     what, dir);
+	if (err && *err)
+		ward_error_set_rule(*err, "workdir-outside-session");
+	return -1;
+}
+
 /* dir made absolute against base, with . and .. folded (lexically: the
  * command's own cd resolves the real path). malloc'd. */
 static char *join_path(const char *base, const char *dir)
@@ -626,11 +651,9 @@ int ward_session_set_cwd(struct ward_session *s, const char *dir, const char *ol
 		free(c);
 		return ward_error_make(err, ENOMEM, "cd");
 	}
-	if (!allowed_dir(s, c) || (o && !allowed_dir(s, o))) {
+	if (!admitted_dir(s, c) || (o && !admitted_dir(s, o))) {
 		pthread_mutex_unlock(&s->lock);
-		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-				     "directory '%s' is outside what the policy allows",
-				     allowed_dir(s, c) ? o : c);
+		refuse_dir(err, "directory", admitted_dir(s, c) ? o : c);
 		free(c);
 		free(o);
 		return -1;
@@ -903,10 +926,9 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		ward_env_free(env);
 		return ward_error_make(err, ENOMEM, "session");
 	}
-	if (opt->workdir && strcmp(s->backend->name, "ssh") != 0 && !allowed_dir(s, start_cwd)) {
+	if (opt->workdir && strcmp(s->backend->name, "ssh") != 0 && !admitted_dir(s, start_cwd)) {
 		ward_env_free(env);
-		ward_error_make_kind(&why, WARD_ERR_INVALID_PARAMETERS, 0,
-				     "workdir '%s' is outside what the policy allows", start_cwd);
+		refuse_dir(&why, "workdir", start_cwd);
 		refuse(r, why);
 		return 0;
 	}
@@ -1217,6 +1239,9 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 			if (ward_config_set_workdir(&s->cfg, cwd, err) < 0)
 				goto fail_quiet;
 		}
+		/* said once, now, rather than by each command's ward_run() */
+		if (ward_admit_workdir(&s->cfg.admit, s->cfg.workdir, err) < 0)
+			goto fail_quiet;
 		s->workdir = strdup(s->cfg.workdir);
 		s->backend = s->opt.isolation == WARD_SESSION_SHARED ? &ward_session_local_shared :
 									&ward_session_local_fresh;

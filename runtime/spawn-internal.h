@@ -102,6 +102,10 @@ struct report {
  * masked files). Parent side. */
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
 
+/* The host paths the view masks (NULL-terminated; '*' in a last component):
+ * a workdir must not uncover them (runtime/admit.c). */
+const char *const *ward_view_masked(void);
+
 /* clone3() into the plan's namespaces; the child never returns from this.
  * Returns the child's pid and a pidfd in *pidfd, or -1 with *err. */
 pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);

@@ -10,6 +10,7 @@
  * whole tree of read-only binds is made read-only, nosuid and nodev with one
  * recursive mount_setattr() instead of a remount per bind. */
 #include <errno.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <sched.h>
@@ -40,8 +41,13 @@ static const char *const sysdirs[] = {
 static const char *const masked[] = {
 	"/etc/shadow",	      "/etc/shadow-",  "/etc/gshadow", "/etc/gshadow-",
 	"/etc/sudoers",	      "/etc/sudoers.d", "/etc/security/opasswd",
-	"/etc/ssh/ssh_host_*_key",
+	"/etc/ssh/ssh_host_*_key", NULL,
 };
+
+const char *const *ward_view_masked(void)
+{
+	return masked;
+}
 
 /* Device nodes of the minimal /dev, bound from the host's. */
 static const char *const devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
@@ -91,7 +97,7 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	}
 
 	p->n_masks = 0;
-	for (i = 0; i < ARRAY_SIZE(masked); i++) {
+	for (i = 0; masked[i]; i++) {
 		if (strchr(masked[i], '*')) {
 			glob_t g;
 			size_t k;
@@ -339,6 +345,18 @@ static int protect_one(const struct spawn_protect *m, const char *R, char *dst, 
 		close(fd);
 		break;
 	}
+	case SPAWN_PROTECT_RW: {
+		/* a clone of the read-only mount above takes its flags: clear
+		 * read-only on this one mount only (what is below stays as it
+		 * was; a mount locked read-only by the host would refuse) */
+		struct mount_attr attr = { .attr_clr = MOUNT_ATTR_RDONLY };
+
+		if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return fail(err, "bind writable entry of home", m->path);
+		if (mount_setattr(AT_FDCWD, dst, 0, &attr, sizeof(attr)) < 0)
+			return fail(err, "mount_setattr writable entry of home", m->path);
+		break;
+	}
 	case SPAWN_PROTECT_EMPTY:
 		if (cover(first, dst, m->path, err) < 0)
 			return -1;
@@ -374,7 +392,20 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 
 	/* Sources the caller chose may lie under the staging directory, which
 	 * the new root is about to cover: hold them open and bind from the fds. */
-	wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The workdir was admitted as this resolved path (ward/admit.h): no
+	 * symbolic link on the way now either, so that a directory swapped for
+	 * a link since (by a command of another sandbox in a parent of it)
+	 * cannot bind somewhere that was never admitted. */
+	{
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		wfd = (int)syscall(SYS_openat2, AT_FDCWD, p->workdir, &how, sizeof(how));
+		if (wfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+			wfd = open(p->workdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (wfd < 0)
 		return fail(err, "open workdir", p->workdir);
 	if (p->ovl_upper) {

@@ -20,6 +20,8 @@ enum spawn_protect_kind {
 	SPAWN_PROTECT_EMPTY,   /* an empty read-only tmpfs over a placeholder */
 	SPAWN_PROTECT_LINK,    /* a symbolic link bound over itself (open_tree with
 				  AT_SYMLINK_NOFOLLOW): still a link, but pinned */
+	SPAWN_PROTECT_RW,      /* bind over itself, writable again, below a read-only
+				  one (the entries of a home's read-only top) */
 };
 
 struct spawn_protect {

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
+#include "ward/admit.h"
 
 #define PH_MODE 01555
 /* A spare placeholder in the pool, and one on its way in or out: writable
@@ -886,7 +887,15 @@ static int add_mount(struct ward_workdir_prep *w, const char *path, enum spawn_p
 
 	for (size_t i = 0; i < w->n_mounts; i++)
 		if (strcmp(w->mounts[i].path, path) == 0) {
-			if (kind > w->mounts[i].kind)
+			enum spawn_protect_kind had = w->mounts[i].kind;
+
+			/* a writable rebind pins as well; anything that protects
+			 * more wins over it */
+			if (kind == SPAWN_PROTECT_RW)
+				w->mounts[i].kind = had == SPAWN_PROTECT_PIN ? kind : had;
+			else if (had == SPAWN_PROTECT_RW)
+				w->mounts[i].kind = kind == SPAWN_PROTECT_PIN ? had : kind;
+			else if (kind > had)
 				w->mounts[i].kind = kind;
 			return 0;
 		}
@@ -1193,7 +1202,9 @@ static bool below(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-/* Parents first; nothing below a read-only or empty mount (it covers them). */
+/* Parents first; nothing below a read-only or empty mount (it covers them),
+ * except a writable rebind below a read-only one (a home's entries below its
+ * read-only top) and what lies below that. The nearest kept parent decides. */
 static void order_mounts(struct ward_workdir_prep *w)
 {
 	size_t k = 0;
@@ -1202,18 +1213,86 @@ static void order_mounts(struct ward_workdir_prep *w)
 		return;
 	qsort(w->mounts, w->n_mounts, sizeof(*w->mounts), cmp_mount);
 	for (size_t i = 0; i < w->n_mounts; i++) {
-		bool covered = false;
+		const struct spawn_protect *near = NULL;
+		bool covered;
 
-		for (size_t j = 0; j < k && !covered; j++)
-			covered = (w->mounts[j].kind == SPAWN_PROTECT_RO ||
-				   w->mounts[j].kind == SPAWN_PROTECT_EMPTY) &&
-				  below(w->mounts[i].path, w->mounts[j].path);
+		for (size_t j = 0; j < k; j++)
+			if (below(w->mounts[i].path, w->mounts[j].path) &&
+			    (!near || strlen(w->mounts[j].path) > strlen(near->path)))
+				near = &w->mounts[j];
+		covered = near && (near->kind == SPAWN_PROTECT_EMPTY ||
+				   (near->kind == SPAWN_PROTECT_RO &&
+				    w->mounts[i].kind != SPAWN_PROTECT_RW));
 		if (covered)
 			free(w->mounts[i].path);
 		else
 			w->mounts[k++] = w->mounts[i];
 	}
 	w->n_mounts = k;
+}
+
+/* A name at a home's top that stays read-only: a dot entry (start-up files,
+ * tool configs, ~/.local/bin on PATH...: too many to list, and new ones
+ * appear) or bin (on many PATHs). */
+static bool home_hidden(const char *name)
+{
+	return name[0] == '.' || strcmp(name, "bin") == 0;
+}
+
+/* Whether rel (a protected path) lies in a name home_hidden() keeps: the
+ * read-only top covers it already, existing or not. */
+static bool home_covers(const struct ward_workdir_prep *w, const char *rel)
+{
+	char first[NAME_MAX + 1];
+	size_t n = strcspn(rel, "/");
+
+	if (n > NAME_MAX)
+		return false;
+	memcpy(first, rel, n);
+	first[n] = '\0';
+	return home_hidden(first) && !ward_protect_opened(w->protect, first);
+}
+
+/* A home directory as the workdir (admitted by the person's
+ * --allow-home-workdir): its top read-only, so that no name can be made
+ * there — a start-up file that does not exist yet cannot be planted, which
+ * no list of names and no placeholder could promise — and each entry at the
+ * top that is a directory or a file and not home_hidden() (or opened with
+ * --allow-write) bound writable over itself. A new name at the top cannot
+ * be made either, dot or not: the price of the rule (a subdirectory of the
+ * home as the workdir has none of it). */
+static int plan_home(struct ward_workdir_prep *w, const char *workdir, struct ward_error **err)
+{
+	DIR *d = opendir(workdir);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return ward_error_make(err, errno, "open home workdir '%s'", workdir);
+	if (add_mount(w, workdir, SPAWN_PROTECT_RO, err) < 0) {
+		closedir(d);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (home_hidden(e->d_name) && !ward_protect_opened(w->protect, e->d_name)) {
+			rc = add_report(w, e->d_name, WARD_PROTECT_READ_ONLY, err);
+			continue;
+		}
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
+			continue; /* links, sockets...: names at the read-only top */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", workdir, e->d_name) >=
+		    sizeof(path))
+			continue;
+		rc = add_mount(w, path, SPAWN_PROTECT_RW, err);
+	}
+	closedir(d);
+	return rc;
 }
 
 static void prep_release(struct ward_workdir_prep *w)
@@ -1350,6 +1429,7 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 			 struct ward_workdir_prep *w, struct ward_error **err)
 {
 	const struct ward_protect *pr = cfg->protect;
+	bool home;
 
 	memset(w, 0, sizeof(*w));
 	w->set_fd = -1;
@@ -1414,9 +1494,18 @@ planned:
 	if (!enforce)
 		return 0;
 	w->report->protection = true;
-	for (size_t i = 0; w->resolved[i]; i++)
+	home = ward_admit_is_home(workdir);
+	if (home && plan_home(w, workdir, err) < 0)
+		goto fail;
+	for (size_t i = 0; w->resolved[i]; i++) {
+		if (home && home_covers(w, w->resolved[i])) {
+			if (add_report(w, w->resolved[i], WARD_PROTECT_COVERED, err) < 0)
+				goto fail;
+			continue;
+		}
 		if (plan_one(w, cfg, workdir, w->resolved[i], err) < 0)
 			goto fail;
+	}
 	order_mounts(w);
 	return 0;
 fail:

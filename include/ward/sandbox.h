@@ -46,6 +46,7 @@
 #include "ward/netpolicy.h"
 #include "ward/proxy.h"
 #include "ward/workdir.h"
+#include "ward/admit.h"
 #include "ward/limits.h"
 
 #ifdef __cplusplus
@@ -171,6 +172,11 @@ struct ward_config {
 	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
 	 * overridden by the policy file and flags. */
 	struct ward_limits limits;
+	/* Which workdirs are admitted (ward/admit.h): the person's
+	 * --allow-workdir-anywhere, --allow-home-workdir and --workdir-root,
+	 * the policy's workdir.roots. ward_run() refuses a workdir these do not
+	 * admit, however it was given. */
+	struct ward_admit admit;
 	/* Make the command's cgroup (default). false, for measurements only:
 	 * rlimits alone, and a limit asked for explicitly is refused. */
 	bool cgroup;
@@ -184,7 +190,9 @@ WARD_API void ward_config_init(struct ward_config *cfg);
 WARD_API void ward_config_release(struct ward_config *cfg);
 
 /* Set the workdir: must exist and be a directory; stored resolved (realpath).
- * Refuses "/" and paths under /proc, /sys and /dev. InvalidParameters. */
+ * InvalidParameters otherwise. Refuses "/" and paths under /proc, /sys and
+ * /dev always (NotAuthorized, rule "workdir-system"); the other rules of
+ * ward/admit.h are ward_run()'s, which knows the person's word. */
 WARD_API int ward_config_set_workdir(struct ward_config *cfg, const char *path,
 				     struct ward_error **err);
 

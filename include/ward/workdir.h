@@ -85,6 +85,10 @@ WARD_API int ward_protect_add(struct ward_protect *p, const char *rel, struct wa
  * ".vscode"; ".git" opens ".git/hooks" and ".git/config"). Same checks. */
 WARD_API int ward_protect_allow(struct ward_protect *p, const char *rel, struct ward_error **err);
 
+/* Whether rel (relative to the workdir) was opened with ward_protect_allow()
+ * (it, or a path above it). p may be NULL. Pure. */
+WARD_API bool ward_protect_opened(const struct ward_protect *p, const char *rel);
+
 /* The default entries (NULL-terminated), and those added for a home directory. */
 WARD_API const char *const *ward_protect_defaults(void);
 WARD_API const char *const *ward_protect_home_defaults(void);

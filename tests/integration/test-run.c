@@ -86,7 +86,10 @@ static int count_lines(const char *path)
 static json_t *cli_json(const char *request, int *status)
 {
 	char *ward = harness_path("ward");
-	char *argv[] = { ward, (char *)"run", (char *)"--json", NULL };
+	/* The request names a workdir under $TMPDIR, not under the directory
+	 * the test runs from: the person allows it as a root. */
+	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--workdir-root", workdir,
+			 NULL };
 	char *out = NULL;
 	json_t *o;
 
@@ -574,8 +577,9 @@ START_TEST(test_sandbox_off)
 {
 	char *ward = harness_path("ward");
 	char req[4096];
-	char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--sandbox", (char *)"off",
-			 NULL };
+	char *argv[] = { ward,	       (char *)"run",		(char *)"--json",
+			 (char *)"--sandbox", (char *)"off", (char *)"--workdir-root",
+			 workdir,	       NULL };
 	char *out = NULL;
 	json_t *o;
 

@@ -252,7 +252,9 @@ START_TEST(test_cd)
 		ward_session_result_release(&r);
 		eo.workdir = "/usr";
 		ck_assert_int_eq(ward_session_exec(s, "pwd", &eo, &r, &err), 0);
-		ck_assert_int_eq(r.run.error->kind, WARD_ERR_INVALID_PARAMETERS);
+		/* a refusal of where to run, like the workdir's admission */
+		ck_assert_int_eq(r.run.error->kind, WARD_ERR_NOT_AUTHORIZED);
+		ck_assert_str_eq(r.run.error->rule, "workdir-outside-session");
 		ward_session_result_release(&r);
 	}
 	/* a directory removed under the session: back to the workdir, said so */

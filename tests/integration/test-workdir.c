@@ -126,6 +126,9 @@ static json_t *cli_json(const char *cmd, const char *const *opts)
 	argv[n++] = (char *)"run";
 	argv[n++] = (char *)harness_fences_policy_opt();
 	argv[n++] = (char *)"--json";
+	/* the request names the workdir: the person allows it as a root */
+	argv[n++] = (char *)"--workdir-root";
+	argv[n++] = workdir;
 	for (; opts && *opts && n < 36; opts++)
 		argv[n++] = (char *)*opts;
 	argv[n] = NULL;

@@ -24,7 +24,11 @@ static const char *parse(struct run_options *o, ...)
 	va_end(ap);
 	if (ward_run_options_parse(argc, argv, o, &err) == 0)
 		return NULL;
-	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	/* a workdir that is never admitted is a refusal with its rule */
+	if (err->kind == WARD_ERR_NOT_AUTHORIZED)
+		ck_assert_str_eq(err->rule, "workdir-system");
+	else
+		ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
 	snprintf(msg, sizeof(msg), "%s", err->message);
 	ward_error_free(err);
 	return msg;

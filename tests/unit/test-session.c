@@ -19,6 +19,9 @@ static struct ward_session *sess(void)
 
 	ward_config_init(&cfg);
 	ck_assert_int_eq(ward_config_set_workdir(&cfg, "/tmp", &err), 0);
+	/* /tmp itself is no workdir without the person's word (ward/admit.h);
+	 * these tests are about the session's state, and run nothing */
+	cfg.admit.anywhere = true;
 	ck_assert_int_eq(ward_session_new(&cfg, NULL, &s, &err), 0);
 	return s;
 }
