@@ -1289,10 +1289,16 @@ static void emit(struct server *sv, json_t *msg)
 	if (len > sv->lim.response_bytes) {
 		/* The answer is too large: say so, under the same id. */
 		json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
-		json_t *err = json_pack("{s:s, s:O, s:{s:i, s:s+}}", "jsonrpc", "2.0", "id",
-					id ? id : json_null(), "error", "code", RPC_SERVER_ERROR,
-					"message", "response too large: ",
-					"over the limit of session.limits.response_bytes");
+		char text[160];
+		json_t *err;
+
+		snprintf(text, sizeof(text),
+			 "response of %zu bytes is larger than %zu bytes "
+			 "(policy session.limits.response_bytes)",
+			 len, sv->lim.response_bytes);
+		err = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+				id ? id : json_null(), "error", "code", RPC_SERVER_ERROR, "message",
+				text);
 
 		free(s);
 		s = err ? json_dumps(err, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -1607,6 +1613,26 @@ static void take_line(struct server *sv, const char *line, size_t len)
 	}
 	if (is_response(msg)) {
 		route_response(sv, msg);
+		json_decref(msg);
+		return;
+	}
+	/* A ping is answered here, at once, even while the main thread waits
+	 * for a person's answer or runs a command: the client sees a server
+	 * that is alive. */
+	if (json_is_object(msg) && json_object_size(msg) <= 4 &&
+	    json_is_string(json_object_get(msg, "method")) &&
+	    strcmp(json_string_value(json_object_get(msg, "method")), "ping") == 0 &&
+	    (json_is_string(json_object_get(msg, "id")) ||
+	     json_is_integer(json_object_get(msg, "id"))) &&
+	    json_is_string(json_object_get(msg, "jsonrpc")) &&
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") == 0 &&
+	    json_object_size(msg) == 3 + !!json_object_get(msg, "params")) {
+		json_t *resp = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id",
+					 json_object_get(msg, "id"), "result");
+
+		if (resp)
+			emit(sv, resp);
+		json_decref(resp);
 		json_decref(msg);
 		return;
 	}
