@@ -630,6 +630,10 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
 	return *result ? 0 : rpc_fail(e, RPC_INTERNAL_ERROR, "out of memory");
 }
 
+/* "approved" here is the host program's word: it writes this JSON-RPC
+ * request itself. A model's tool call (tools/call) never reaches it: tool
+ * arguments are checked against the tool's schema, which has no "approved"
+ * (tool_arguments_check). A host must never copy it from a model's words. */
 static int exec_params(json_t *params, struct ward_session_exec_options *eo, struct rpc_error *e)
 {
 	long long t = 0;
