@@ -504,6 +504,28 @@ START_TEST(test_history_bounded)
 		     "\"params\":{\"prefix\":\"sudo 1\"}}");
 	ck_assert_int_eq(json_array_size(get(r, "result.history")), 0); /* dropped */
 	json_decref(r);
+	/* one response over the limit: an error under the same id, not the
+	 * response (50,000 control characters escaped six times as long) */
+	{
+		size_t k, o = 0;
+
+		line = malloc(50000 * 6 + 256);
+		o += (size_t)sprintf(line, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":"
+					   "\"session.alias.set\",\"params\":{\"name\":\"c\","
+					   "\"value\":\"");
+		for (k = 0; k < 50000; k++)
+			o += (size_t)sprintf(line + o, "\\u0001");
+		sprintf(line + o, "\"}}");
+		r = call(&s, line);
+		ck_assert_ptr_null(json_object_get(r, "error"));
+		json_decref(r);
+		free(line);
+	}
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session.alias.list\"}");
+	ck_assert_int_eq(json_integer_value(get(r, "id")), 12);
+	ck_assert_msg(strstr(gets_(r, "error.message"), "session.limits.response_bytes"), "%s",
+		      gets_(r, "error.message"));
+	json_decref(r);
 	free(big);
 	stop(&s);
 	free(pol);
@@ -591,7 +613,9 @@ static bool cgroups_left(pid_t pid)
 
 START_TEST(test_sigterm_unread)
 {
-	const char *iso = _i ? "--isolation=shared" : "--isolation=fresh";
+	/* fresh and shared isolation; SIGTERM and SIGINT */
+	const char *iso = _i & 1 ? "--isolation=shared" : "--isolation=fresh";
+	int sig = _i & 2 ? SIGINT : SIGTERM;
 	char *pol = policy("{" NO_RATE "}");
 	char marker[64], line[512], *big;
 	struct srv s;
@@ -636,7 +660,7 @@ START_TEST(test_sigterm_unread)
 	ck_assert_int_ge(queued, pipe_size - 4096);
 	pidfd = (int)syscall(SYS_pidfd_open, s.pid, 0);
 	ck_assert_int_ge(pidfd, 0);
-	ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(s.pid, sig), 0);
 	/* it ends without anyone draining its output */
 	pf.fd = pidfd;
 	pf.events = POLLIN;
@@ -667,6 +691,6 @@ int main(void)
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_history_bounded);
 	tcase_add_test(tc, test_session_caps);
-	tcase_add_loop_test(tc, test_sigterm_unread, 0, 2);
+	tcase_add_loop_test(tc, test_sigterm_unread, 0, 4);
 	return harness_main(s);
 }
