@@ -15,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
@@ -41,21 +45,79 @@ struct entry {
 	char id[32];
 	struct ward_session *s;
 	int busy;                 /* requests using it right now */
+	bool shared;              /* it holds a sandbox of its own (counted) */
 };
 
+/* An elicitation (MCP): a question put to the person through the client,
+ * waiting for the client's response with the same id. */
+#define PENDING_MAX 16
+struct pending {
+	unsigned long id;         /* 0: free */
+	bool answered, accepted;
+};
+
+/* One line of output waiting for the writer thread. */
+struct outmsg {
+	struct outmsg *next;
+	size_t len;
+	char data[];
+};
+
+/* One message read, waiting for the main thread. */
+struct inmsg {
+	struct inmsg *next;
+	json_t *msg;
+	size_t len;
+};
+
+/* Requests read ahead of the main thread: at most this many bytes (a full
+ * queue stops the reader, so a flooding client is held back by its pipe). */
+#define INQ_BYTES_MAX (2 * WARD_SERVE_LINE_MAX)
+
 struct server {
-	pthread_mutex_t lock;     /* sessions */
-	pthread_mutex_t out_lock; /* one response line at a time */
+	pthread_mutex_t lock;     /* sessions, threads, sandboxes, pending */
 	pthread_cond_t idle;
-	int out_fd;
 	struct entry *sessions;
 	size_t n_sessions;
 	unsigned long next_id;
 	int threads;              /* concurrent requests still running */
+	size_t sandboxes;         /* shared sessions + fresh commands running */
 	/* One rate limit for every session of the server: the user's. */
 	struct ward_ratelog ratelog;
 	pthread_mutex_t rate_lock;
+	unsigned rate_per_minute, rate_per_hour;
+	struct ward_session_limits lim;
 	const struct serve_options *o;
+
+	/* Stopping (SIGTERM, SIGINT, SIGHUP): set by the watcher thread, then
+	 * every wait below is woken; cancel_fd (an eventfd, written once, never
+	 * read) kills every command's sandbox (ward_config.cancel_fd). */
+	volatile bool stopping;
+	int cancel_fd;
+
+	/* Output: a bounded queue the writer thread empties, so that a client
+	 * that stops reading stalls the writer, never the signal handling. */
+	pthread_mutex_t out_lock;
+	pthread_cond_t out_cond;
+	struct outmsg *oq_head, *oq_tail;
+	size_t oq_bytes;
+	bool writing, writer_exit, out_broken;
+	int out_fd;
+
+	/* Input: the reader thread parses lines, routes responses to pending
+	 * questions, queues the rest for the main thread. */
+	pthread_mutex_t in_lock;
+	pthread_cond_t in_cond;
+	struct inmsg *iq_head, *iq_tail;
+	size_t iq_bytes;
+	bool in_eof;
+	int in_fd;
+
+	/* MCP elicitation */
+	bool elicit;              /* the client declared the capability */
+	struct pending pending[PENDING_MAX];
+	unsigned long next_question;
+	pthread_cond_t answer_cond;
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -180,7 +242,35 @@ static json_t *strv_object(char **v)
 	return o;
 }
 
-static struct ward_error *make_session(struct server *sv, json_t *params, struct ward_session **out)
+/* Whether one more session (holding a sandbox of its own if shared) may be
+ * made now: the caps on sessions and sandboxes alive, and the rate limit,
+ * which counts session creations as it counts commands. sv->lock held. */
+static int admit_session(struct server *sv, bool shared, struct ward_error **err)
+{
+	struct timespec ts;
+	int rc;
+
+	if (sv->n_sessions >= sv->lim.sessions)
+		return ward_error_make_kind(err, WARD_ERR_EXECUTION_FAILED, 0,
+					    "too many sessions: %zu alive, the most allowed "
+					    "(policy session.limits.sessions); close one first",
+					    sv->n_sessions);
+	if (shared && sv->sandboxes >= sv->lim.sandboxes)
+		return ward_error_make_kind(err, WARD_ERR_EXECUTION_FAILED, 0,
+					    "too many sandboxes: %zu alive, the most allowed "
+					    "(policy session.limits.sandboxes)",
+					    sv->sandboxes);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&sv->rate_lock);
+	rc = ward_ratelog_take(&sv->ratelog, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+			       sv->rate_per_minute, sv->rate_per_hour, NULL, err);
+	pthread_mutex_unlock(&sv->rate_lock);
+	return rc;
+}
+
+/* Make a session as params say; sv->lock held. *shared: it holds a sandbox. */
+static struct ward_error *make_session(struct server *sv, json_t *params, struct ward_session **out,
+				       bool *shared)
 {
 	struct ward_config cfg;
 	struct ward_session_options opt;
@@ -208,6 +298,10 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 		goto fail;
 	if (iso)
 		opt.isolation = strcmp(iso, "shared") == 0 ? WARD_SESSION_SHARED : WARD_SESSION_FRESH;
+	*shared = opt.isolation == WARD_SESSION_SHARED && !opt.ssh.host;
+	if (admit_session(sv, *shared, &err) < 0)
+		goto fail;
+	cfg.cancel_fd = sv->cancel_fd;
 	if (timeout)
 		opt.timeout = (int)timeout;
 	if (json_is_string(env))
@@ -263,7 +357,8 @@ static struct entry *take_session(struct server *sv, json_t *params, struct rpc_
 			found = &sv->sessions[i];
 	if (!found && !id) {
 		struct ward_session *s = NULL;
-		struct ward_error *w = make_session(sv, NULL, &s);
+		bool shared = false;
+		struct ward_error *w = make_session(sv, NULL, &s, &shared);
 		struct entry *g;
 
 		if (w) {
@@ -283,6 +378,8 @@ static struct entry *take_session(struct server *sv, json_t *params, struct rpc_
 		memset(found, 0, sizeof(*found));
 		strcpy(found->id, "default");
 		found->s = s;
+		found->shared = shared;
+		sv->sandboxes += shared;
 	}
 	if (!found) {
 		pthread_mutex_unlock(&sv->lock);
@@ -334,6 +431,7 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 	struct ward_session *s = NULL;
 	struct ward_error *w;
 	struct entry *g;
+	bool shared = false;
 
 	if (check_keys(params, keys, e) < 0 || p_string(params, "workdir", false, &s_, e) < 0 ||
 	    p_string(params, "isolation", false, &s_, e) < 0 ||
@@ -365,10 +463,12 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 					ward_json_type_name(env));
 		}
 	}
-	w = make_session(sv, params, &s);
-	if (w)
-		return rpc_from(e, w);
 	pthread_mutex_lock(&sv->lock);
+	w = make_session(sv, params, &s, &shared);
+	if (w) {
+		pthread_mutex_unlock(&sv->lock);
+		return rpc_from(e, w);
+	}
 	g = realloc(sv->sessions, (sv->n_sessions + 1) * sizeof(*g));
 	if (!g) {
 		pthread_mutex_unlock(&sv->lock);
@@ -380,6 +480,8 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 	memset(g, 0, sizeof(*g));
 	snprintf(g->id, sizeof(g->id), "s%lu", ++sv->next_id);
 	g->s = s;
+	g->shared = shared;
+	sv->sandboxes += shared;
 	*result = session_info(g->id, s);
 	pthread_mutex_unlock(&sv->lock);
 	return 0;
@@ -430,6 +532,7 @@ static int m_close(struct server *sv, json_t *params, json_t **result, struct rp
 		}
 	}
 	s = sv->sessions[i].s;
+	sv->sandboxes -= sv->sessions[i].shared;
 	memmove(sv->sessions + i, sv->sessions + i + 1,
 		(sv->n_sessions - i - 1) * sizeof(*sv->sessions));
 	sv->n_sessions--;
@@ -460,25 +563,67 @@ static json_t *exec_result(const char *id, const char *typed, const struct ward_
 	return o;
 }
 
+static bool ask_client(void *ctx, const struct ward_verdict *v);
+
+/* What the question to the person needs. */
+struct question {
+	struct server *sv;
+	const char *command;      /* as typed, or NULL (a replay) */
+	uint64_t replay;
+};
+
 static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t replay,
-		  const struct ward_session_exec_options *eo, json_t **result, struct rpc_error *e)
+		  const struct ward_session_exec_options *eo_in, json_t **result,
+		  struct rpc_error *e)
 {
+	struct ward_session_exec_options eo = { 0 };
+	struct question q = { .sv = sv, .command = cmd, .replay = replay };
 	struct ward_session_result r;
 	struct ward_error *w = NULL;
 	struct entry *en = take_session(sv, params, e);
+	bool counted = false;
 	char id[32];
 	int rc;
 
 	if (!en)
 		return -1;
 	memcpy(id, en->id, sizeof(id));
+	if (eo_in)
+		eo = *eo_in;
+	/* A command on the approval list is put to the person through the
+	 * client, when it can ask (MCP elicitation); never approved by what the
+	 * tool call says. */
+	if (!eo.approved) {
+		eo.ask = ask_client;
+		eo.ask_ctx = &q;
+	}
+	/* A fresh session's command is a sandbox alive while it runs. */
+	if (ward_session_isolation(en->s) == WARD_SESSION_FRESH &&
+	    strcmp(ward_session_backend(en->s), "local") == 0) {
+		pthread_mutex_lock(&sv->lock);
+		counted = sv->sandboxes < sv->lim.sandboxes;
+		sv->sandboxes += counted;
+		pthread_mutex_unlock(&sv->lock);
+		if (!counted) {
+			give_back(sv, id);
+			return rpc_fail(e, RPC_SERVER_ERROR,
+					"too many sandboxes: %zu alive, the most allowed (policy "
+					"session.limits.sandboxes); try again when one ends",
+					sv->lim.sandboxes);
+		}
+	}
 	if (replay)
-		rc = ward_session_replay(en->s, replay, eo, &r, &w);
+		rc = ward_session_replay(en->s, replay, &eo, &r, &w);
 	else if (cmd)
-		rc = ward_session_exec(en->s, cmd, eo, &r, &w);
+		rc = ward_session_exec(en->s, cmd, &eo, &r, &w);
 	else
 		rc = ward_session_cd(en->s, json_string_value(json_object_get(params, "dir")), &r,
 				     &w);
+	if (counted) {
+		pthread_mutex_lock(&sv->lock);
+		sv->sandboxes--;
+		pthread_mutex_unlock(&sv->lock);
+	}
 	give_back(sv, id);
 	if (rc < 0)
 		return rpc_from(e, w);
@@ -487,6 +632,10 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
 	return *result ? 0 : rpc_fail(e, RPC_INTERNAL_ERROR, "out of memory");
 }
 
+/* "approved" here is the host program's word: it writes this JSON-RPC
+ * request itself. A model's tool call (tools/call) never reaches it: tool
+ * arguments are checked against the tool's schema, which has no "approved"
+ * (tool_arguments_check). A host must never copy it from a model's words. */
 static int exec_params(json_t *params, struct ward_session_exec_options *eo, struct rpc_error *e)
 {
 	long long t = 0;
@@ -710,7 +859,7 @@ static int simple(struct server *sv, enum simple what, json_t *params, json_t **
 	}
 	case S_HISTORY: {
 		struct ward_history_entry *h = NULL;
-		size_t n = 0, i;
+		size_t n = 0, i, bytes = 0, omitted = 0;
 		json_t *a;
 
 		rc = ward_session_history(en->s,
@@ -720,19 +869,32 @@ static int simple(struct server *sv, enum simple what, json_t *params, json_t **
 					  prefix ? prefix : contains, (size_t)limit, &h, &n, &w);
 		if (rc < 0)
 			break;
+		/* The answer is capped at half a response: the most recent entries
+		 * that fit, and how many were left out. */
 		a = json_array();
-		for (i = 0; i < n; i++)
-			json_array_append_new(
-				a, json_pack("{s:I, s:s, s:s, s:i, s:I, s:I, s:s?, s:s, s:o}", "id",
-					     (json_int_t)h[i].id, "command", h[i].command, "expanded",
-					     h[i].expanded, "exit_code", h[i].exit_code, "start_ms",
-					     (json_int_t)h[i].start_ms, "duration_ms",
-					     (json_int_t)h[i].duration_ms, "error", h[i].error_kind,
-					     "cwd", h[i].cwd, "replay_of",
-					     h[i].replay_of ? json_integer((json_int_t)h[i].replay_of) :
-							      json_null()));
+		for (i = n; i-- > 0;) {
+			json_t *o = json_pack(
+				"{s:I, s:s, s:s, s:i, s:I, s:I, s:s?, s:s, s:o}", "id",
+				(json_int_t)h[i].id, "command", h[i].command, "expanded",
+				h[i].expanded, "exit_code", h[i].exit_code, "start_ms",
+				(json_int_t)h[i].start_ms, "duration_ms",
+				(json_int_t)h[i].duration_ms, "error", h[i].error_kind, "cwd",
+				h[i].cwd, "replay_of",
+				h[i].replay_of ? json_integer((json_int_t)h[i].replay_of) :
+						 json_null());
+			size_t size = o ? json_dumpb(o, NULL, 0, JSON_COMPACT) : 0;
+
+			if (!o || bytes + size > sv->lim.response_bytes / 2) {
+				json_decref(o);
+				omitted = i + 1;
+				break;
+			}
+			bytes += size;
+			json_array_insert_new(a, 0, o);
+		}
 		ward_history_free(h, n);
-		*result = json_pack("{s:s, s:o}", "session", id, "history", a);
+		*result = json_pack("{s:s, s:o, s:I}", "session", id, "history", a, "omitted",
+				    (json_int_t)omitted);
 		break;
 	}
 	case S_CHANGES:
@@ -797,7 +959,7 @@ static const struct method {
 	  "\"command\": {\"type\": \"string\", \"description\": \"the command line\"},"
 	  "\"workdir\": {\"type\": \"string\", \"description\": \"directory to start in\"},"
 	  "\"timeout\": {\"type\": \"integer\", \"minimum\": 1, \"description\": \"seconds (default 30)\"},"
-	  "\"concurrent\": {\"type\": \"boolean\"}, \"approved\": {\"type\": \"boolean\"}, " P_SESSION
+	  "\"concurrent\": {\"type\": \"boolean\"}, " P_SESSION
 	  "}, \"required\": [\"command\"]}" },
 	{ "session.create", "session_create", m_create, "Start a new session.",
 	  "{\"type\": \"object\", \"properties\": {"
@@ -874,10 +1036,13 @@ static int m_initialize(struct server *sv, json_t *params, json_t **result, stru
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
 	const char *v = mcp_versions[0];
+	json_t *caps = json_object_get(params, "capabilities");
 	size_t i;
 
-	(void)sv;
 	(void)e;
+	/* The client can put a question to the person (elicitation/create):
+	 * the only way a command on the approval list runs over MCP. */
+	sv->elicit = json_is_object(json_object_get(caps, "elicitation"));
 	for (i = 0; want && i < ARRAY_SIZE(mcp_versions); i++)
 		if (strcmp(want, mcp_versions[i]) == 0)
 			v = mcp_versions[i];
@@ -929,6 +1094,32 @@ static char *tool_text(json_t *r)
 	return json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
 }
 
+static int tool_arguments_check(const struct method *m, const char *name, json_t *args,
+				struct rpc_error *e)
+{
+	json_t *schema = json_loads(m->schema, 0, NULL);
+	json_t *props = json_object_get(schema, "properties");
+	const char *k;
+	json_t *v;
+	int rc = 0;
+
+	json_object_foreach(args, k, v) {
+		if (json_object_get(props, k))
+			continue;
+		if (strcmp(k, "approved") == 0)
+			rc = rpc_fail(e, RPC_INVALID_PARAMS,
+				      "ApprovalRequired: tool \"%s\" takes no \"approved\": a tool "
+				      "call cannot approve a command; the person does, when the "
+				      "client asks them (MCP elicitation)", name);
+		else
+			rc = rpc_fail(e, RPC_INVALID_PARAMS, "tool \"%s\" has no argument \"%s\"",
+				      name, k);
+		break;
+	}
+	json_decref(schema);
+	return rc;
+}
+
 static int m_tools_call(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
 	static const char *const keys[] = { "name", "arguments", "_meta", NULL };
@@ -951,6 +1142,15 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 		args = json_object();
 	else
 		json_incref(args);
+	/* A tool takes exactly what its schema lists. The arguments are the
+	 * model's words: "approved" (which the JSON-RPC method takes from the
+	 * host program) is refused by name, and nothing runs. */
+	if (tool_arguments_check(m, name, args, &te) < 0) {
+		json_decref(args);
+		*result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
+				    te.message, "isError", 1);
+		return 0;
+	}
 	/* A tool's failure is the tool's result (isError), so the model sees it. */
 	if (m->fn(sv, args, &r, &te) < 0) {
 		json_decref(args);
@@ -990,32 +1190,167 @@ static const struct {
 	{ "notifications/cancelled", m_ping },   /* commands run to their own timeout */
 };
 
-/* SIGTERM, SIGINT, SIGHUP: stop reading, then end as at end of input, so
- * every session is closed and nothing is left behind (an SSH session's
- * control directory, say). Caught by the main thread only. */
-static volatile sig_atomic_t stop_requested;
+/* SIGTERM, SIGINT, SIGHUP: the handler only writes a byte to a pipe (all
+ * it may do); the watcher thread reading that pipe does the rest — marks the
+ * server stopping, kills every command's sandbox (cancel_fd), wakes every
+ * wait. Then the main thread ends as at end of input: every session closed,
+ * nothing left behind; whether the client reads its output or not. */
+static int stop_pipe[2] = { -1, -1 };
 
 static void on_stop(int sig)
 {
+	int saved = errno;
+	char c = 's';
+
 	(void)sig;
-	stop_requested = 1;
+	if (write(stop_pipe[1], &c, 1) < 0) {
+		/* full: a stop is already on its way */
+	}
+	errno = saved;
 }
 
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
 
-/* ---- the loop ---------------------------------------------------------------------- */
+/* Start a helper thread with the stop signals blocked: the handler runs on
+ * the main thread (or a command's), never on one of these. */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t block, old;
+	size_t k;
+	int rc;
 
+	sigemptyset(&block);
+	for (k = 0; k < ARRAY_SIZE(stop_signals); k++)
+		sigaddset(&block, stop_signals[k]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static void *watcher_main(void *arg)
+{
+	struct server *sv = arg;
+	char c = 0;
+
+	while (read(stop_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	if (c != 's')
+		return NULL; /* the normal end */
+	sv->stopping = true;
+	{
+		uint64_t one = 1;
+
+		if (write(sv->cancel_fd, &one, sizeof(one)) < 0) {
+			/* an eventfd at its maximum is readable anyway */
+		}
+	}
+	pthread_mutex_lock(&sv->lock);
+	pthread_cond_broadcast(&sv->idle);
+	pthread_cond_broadcast(&sv->answer_cond);
+	pthread_mutex_unlock(&sv->lock);
+	pthread_mutex_lock(&sv->out_lock);
+	pthread_cond_broadcast(&sv->out_cond);
+	pthread_mutex_unlock(&sv->out_lock);
+	pthread_mutex_lock(&sv->in_lock);
+	pthread_cond_broadcast(&sv->in_cond);
+	pthread_mutex_unlock(&sv->in_lock);
+	return NULL;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static void *writer_main(void *arg)
+{
+	struct server *sv = arg;
+
+	pthread_mutex_lock(&sv->out_lock);
+	for (;;) {
+		struct outmsg *m;
+
+		while (!sv->oq_head && !sv->writer_exit && !sv->stopping)
+			pthread_cond_wait(&sv->out_cond, &sv->out_lock);
+		if (!sv->oq_head || sv->stopping)
+			break;
+		m = sv->oq_head;
+		sv->oq_head = m->next;
+		if (!sv->oq_head)
+			sv->oq_tail = NULL;
+		sv->writing = true;
+		pthread_mutex_unlock(&sv->out_lock);
+		/* Blocking, and only here: a client that does not read holds
+		 * this thread, nothing else. */
+		if (!sv->out_broken && ward_write_all(sv->out_fd, m->data, m->len) < 0)
+			sv->out_broken = true; /* the client went: drop the rest */
+		pthread_mutex_lock(&sv->out_lock);
+		sv->writing = false;
+		sv->oq_bytes -= m->len;
+		free(m);
+		pthread_cond_broadcast(&sv->out_cond);
+	}
+	pthread_mutex_unlock(&sv->out_lock);
+	return NULL;
+}
+
+/* Queue one message. The queue holds at most a response's worth
+ * (session.limits.response_bytes) beyond the message being written; a
+ * sender waits for room, or drops the message once the server stops. */
 static void emit(struct server *sv, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t len = s ? strlen(s) : 0;
+	struct outmsg *m;
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&sv->out_lock);
-	if (ward_write_all(sv->out_fd, s, strlen(s)) == 0)
-		ward_write_all(sv->out_fd, "\n", 1);
-	pthread_mutex_unlock(&sv->out_lock);
+	if (len > sv->lim.response_bytes) {
+		/* The answer is too large: say so, under the same id. */
+		json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+		char text[160];
+		json_t *err;
+
+		snprintf(text, sizeof(text),
+			 "response of %zu bytes is larger than %zu bytes "
+			 "(policy session.limits.response_bytes)",
+			 len, sv->lim.response_bytes);
+		err = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+				id ? id : json_null(), "error", "code", RPC_SERVER_ERROR, "message",
+				text);
+
+		free(s);
+		s = err ? json_dumps(err, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(err);
+		if (!s)
+			return;
+		len = strlen(s);
+	}
+	m = malloc(sizeof(*m) + len + 1);
+	if (!m) {
+		free(s);
+		return;
+	}
+	memcpy(m->data, s, len);
+	m->data[len] = '\n';
+	m->len = len + 1;
+	m->next = NULL;
 	free(s);
+	pthread_mutex_lock(&sv->out_lock);
+	while (sv->oq_bytes > 0 && sv->oq_bytes + m->len > sv->lim.response_bytes &&
+	       !sv->stopping)
+		pthread_cond_wait(&sv->out_cond, &sv->out_lock);
+	if (sv->stopping) {
+		pthread_mutex_unlock(&sv->out_lock);
+		free(m);
+		return;
+	}
+	if (sv->oq_tail)
+		sv->oq_tail->next = m;
+	else
+		sv->oq_head = m;
+	sv->oq_tail = m;
+	sv->oq_bytes += m->len;
+	pthread_cond_broadcast(&sv->out_cond);
+	pthread_mutex_unlock(&sv->out_lock);
 }
 
 static json_t *error_response(json_t *id, const struct rpc_error *e)
@@ -1114,6 +1449,320 @@ static json_t *handle(struct server *sv, json_t *req)
 	return resp;
 }
 
+/* ---- approval through the client (MCP elicitation) --------------------------------- */
+
+/* A command as a person should see it in a question: control characters
+ * shown as \xNN, at most 2000 bytes. malloc'd. */
+static char *shown(const char *text)
+{
+	size_t n = strlen(text), i, o = 0, max = 2000;
+	char *out = malloc(max * 4 + 16);
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < n && o < max * 4; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)sprintf(out + o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+		if (i + 1 == max) {
+			o += (size_t)sprintf(out + o, " [...]");
+			break;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* The session's ask callback: put the command to the person through the
+ * client, wait (bounded) for the answer. True only on explicit acceptance:
+ * action "accept" with "approve": true. No capability, decline, cancel, an
+ * error response, no answer in time, the client gone, the server stopping:
+ * false, and the command is refused with ApprovalRequired. Runs on the main
+ * thread or a request's; the reader thread routes the answer. */
+static bool ask_client(void *ctx, const struct ward_verdict *v)
+{
+	struct question *q = ctx;
+	struct server *sv = q->sv;
+	struct pending *p = NULL;
+	_cleanup_free_ char *cmd = NULL, *message = NULL;
+	char idbuf[48];
+	struct timespec deadline;
+	json_t *req;
+	bool ok;
+	size_t i;
+
+	if (!sv->elicit || sv->stopping)
+		return false;
+	if (q->command)
+		cmd = shown(q->command);
+	else if (asprintf(&cmd, "history entry %llu", (unsigned long long)q->replay) < 0)
+		cmd = NULL;
+	if (!cmd || asprintf(&message,
+			     "ward: a command needs your approval before it runs.\n\n"
+			     "Command: %s\n"
+			     "Why: %s (rule %s: %s)\n\n"
+			     "Approve only if you want this to run; the model cannot approve it.",
+			     cmd, v->category ? v->category : "approval list",
+			     v->rule ? v->rule : "?", v->words ? v->words : "") < 0)
+		return false;
+
+	pthread_mutex_lock(&sv->lock);
+	for (i = 0; i < PENDING_MAX && !p; i++)
+		if (sv->pending[i].id == 0)
+			p = &sv->pending[i];
+	if (p) {
+		p->id = ++sv->next_question;
+		p->answered = p->accepted = false;
+		snprintf(idbuf, sizeof(idbuf), "ward-approval-%lu", p->id);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	if (!p)
+		return false; /* too many questions open at once */
+
+	req = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
+			"jsonrpc", "2.0", "id", idbuf, "method", "elicitation/create", "params",
+			"message", message, "requestedSchema", "type", "object", "properties",
+			"approve", "type", "boolean", "title", "Run this command",
+			"description", "Yes runs it once; no refuses it.", "default", 0,
+			"required", "approve");
+	if (req) {
+		emit(sv, req);
+		json_decref(req);
+	}
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += sv->lim.approval_timeout;
+	pthread_mutex_lock(&sv->lock);
+	while (req && !p->answered && !sv->stopping && !sv->in_eof)
+		if (pthread_cond_timedwait(&sv->answer_cond, &sv->lock, &deadline) == ETIMEDOUT)
+			break;
+	ok = p->answered && p->accepted && !sv->stopping;
+	p->id = 0;
+	pthread_mutex_unlock(&sv->lock);
+	return ok;
+}
+
+/* A message with no method and an id is a response (JSON-RPC 2.0 §5): the
+ * client's answer to a question. Never answered; one that matches no open
+ * question (unknown, late, twice, malformed) is dropped. */
+static bool is_response(json_t *msg)
+{
+	return json_is_object(msg) && !json_object_get(msg, "method") &&
+	       json_object_get(msg, "id") &&
+	       (json_object_get(msg, "result") || json_object_get(msg, "error"));
+}
+
+static void route_response(struct server *sv, json_t *msg)
+{
+	const char *id = json_string_value(json_object_get(msg, "id"));
+	json_t *result = json_object_get(msg, "result");
+	unsigned long n;
+	char *end;
+	size_t i;
+
+	if (!id || strncmp(id, "ward-approval-", 14) != 0)
+		return;
+	errno = 0;
+	n = strtoul(id + 14, &end, 10);
+	if (errno || *end || n == 0)
+		return;
+	pthread_mutex_lock(&sv->lock);
+	for (i = 0; i < PENDING_MAX; i++) {
+		struct pending *p = &sv->pending[i];
+		const char *action;
+
+		if (p->id != n || p->answered)
+			continue;
+		action = json_string_value(json_object_get(result, "action"));
+		p->answered = true;
+		p->accepted = json_is_object(result) && action && strcmp(action, "accept") == 0 &&
+			      json_is_true(json_object_get(json_object_get(result, "content"),
+							   "approve"));
+		pthread_cond_broadcast(&sv->answer_cond);
+	}
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* ---- input ------------------------------------------------------------------------- */
+
+static void answer_error(struct server *sv, json_t *id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void answer_error(struct server *sv, json_t *id, int code, const char *fmt, ...)
+{
+	struct rpc_error e = { .code = code };
+	json_t *resp;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e.message, sizeof(e.message), fmt, ap);
+	va_end(ap);
+	resp = error_response(id, &e);
+	emit(sv, resp);
+	json_decref(resp);
+}
+
+/* One line: a parse error answered here, a response routed here, a request
+ * queued for the main thread (waiting while the queue is full). */
+static void take_line(struct server *sv, const char *line, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg;
+	struct inmsg *m;
+
+	if (strspn(line, " \t\r") == len)
+		return; /* blank lines between messages are tolerated */
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!msg) {
+		if (json_error_code(&jerr) == json_error_null_character)
+			/* jansson's own text names its flag, JSON_ALLOW_NUL */
+			answer_error(sv, NULL, RPC_PARSE_ERROR,
+				     "parse error: a string holds \\u0000 (NUL), which no command, "
+				     "path or name can contain, at column %d",
+				     jerr.column);
+		else
+			answer_error(sv, NULL, RPC_PARSE_ERROR, "parse error: %s at column %d",
+				     jerr.text, jerr.column);
+		return;
+	}
+	if (is_response(msg)) {
+		route_response(sv, msg);
+		json_decref(msg);
+		return;
+	}
+	/* A ping is answered here, at once, even while the main thread waits
+	 * for a person's answer or runs a command: the client sees a server
+	 * that is alive. */
+	if (json_is_object(msg) && json_object_size(msg) <= 4 &&
+	    json_is_string(json_object_get(msg, "method")) &&
+	    strcmp(json_string_value(json_object_get(msg, "method")), "ping") == 0 &&
+	    (json_is_string(json_object_get(msg, "id")) ||
+	     json_is_integer(json_object_get(msg, "id"))) &&
+	    json_is_string(json_object_get(msg, "jsonrpc")) &&
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") == 0 &&
+	    json_object_size(msg) == 3 + !!json_object_get(msg, "params")) {
+		json_t *resp = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id",
+					 json_object_get(msg, "id"), "result");
+
+		if (resp)
+			emit(sv, resp);
+		json_decref(resp);
+		json_decref(msg);
+		return;
+	}
+	m = malloc(sizeof(*m));
+	if (!m) {
+		json_decref(msg);
+		return;
+	}
+	m->msg = msg;
+	m->len = len;
+	m->next = NULL;
+	pthread_mutex_lock(&sv->in_lock);
+	while (sv->iq_bytes > 0 && sv->iq_bytes + len > INQ_BYTES_MAX && !sv->stopping)
+		pthread_cond_wait(&sv->in_cond, &sv->in_lock);
+	if (sv->iq_tail)
+		sv->iq_tail->next = m;
+	else
+		sv->iq_head = m;
+	sv->iq_tail = m;
+	sv->iq_bytes += len;
+	pthread_cond_broadcast(&sv->in_cond);
+	pthread_mutex_unlock(&sv->in_lock);
+}
+
+static void *reader_main(void *arg)
+{
+	struct server *sv = arg;
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	bool overflow = false;
+
+	while (buf && !sv->stopping) {
+		ssize_t n;
+		char *nl;
+
+		if (len == cap) {
+			char *g = cap < WARD_SERVE_LINE_MAX + 1 ? realloc(buf, cap * 2) : NULL;
+
+			if (g) {
+				buf = g;
+				cap *= 2;
+			} else {
+				/* Over the cap: answer once, drop the rest of the line. */
+				if (!overflow)
+					answer_error(sv, NULL, RPC_INVALID_REQUEST,
+						     "message larger than %d bytes",
+						     WARD_SERVE_LINE_MAX);
+				overflow = true;
+				len = 0;
+			}
+		}
+		n = read(sv->in_fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		while ((nl = memchr(buf, '\n', len))) {
+			size_t line = (size_t)(nl - buf);
+
+			if (!overflow && line > WARD_SERVE_LINE_MAX) {
+				answer_error(sv, NULL, RPC_INVALID_REQUEST,
+					     "message larger than %d bytes", WARD_SERVE_LINE_MAX);
+			} else if (!overflow) {
+				*nl = '\0';
+				take_line(sv, buf, line);
+			}
+			overflow = false;
+			memmove(buf, nl + 1, len - line - 1);
+			len -= line + 1;
+		}
+	}
+	if (buf && len && !overflow && !sv->stopping)
+		take_line(sv, buf, len); /* a last line without its newline */
+	free(buf);
+	pthread_mutex_lock(&sv->lock);
+	sv->in_eof = true; /* no answer will come any more */
+	pthread_cond_broadcast(&sv->answer_cond);
+	pthread_mutex_unlock(&sv->lock);
+	pthread_mutex_lock(&sv->in_lock);
+	sv->in_eof = true;
+	pthread_cond_broadcast(&sv->in_cond);
+	pthread_mutex_unlock(&sv->in_lock);
+	return NULL;
+}
+
+/* The next request for the main thread; NULL at end of input or stop. */
+static json_t *next_request(struct server *sv)
+{
+	struct inmsg *m;
+	json_t *msg;
+
+	pthread_mutex_lock(&sv->in_lock);
+	while (!sv->iq_head && !sv->in_eof && !sv->stopping)
+		pthread_cond_wait(&sv->in_cond, &sv->in_lock);
+	m = sv->stopping ? NULL : sv->iq_head;
+	if (m) {
+		sv->iq_head = m->next;
+		if (!sv->iq_head)
+			sv->iq_tail = NULL;
+		sv->iq_bytes -= m->len;
+		pthread_cond_broadcast(&sv->in_cond);
+	}
+	pthread_mutex_unlock(&sv->in_lock);
+	if (!m)
+		return NULL;
+	msg = m->msg;
+	free(m);
+	return msg;
+}
+
+/* ---- requests ---------------------------------------------------------------------- */
+
 struct job {
 	struct server *sv;
 	json_t *req;
@@ -1162,6 +1811,7 @@ static void dispatch(struct server *sv, json_t *req)
 		struct rpc_error e = { 0 };
 		json_t *params = json_object_get(req, "params");
 		pthread_t t;
+		bool room;
 
 		if (strcmp(json_string_value(json_object_get(req, "method")), "tools/call") == 0)
 			params = json_object_get(params, "arguments");
@@ -1173,32 +1823,33 @@ static void dispatch(struct server *sv, json_t *req)
 			if (en)
 				give_back(sv, en->id);
 		}
+		/* As many threads as sandboxes may be alive: a thread is a
+		 * command running, or one waiting for a person. */
+		pthread_mutex_lock(&sv->lock);
+		room = (size_t)sv->threads < sv->lim.sandboxes;
+		sv->threads += room;
+		pthread_mutex_unlock(&sv->lock);
+		if (!room) {
+			free(j);
+			answer_error(sv, json_object_get(req, "id"), RPC_SERVER_ERROR,
+				     "too many requests running at once: %zu (policy "
+				     "session.limits.sandboxes)",
+				     sv->lim.sandboxes);
+			return;
+		}
 		if (j) {
 			j->sv = sv;
 			j->req = json_incref(req);
-			sigset_t block, old;
-			size_t k;
-			int rc;
-
-			pthread_mutex_lock(&sv->lock);
-			sv->threads++;
-			pthread_mutex_unlock(&sv->lock);
-			sigemptyset(&block);
-			for (k = 0; k < ARRAY_SIZE(stop_signals); k++)
-				sigaddset(&block, stop_signals[k]);
-			pthread_sigmask(SIG_BLOCK, &block, &old); /* the new thread's mask */
-			rc = pthread_create(&t, NULL, job_main, j);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			if (rc == 0) {
+			if (start_thread(&t, job_main, j) == 0) {
 				pthread_detach(t);
 				return;
 			}
-			pthread_mutex_lock(&sv->lock);
-			sv->threads--;
-			pthread_mutex_unlock(&sv->lock);
 			json_decref(req);
 			free(j);
 		}
+		pthread_mutex_lock(&sv->lock);
+		sv->threads--;
+		pthread_mutex_unlock(&sv->lock);
 	}
 	resp = handle(sv, req);
 	if (resp) {
@@ -1207,49 +1858,25 @@ static void dispatch(struct server *sv, json_t *req)
 	}
 }
 
-static void on_line(struct server *sv, const char *line, size_t len)
+static void process(struct server *sv, json_t *msg)
 {
-	json_error_t jerr;
-	json_t *msg;
-
-	if (strspn(line, " \t\r") == len)
-		return; /* blank lines between messages are tolerated */
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!msg) {
-		struct rpc_error e = { 0 };
-		json_t *resp;
-
-		if (json_error_code(&jerr) == json_error_null_character)
-			/* jansson's own text names its flag, JSON_ALLOW_NUL */
-			rpc_fail(&e, RPC_PARSE_ERROR, "parse error: a string holds \\u0000 (NUL), "
-						      "which no command, path or name can contain, at column %d",
-				 jerr.column);
-		else
-			rpc_fail(&e, RPC_PARSE_ERROR, "parse error: %s at column %d", jerr.text,
-				 jerr.column);
-		resp = error_response(NULL, &e);
-		emit(sv, resp);
-		json_decref(resp);
-		return;
-	}
 	if (json_is_array(msg)) {
 		json_t *out = json_array(), *v;
 		size_t i;
 
 		if (json_array_size(msg) == 0) {
-			struct rpc_error e = { 0 };
-
-			rpc_fail(&e, RPC_INVALID_REQUEST, "empty batch");
 			json_decref(out);
-			out = error_response(NULL, &e);
-			emit(sv, out);
-			json_decref(out);
-			json_decref(msg);
+			answer_error(sv, NULL, RPC_INVALID_REQUEST, "empty batch");
 			return;
 		}
 		json_array_foreach(msg, i, v) {
-			json_t *r = handle(sv, v);
+			json_t *r;
 
+			if (is_response(v)) {
+				route_response(sv, v);
+				continue;
+			}
+			r = handle(sv, v);
 			if (r)
 				json_array_append_new(out, r);
 		}
@@ -1259,101 +1886,115 @@ static void on_line(struct server *sv, const char *line, size_t len)
 	} else {
 		dispatch(sv, msg);
 	}
-	json_decref(msg);
+}
+
+/* The limits and rate limit the server itself keeps, from the policy. */
+static void server_policy(struct server *sv, const struct serve_options *o)
+{
+	struct ward_config cfg;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	ward_session_limits_init(&sv->lim);
+	if (serve_config(o, &cfg, &err) == 0 && cfg.session)
+		sv->lim = cfg.session->limits;
+	sv->rate_per_minute = cfg.rate_per_minute;
+	sv->rate_per_hour = cfg.rate_per_hour;
+	ward_error_free(err);
+	ward_config_release(&cfg);
 }
 
 int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 {
-	struct server sv;
-	size_t cap = 65536, len = 0, i;
-	char *buf = malloc(cap);
-	bool overflow = false;
+	/* On the heap, and left there when stopped: the writer may still be
+	 * blocked in write() on a client that does not read, and the process
+	 * is about to end. */
+	struct server *sv = calloc(1, sizeof(*sv));
+	pthread_t reader, writer, watcher;
+	bool have_reader = false, have_writer = false, have_watcher = false, stopped;
+	json_t *msg;
+	size_t i;
 
-	if (!buf)
+	if (!sv)
 		return WARD_EXIT_OWN_ERROR;
-	memset(&sv, 0, sizeof(sv));
-	pthread_mutex_init(&sv.lock, NULL);
-	pthread_mutex_init(&sv.out_lock, NULL);
-	pthread_cond_init(&sv.idle, NULL);
-	pthread_mutex_init(&sv.rate_lock, NULL);
-	sv.out_fd = out_fd;
-	sv.o = o;
+	pthread_mutex_init(&sv->lock, NULL);
+	pthread_cond_init(&sv->idle, NULL);
+	pthread_mutex_init(&sv->rate_lock, NULL);
+	pthread_mutex_init(&sv->out_lock, NULL);
+	pthread_cond_init(&sv->out_cond, NULL);
+	pthread_mutex_init(&sv->in_lock, NULL);
+	pthread_cond_init(&sv->in_cond, NULL);
+	pthread_cond_init(&sv->answer_cond, NULL);
+	sv->out_fd = out_fd;
+	sv->in_fd = in_fd;
+	sv->o = o;
+	server_policy(sv, o);
+	sv->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sv->cancel_fd < 0 ||
+	    (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)) {
+		fprintf(stderr, "ward serve: set up: %s\n", strerror(errno));
+		return WARD_EXIT_OWN_ERROR;
+	}
+	/* the watcher blocks on its end; the handler must never block on its */
+	fcntl(stop_pipe[0], F_SETFL, fcntl(stop_pipe[0], F_GETFL) & ~O_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
+	have_watcher = start_thread(&watcher, watcher_main, sv) == 0;
+	have_writer = start_thread(&writer, writer_main, sv) == 0;
+	have_reader = start_thread(&reader, reader_main, sv) == 0;
+	if (!have_watcher || !have_writer || !have_reader) {
+		fprintf(stderr, "ward serve: cannot start its threads\n");
+		return WARD_EXIT_OWN_ERROR;
+	}
 	for (i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		struct sigaction sa;
 
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_stop; /* no SA_RESTART: the read below returns */
+		sa.sa_handler = on_stop;
+		sa.sa_flags = SA_RESTART;
 		sigaction(stop_signals[i], &sa, NULL);
 	}
 
-	for (;;) {
-		ssize_t n;
-		char *nl;
+	while ((msg = next_request(sv))) {
+		process(sv, msg);
+		json_decref(msg);
+	}
 
-		if (len == cap) {
-			char *g = cap < WARD_SERVE_LINE_MAX + 1 ? realloc(buf, cap * 2) : NULL;
+	/* Requests on threads end soon: their commands are killed when
+	 * stopping, their questions refused. */
+	pthread_mutex_lock(&sv->lock);
+	while (sv->threads > 0)
+		pthread_cond_wait(&sv->idle, &sv->lock);
+	pthread_mutex_unlock(&sv->lock);
+	for (i = 0; i < sv->n_sessions; i++)
+		ward_session_free(sv->sessions[i].s);
+	sv->n_sessions = 0;
+	free(sv->sessions);
+	sv->sessions = NULL;
+	ward_ratelog_release(&sv->ratelog);
 
-			if (g) {
-				buf = g;
-				cap *= 2;
-			} else {
-				/* Over the cap: answer once, drop the rest of the line. */
-				if (!overflow) {
-					struct rpc_error e = { 0 };
-					json_t *resp;
+	/* At the end of input the answers still queued are written; stopped,
+	 * they are dropped. */
+	pthread_mutex_lock(&sv->out_lock);
+	while ((sv->oq_head || sv->writing) && !sv->stopping)
+		pthread_cond_wait(&sv->out_cond, &sv->out_lock);
+	sv->writer_exit = true;
+	pthread_cond_broadcast(&sv->out_cond);
+	pthread_mutex_unlock(&sv->out_lock);
+	stopped = sv->stopping;
+	if (stopped)
+		return 0; /* the reader and the writer may be blocked: leave them */
+	{
+		char c = 'q';
 
-					rpc_fail(&e, RPC_INVALID_REQUEST,
-						 "message larger than %d bytes", WARD_SERVE_LINE_MAX);
-					resp = error_response(NULL, &e);
-					emit(&sv, resp);
-					json_decref(resp);
-				}
-				overflow = true;
-				len = 0;
-			}
-		}
-		if (stop_requested)
-			break;
-		n = read(in_fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		while ((nl = memchr(buf, '\n', len))) {
-			size_t line = (size_t)(nl - buf);
-
-			if (!overflow && line > WARD_SERVE_LINE_MAX) {
-				struct rpc_error e = { 0 };
-				json_t *resp;
-
-				rpc_fail(&e, RPC_INVALID_REQUEST, "message larger than %d bytes",
-					 WARD_SERVE_LINE_MAX);
-				resp = error_response(NULL, &e);
-				emit(&sv, resp);
-				json_decref(resp);
-			} else if (!overflow) {
-				*nl = '\0';
-				on_line(&sv, buf, line);
-			}
-			overflow = false;
-			memmove(buf, nl + 1, len - line - 1);
-			len -= line + 1;
+		if (write(stop_pipe[1], &c, 1) < 0) {
+			/* the watcher woke already */
 		}
 	}
-	if (len && !overflow && !stop_requested)
-		on_line(&sv, buf, len); /* a last line without its newline */
-	free(buf);
-
-	pthread_mutex_lock(&sv.lock);
-	while (sv.threads > 0)
-		pthread_cond_wait(&sv.idle, &sv.lock);
-	pthread_mutex_unlock(&sv.lock);
-	for (i = 0; i < sv.n_sessions; i++)
-		ward_session_free(sv.sessions[i].s);
-	free(sv.sessions);
-	ward_ratelog_release(&sv.ratelog);
+	pthread_join(watcher, NULL);
+	pthread_join(writer, NULL);
+	pthread_join(reader, NULL);
+	close(sv->cancel_fd);
+	free(sv);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ void ward_config_init(struct ward_config *cfg)
 	cfg->proxy_port = WARD_NET_DEFAULT_PORT;
 	ward_cidr_parse(WARD_NET_DEFAULT_SUBNET, &cfg->net_subnet, NULL);
 	cfg->pass_fd = -1;
+	cfg->cancel_fd = -1;
 	cfg->rate_per_minute = WARD_RATE_PER_MINUTE_DEFAULT;
 	cfg->rate_per_hour = WARD_RATE_PER_HOUR_DEFAULT;
 	ward_limits_init(&cfg->limits);

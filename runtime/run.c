@@ -457,6 +457,13 @@ static void fill_result(struct ward_result *res, const struct supervisor *sv,
 	else if (!sandboxed)
 		status = sv->child_status;
 
+	if (sv->cancelled) {
+		res->signal = SIGKILL;
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		set_error(res, WARD_ERR_EXECUTION_FAILED,
+			  "cancelled: the command's sandbox was killed (ward is stopping)");
+		return;
+	}
 	if (sv->timed_out) {
 		res->timed_out = true;
 		res->signal = SIGKILL;
@@ -643,6 +650,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.err = st.ebuf;
 	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
 	sv.proxy = st.proxy;
+	sv.cancel_fd = cfg->cancel_fd;
 	rc = ward_supervise(&sv, err);
 	if (sv.out_fd >= 0)
 		close(sv.out_fd);

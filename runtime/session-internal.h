@@ -58,7 +58,7 @@ struct ward_session {
 	char **alias_names, **alias_values;
 	size_t n_alias;
 	struct ward_history_entry *hist;
-	size_t n_hist;
+	size_t n_hist, hist_bytes;
 	uint64_t next_id;
 	char **allowed;             /* directories the session may be in */
 	size_t n_allowed;

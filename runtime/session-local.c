@@ -210,7 +210,7 @@ static int send_job(struct shared *sh, const struct agent_msg *m, const int fds[
  * whole sandbox is killed from here. */
 #define BACKSTOP_NS (5LL * 1000000000)
 
-enum { EV_OUT, EV_ERR, EV_REP, EV_SIDE };
+enum { EV_OUT, EV_ERR, EV_REP, EV_SIDE, EV_CANCEL };
 
 static int shared_exec(struct ward_session *s, const struct session_job *job,
 		       struct ward_result *res, struct session_outcome *out, struct ward_error **err)
@@ -226,7 +226,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	    p_rep[2] = { -1, -1 }, blob = -1, ep = -1, rc = -1, open_fds;
 	struct agent_msg m = { .magic = AGENT_MAGIC, .timeout_s = job->timeout };
 	long long start = ward_now_ns(), backstop;
-	bool lost = false, killed = false;
+	bool lost = false, killed = false, cancelled = false;
 
 	memset(res, 0, sizeof(*res));
 	if (!script || !chunk)
@@ -298,6 +298,11 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 
 			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 		}
+		if (s->cfg.cancel_fd >= 0) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_CANCEL };
+
+			epoll_ctl(ep, EPOLL_CTL_ADD, s->cfg.cancel_fd, &ev);
+		}
 	}
 	open_fds = 4;
 	backstop = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
@@ -329,6 +334,18 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 								&p_side[0];
 			ssize_t r;
 
+			if (evs[i].data.u32 == EV_CANCEL) {
+				/* the whole sandbox, now: its pipes then end */
+				epoll_ctl(ep, EPOLL_CTL_DEL, s->cfg.cancel_fd, NULL);
+				pthread_mutex_lock(&sh->lock);
+				if (sh->a.pidfd >= 0)
+					syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL,
+						0);
+				sh->dead = true;
+				pthread_mutex_unlock(&sh->lock);
+				cancelled = true;
+				continue;
+			}
 			if (evs[i].data.u32 == EV_REP)
 				r = read(*fd, (char *)&rep + rep_len, sizeof(rep) - rep_len);
 			else if (evs[i].data.u32 == EV_SIDE)
@@ -372,7 +389,12 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	res->view = sh->a.view;
 	res->fenced = sh->a.fenced;
 	res->fences = sh->a.fences;
-	if (killed || (!lost && rep.timed_out)) {
+	if (cancelled) {
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		res->signal = SIGKILL;
+		ward_error_make(&res->error, 0,
+				"cancelled: the session's sandbox was killed (ward is stopping)");
+	} else if (killed || (!lost && rep.timed_out)) {
 		res->started = true;
 		res->timed_out = true;
 		res->signal = SIGKILL;

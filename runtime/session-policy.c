@@ -4,7 +4,12 @@
  *                 "ssh": {"host": "build1", "user": "ci", "port": 22,
  *                         "identity": "/etc/ward/id_ed25519",
  *                         "known_hosts": "/etc/ward/known_hosts",
- *                         "ward": "/usr/local/bin/ward", "workdir": "/srv/work"}}
+ *                         "ward": "/usr/local/bin/ward", "workdir": "/srv/work"},
+ *                 "limits": {"command_bytes": 131072, "alias_depth": 32, "aliases": 256,
+ *                            "alias_bytes": 262144, "env_bytes": 524288,
+ *                            "history_entries": 1000, "history_bytes": 1048576,
+ *                            "sessions": 16, "sandboxes": 16, "response_bytes": 4194304,
+ *                            "approval_timeout": 300}}
  *
  * Every key checked, as in the rest of the policy. */
 #include <errno.h>
@@ -92,10 +97,61 @@ static int apply_ssh(json_t *v, const char *origin, struct ward_session_ssh *ssh
 	return 0;
 }
 
+/* One bound: an integer from lo to hi. */
+static int take_size(json_t *obj, const char *key, long long lo, long long hi, const char *origin,
+		     size_t *out, struct ward_error **err)
+{
+	json_t *v = json_object_get(obj, key);
+	char path[64], what[96];
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+		snprintf(path, sizeof(path), "session.limits.%s", key);
+		snprintf(what, sizeof(what), "must be an integer from %lld to %lld", lo, hi);
+		return bad(origin, path, what, err);
+	}
+	*out = (size_t)json_integer_value(v);
+	return 0;
+}
+
+#define KIB 1024LL
+#define MIB (1024LL * 1024)
+
+static int apply_limits(json_t *v, const char *origin, struct ward_session_limits *l,
+			struct ward_error **err)
+{
+	static const char *const keys[] = { "command_bytes", "alias_depth", "aliases",
+					    "alias_bytes", "env_bytes", "history_entries",
+					    "history_bytes", "sessions", "sandboxes",
+					    "response_bytes", "approval_timeout", NULL };
+	size_t depth = (size_t)l->alias_depth, approval = (size_t)l->approval_timeout;
+
+	if (!json_is_object(v))
+		return bad(origin, "session.limits", "must be an object", err);
+	if (unknown_keys(v, keys, origin, "session.limits", err) < 0 ||
+	    take_size(v, "command_bytes", 1, MIB, origin, &l->command_bytes, err) < 0 ||
+	    take_size(v, "alias_depth", 1, 1000, origin, &depth, err) < 0 ||
+	    take_size(v, "aliases", 0, 100000, origin, &l->aliases, err) < 0 ||
+	    take_size(v, "alias_bytes", 0, 64 * MIB, origin, &l->alias_bytes, err) < 0 ||
+	    take_size(v, "env_bytes", 4 * KIB, 64 * MIB, origin, &l->env_bytes, err) < 0 ||
+	    take_size(v, "history_entries", 0, 1000000, origin, &l->history_entries, err) < 0 ||
+	    take_size(v, "history_bytes", 0, 1024 * MIB, origin, &l->history_bytes, err) < 0 ||
+	    take_size(v, "sessions", 1, 10000, origin, &l->sessions, err) < 0 ||
+	    take_size(v, "sandboxes", 1, 10000, origin, &l->sandboxes, err) < 0 ||
+	    take_size(v, "response_bytes", 256 * KIB, 1024 * MIB, origin, &l->response_bytes,
+		      err) < 0 ||
+	    take_size(v, "approval_timeout", 1, 86400, origin, &approval, err) < 0)
+		return -1;
+	l->alias_depth = (int)depth;
+	l->approval_timeout = (int)approval;
+	return 0;
+}
+
 int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config *cfg,
 			      struct ward_error **err)
 {
-	static const char *const keys[] = { "isolation", "timeout", "env", "ssh", NULL };
+	static const char *const keys[] = { "isolation", "timeout", "env", "ssh", "limits", NULL };
 	struct ward_session_options *o = cfg->session;
 	json_t *x;
 
@@ -139,6 +195,8 @@ int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config 
 			return bad(origin, "session.env", "must be \"host\" or \"empty\"", err);
 	}
 	if ((x = json_object_get(v, "ssh")) && apply_ssh(x, origin, &o->ssh, err) < 0)
+		return -1;
+	if ((x = json_object_get(v, "limits")) && apply_limits(x, origin, &o->limits, err) < 0)
 		return -1;
 	return 0;
 }

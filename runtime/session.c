@@ -23,11 +23,27 @@ extern char **environ;
 
 /* ---- options ------------------------------------------------------------ */
 
+void ward_session_limits_init(struct ward_session_limits *l)
+{
+	l->command_bytes = WARD_COMMAND_BYTES_DEFAULT;
+	l->alias_depth = WARD_ALIAS_DEPTH_MAX;
+	l->aliases = WARD_ALIASES_MAX;
+	l->alias_bytes = WARD_ALIAS_BYTES_DEFAULT;
+	l->env_bytes = WARD_ENV_BYTES_DEFAULT;
+	l->history_entries = WARD_HISTORY_MAX;
+	l->history_bytes = WARD_HISTORY_BYTES_DEFAULT;
+	l->sessions = WARD_SERVE_SESSIONS_DEFAULT;
+	l->sandboxes = WARD_SERVE_SANDBOXES_DEFAULT;
+	l->response_bytes = WARD_SERVE_RESPONSE_BYTES_DEFAULT;
+	l->approval_timeout = WARD_SERVE_APPROVAL_TIMEOUT_DEFAULT;
+}
+
 void ward_session_options_init(struct ward_session_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->isolation = WARD_SESSION_FRESH;
 	o->timeout = WARD_SESSION_TIMEOUT_DEFAULT;
+	ward_session_limits_init(&o->limits);
 }
 
 void ward_session_options_release(struct ward_session_options *o)
@@ -218,6 +234,16 @@ static int env_put(char ***envp, const char *name, const char *value)
 	return 0;
 }
 
+/* The environment's size as the limit counts it: "K=V" and a NUL each. */
+static size_t env_bytes(char *const *env)
+{
+	size_t n = 0, i;
+
+	for (i = 0; env && env[i]; i++)
+		n += strlen(env[i]) + 1;
+	return n;
+}
+
 static void env_del(char **env, const char *name)
 {
 	ssize_t at = env_find(env, name);
@@ -242,6 +268,18 @@ int ward_session_setenv(struct ward_session *s, const char *name, const char *va
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "no value for '%s'", name);
 	pthread_mutex_lock(&s->lock);
+	{
+		ssize_t at = env_find(s->env, name);
+		size_t now = env_bytes(s->env) - (at >= 0 ? strlen(s->env[at]) + 1 : 0);
+
+		if (now + strlen(name) + strlen(value) + 2 > s->opt.limits.env_bytes) {
+			pthread_mutex_unlock(&s->lock);
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "setenv '%s': the environment would pass %zu bytes "
+						    "(policy session.limits.env_bytes)",
+						    name, s->opt.limits.env_bytes);
+		}
+	}
 	rc = env_put(&s->env, name, value);
 	pthread_mutex_unlock(&s->lock);
 	return rc < 0 ? ward_error_make(err, ENOMEM, "setenv '%s'", name) : 0;
@@ -298,6 +336,29 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 		return ward_error_make(err, ENOMEM, "alias");
 	pthread_mutex_lock(&s->lock);
 	at = alias_find(s, name, strlen(name));
+	{
+		size_t bytes = 0, i;
+
+		for (i = 0; i < s->n_alias; i++)
+			if ((ssize_t)i != at)
+				bytes += strlen(s->alias_names[i]) + strlen(s->alias_values[i]);
+		if (at < 0 && s->n_alias >= s->opt.limits.aliases) {
+			pthread_mutex_unlock(&s->lock);
+			free(v);
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "alias '%s': the session has %zu aliases, the "
+						    "most it may have (policy session.limits.aliases)",
+						    name, s->n_alias);
+		}
+		if (bytes + strlen(name) + strlen(value) > s->opt.limits.alias_bytes) {
+			pthread_mutex_unlock(&s->lock);
+			free(v);
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "alias '%s': the aliases would pass %zu bytes "
+						    "(policy session.limits.alias_bytes)",
+						    name, s->opt.limits.alias_bytes);
+		}
+	}
 	if (at >= 0) {
 		free(s->alias_values[at]);
 		s->alias_values[at] = v;
@@ -365,17 +426,21 @@ char **ward_session_aliases(struct ward_session *s)
 	return out;
 }
 
-/* A growing string. */
+/* A growing string, bounded: past max it stops growing and says so. */
 struct sbuf {
 	char *p;
-	size_t len, cap;
-	bool oom;
+	size_t len, cap, max;
+	bool oom, over;
 };
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->oom)
+	if (b->oom || b->over)
 		return;
+	if (b->max && b->len + n > b->max) {
+		b->over = true;
+		return;
+	}
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = (b->len + n + 1) * 2;
 		char *g = realloc(b->p, cap);
@@ -415,11 +480,22 @@ static int expand_into(const struct ward_session *s, const char *text, struct sb
 	const char *p = text;
 	bool at_cmd = true;
 
-	if (depth > WARD_ALIAS_DEPTH_MAX)
+	if (depth > s->opt.limits.alias_depth)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					    "aliases nest deeper than %d", WARD_ALIAS_DEPTH_MAX);
+					    "aliases nest deeper than %d "
+					    "(policy session.limits.alias_depth)",
+					    s->opt.limits.alias_depth);
 	while (*p) {
 		const char *start = p;
+
+		/* The size is checked as the text grows: an alias that expands
+		 * into four of itself, twelve deep, stops here at the limit, not
+		 * after megabytes. */
+		if (b->over)
+			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+						    "command longer than %zu bytes after alias "
+						    "expansion (policy session.limits.command_bytes)",
+						    b->max);
 
 		if (*p == ' ' || *p == '\t') {
 			sb_add(b, p++, 1);
@@ -525,13 +601,23 @@ static int expand_into(const struct ward_session *s, const char *text, struct sb
 static int expand_locked(const struct ward_session *s, const char *cmd, char **out,
 			 struct ward_error **err)
 {
-	const char *active[WARD_ALIAS_DEPTH_MAX + 3] = { NULL };
-	struct sbuf b = { 0 };
+	_cleanup_free_ const char **active = calloc((size_t)s->opt.limits.alias_depth + 3,
+						    sizeof(*active));
+	struct sbuf b = { .max = s->opt.limits.command_bytes };
 
+	if (!active)
+		return ward_error_make(err, ENOMEM, "alias expansion");
 	sb_add(&b, "", 0);
 	if (expand_into(s, cmd, &b, active, 0, err) < 0) {
 		free(b.p);
 		return -1;
+	}
+	if (b.over) { /* the last word went past the limit */
+		free(b.p);
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "command longer than %zu bytes after alias expansion "
+					    "(policy session.limits.command_bytes)",
+					    b.max);
 	}
 	if (b.oom) {
 		free(b.p);
@@ -747,28 +833,42 @@ static int entry_copy(struct ward_history_entry *dst, const struct ward_history_
 	return 0;
 }
 
+/* What an entry costs against limits.history_bytes. */
+static size_t entry_bytes(const struct ward_history_entry *e)
+{
+	return strlen(e->command) + strlen(e->expanded) + strlen(e->cwd) +
+	       (e->error_kind ? strlen(e->error_kind) : 0) + sizeof(*e);
+}
+
 /* With s->lock held; takes nothing over. Returns the id or 0 on ENOMEM. */
 static uint64_t history_add(struct ward_session *s, const struct ward_history_entry *e)
 {
-	struct ward_history_entry copy;
+	struct ward_history_entry copy, *g;
+	size_t size = entry_bytes(e), drop = 0;
 
 	if (entry_copy(&copy, e) < 0)
 		return 0;
-	if (s->n_hist == WARD_HISTORY_MAX) {
-		entry_release(&s->hist[0]);
-		memmove(s->hist, s->hist + 1, (s->n_hist - 1) * sizeof(*s->hist));
-		s->n_hist--;
-	} else {
-		struct ward_history_entry *g = realloc(s->hist, (s->n_hist + 1) * sizeof(*g));
-
-		if (!g) {
-			entry_release(&copy);
-			return 0;
-		}
-		s->hist = g;
+	/* The oldest go first, until both bounds hold with the new one in (an
+	 * entry larger than the byte bound alone is kept alone). */
+	while (drop < s->n_hist && (s->n_hist - drop + 1 > s->opt.limits.history_entries ||
+				    s->hist_bytes + size > s->opt.limits.history_bytes)) {
+		s->hist_bytes -= entry_bytes(&s->hist[drop]);
+		entry_release(&s->hist[drop]);
+		drop++;
 	}
+	if (drop) {
+		memmove(s->hist, s->hist + drop, (s->n_hist - drop) * sizeof(*s->hist));
+		s->n_hist -= drop;
+	}
+	g = realloc(s->hist, (s->n_hist + 1) * sizeof(*g));
+	if (!g) {
+		entry_release(&copy);
+		return 0;
+	}
+	s->hist = g;
 	copy.id = ++s->next_id;
 	s->hist[s->n_hist++] = copy;
+	s->hist_bytes += size;
 	return copy.id;
 }
 
@@ -832,8 +932,7 @@ oom:
 static int front_door(struct ward_session *s, const char *expanded,
 		      const struct ward_session_exec_options *opt, struct ward_error **err)
 {
-	struct ward_admission adm = { .approved = opt->approved, .ask = opt->ask,
-				      .ask_ctx = opt->ask_ctx };
+	struct ward_admission adm = { .approved = opt->approved };
 	struct ward_verdict v;
 	int rc;
 
@@ -841,6 +940,14 @@ static int front_door(struct ward_session *s, const char *expanded,
 	adm.ratelog = s->ratelog;
 	rc = ward_frontdoor_check(&s->cfg, expanded, NULL, &adm, &v, err);
 	pthread_mutex_unlock(s->rate_lock);
+	/* The question is asked without the rate limit's lock: a person may
+	 * take minutes, and the server's other sessions share that lock. */
+	if (rc < 0 && opt->ask && v.kind == WARD_VERDICT_APPROVAL_REQUIRED &&
+	    (*err)->kind == WARD_ERR_APPROVAL_REQUIRED && opt->ask(opt->ask_ctx, &v)) {
+		ward_error_free(*err);
+		*err = NULL;
+		rc = 0;
+	}
 	ward_verdict_release(&v);
 	return rc;
 }
@@ -893,6 +1000,13 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		opt = &none;
 	if (!cmd || !cmd[strspn(cmd, " \t\r\n")]) {
 		ward_error_make_kind(&why, WARD_ERR_INVALID_PARAMETERS, 0, "command is empty");
+		refuse(r, why);
+		return 0;
+	}
+	if (strlen(cmd) > s->opt.limits.command_bytes) {
+		ward_error_make_kind(&why, WARD_ERR_INVALID_PARAMETERS, 0,
+				     "command longer than %zu bytes (policy session.limits.command_bytes)",
+				     s->opt.limits.command_bytes);
 		refuse(r, why);
 		return 0;
 	}

@@ -24,8 +24,10 @@ struct supervisor {
 	struct ward_outbuf *out, *err;
 	long long deadline_ns;   /* monotonic */
 	struct ward_proxy *proxy; /* the network proxy to drive, or NULL */
+	int cancel_fd;           /* readable: kill the child now; -1: none */
 	/* out */
 	bool timed_out;
+	bool cancelled;          /* killed because cancel_fd became readable */
 	int child_status;        /* wait status of the direct child (init or the command) */
 	struct rusage rusage;    /* the direct child's, its reaped descendants included */
 	bool have_exit;          /* init reported the command's status */

@@ -12,7 +12,7 @@
 #include "runtime/supervise-internal.h"
 #include "runtime/util-internal.h"
 
-enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY };
+enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY, EV_CANCEL };
 
 /* After the child is gone, how long output may still trickle in: in a
  * sandbox every writer died with it, so end of file comes at once; without
@@ -125,6 +125,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	    (s->err_fd >= 0 && watch(ep, s->err_fd, EV_ERR) < 0) ||
 	    (s->report_fd >= 0 && watch(ep, s->report_fd, EV_REPORT) < 0) ||
 	    watch(ep, s->pidfd, EV_PID) < 0 ||
+	    (s->cancel_fd >= 0 && watch(ep, s->cancel_fd, EV_CANCEL) < 0) ||
 	    (s->proxy && watch(ep, ward_proxy_fd(s->proxy), EV_PROXY) < 0)) {
 		rc = ward_error_make(err, errno, "epoll_ctl");
 		goto out;
@@ -198,6 +199,14 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 					ward_proxy_dispatch(s->proxy);
 				else
 					epoll_ctl(ep, EPOLL_CTL_DEL, ward_proxy_fd(s->proxy), NULL);
+				break;
+			case EV_CANCEL:
+				/* level-triggered and never read: stop watching */
+				epoll_ctl(ep, EPOLL_CTL_DEL, s->cancel_fd, NULL);
+				if (!exited) {
+					s->cancelled = true;
+					kill_child(s, SIGKILL);
+				}
 				break;
 			case EV_SIG: {
 				struct signalfd_siginfo ssi;

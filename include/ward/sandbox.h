@@ -161,6 +161,12 @@ struct ward_config {
 	/* Given to the command as its fd 3 when ≥ 0 (default -1): a side channel
 	 * (sessions read the directory a command ended in from it). */
 	int pass_fd;
+	/* When ≥ 0 (default -1; not owned): once this descriptor is readable
+	 * (an eventfd written, a pipe's write end closed) the command's whole
+	 * sandbox is killed and the result is ExecutionFailed ("cancelled").
+	 * A server that is told to stop writes it so that every command it
+	 * runs ends now, not at its timeout. */
+	int cancel_fd;
 	/* The policy's "session" object (ward/session.h), or NULL; owned. */
 	struct ward_session_options *session;
 	/* The front door (ward/frontdoor.h), not looked at by ward_run(): the

@@ -65,10 +65,46 @@ extern "C" {
 
 /* The default timeout of a session's commands, in seconds. */
 #define WARD_SESSION_TIMEOUT_DEFAULT 30
+/* What one session may hold, and what a command may grow to: the defaults of
+ * struct ward_session_limits (the policy's "session" object changes them).
+ * Every bound is checked as the state grows, never after. */
+/* An expanded command, in bytes: the kernel's limit for one argument
+ * (MAX_ARG_STRLEN), which `sh -c` could not take beyond anyway. */
+#define WARD_COMMAND_BYTES_DEFAULT (128 * 1024)
 /* How deep aliases may expand into each other. */
 #define WARD_ALIAS_DEPTH_MAX 32
-/* History entries kept; the oldest are dropped beyond (numbers keep counting). */
-#define WARD_HISTORY_MAX 10000
+/* How many aliases, and their names and values together, in bytes. */
+#define WARD_ALIASES_MAX 256
+#define WARD_ALIAS_BYTES_DEFAULT (256 * 1024)
+/* The environment's variables together ("K=V"), in bytes. */
+#define WARD_ENV_BYTES_DEFAULT (512 * 1024)
+/* History entries kept, and their bytes (command, expansion, directory); the
+ * oldest are dropped beyond either (numbers keep counting). */
+#define WARD_HISTORY_MAX 1000
+#define WARD_HISTORY_BYTES_DEFAULT (1024 * 1024)
+/* `ward serve`: sessions alive at once, sandboxes alive at once (a shared
+ * session's, and one per running command of a fresh session), the size of
+ * any one response, and how long a person is given to answer an approval
+ * question (MCP elicitation). */
+#define WARD_SERVE_SESSIONS_DEFAULT 16
+#define WARD_SERVE_SANDBOXES_DEFAULT 16
+#define WARD_SERVE_RESPONSE_BYTES_DEFAULT (4 * 1024 * 1024)
+#define WARD_SERVE_APPROVAL_TIMEOUT_DEFAULT 300
+
+struct ward_session_limits {
+	size_t command_bytes;    /* the command after alias expansion */
+	int alias_depth;
+	size_t aliases, alias_bytes;
+	size_t env_bytes;
+	size_t history_entries, history_bytes;
+	/* ward serve only */
+	size_t sessions, sandboxes;
+	size_t response_bytes;
+	int approval_timeout;    /* seconds */
+};
+
+/* The defaults above. */
+WARD_API void ward_session_limits_init(struct ward_session_limits *l);
 
 enum ward_session_isolation {
 	WARD_SESSION_FRESH = 0, /* a fresh sandbox per command (strongest) */
@@ -96,9 +132,11 @@ struct ward_session_options {
 	bool empty_env;     /* start with no variables instead of the host's safe ones */
 	int timeout;        /* default per command, seconds ≥ 1 */
 	struct ward_session_ssh ssh;
+	struct ward_session_limits limits;
 };
 
-/* Defaults: fresh isolation, the host's safe variables, 30 s, local. */
+/* Defaults: fresh isolation, the host's safe variables, 30 s, local, the
+ * default limits. */
 WARD_API void ward_session_options_init(struct ward_session_options *o);
 /* Free the strings of o->ssh and reset to defaults. */
 WARD_API void ward_session_options_release(struct ward_session_options *o);
@@ -126,7 +164,8 @@ WARD_API void ward_session_free(struct ward_session *s);
 
 /* ---- environment: the variables every later command gets -------------- */
 
-/* Set NAME (a valid shell name) to VALUE. InvalidParameters. */
+/* Set NAME (a valid shell name) to VALUE. InvalidParameters, also when the
+ * environment would grow past limits.env_bytes. */
 WARD_API int ward_session_setenv(struct ward_session *s, const char *name, const char *value,
 				 struct ward_error **err);
 /* Remove NAME; removing one that is not set is not an error. */
@@ -138,7 +177,9 @@ WARD_API char **ward_session_env(struct ward_session *s);
 
 /* ---- aliases ------------------------------------------------------------ */
 
-/* Define NAME (letters, digits, _ . - + : @ %, not starting with '-'). */
+/* Define NAME (letters, digits, _ . - + : @ %, not starting with '-').
+ * More than limits.aliases aliases, or limits.alias_bytes of names and
+ * values, is InvalidParameters. */
 WARD_API int ward_session_alias_set(struct ward_session *s, const char *name, const char *value,
 				    struct ward_error **err);
 /* Remove NAME: InvalidParameters if there is no such alias. */
@@ -152,7 +193,9 @@ WARD_API char **ward_session_aliases(struct ward_session *s);
  * keywords then/do/else/...) when unquoted; an alias expands into its value,
  * which is expanded again, except for aliases already being expanded (the
  * loop guard: `alias ls='ls -F'` works, a=b b=a stops). Deeper than
- * WARD_ALIAS_DEPTH_MAX is InvalidParameters. Returns malloc'd text in *out. */
+ * limits.alias_depth, or longer than limits.command_bytes (checked as the
+ * text grows, so an alias bomb stops at the limit), is InvalidParameters.
+ * Returns malloc'd text in *out. */
 WARD_API int ward_session_expand(struct ward_session *s, const char *cmd, char **out,
 				 struct ward_error **err);
 

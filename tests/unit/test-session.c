@@ -33,7 +33,8 @@ static void expands(struct ward_session *s, const char *in, const char *want)
 
 	ck_assert_msg(ward_session_expand(s, in, &out, &err) == 0, "%s: %s", in,
 		      err ? err->message : "");
-	ck_assert_msg(strcmp(out, want) == 0, "'%s' expanded to '%s', expected '%s'", in, out, want);
+	ck_assert_msg(!want || strcmp(out, want) == 0, "'%s' expanded to '%s', expected '%s'", in, out,
+		      want);
 	free(out);
 }
 
@@ -241,6 +242,217 @@ START_TEST(test_bad_options)
 }
 END_TEST
 
+/* A session with limits l (NULL: the defaults) and no rate limit. */
+static struct ward_session *sess_limited(const struct ward_session_limits *l)
+{
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_session *s = NULL;
+	struct ward_error *err = NULL;
+
+	ward_config_init(&cfg);
+	cfg.rate_per_minute = cfg.rate_per_hour = 0;
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, "/tmp", &err), 0);
+	ward_session_options_init(&o);
+	if (l)
+		o.limits = *l;
+	ck_assert_int_eq(ward_session_new(&cfg, &o, &s, &err), 0);
+	ward_session_options_release(&o);
+	return s;
+}
+
+/* An alias that expands into four of the next, twelve deep, would be 4^12
+ * copies: the size is checked as the text grows, and the error says which
+ * limit. */
+START_TEST(test_alias_bomb)
+{
+	struct ward_session *s = sess_limited(NULL);
+	struct ward_error *err = NULL;
+	char name[16], value[64], *out = NULL;
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "a%d", i);
+		snprintf(value, sizeof(value), "a%d;a%d;a%d;a%d", i + 1, i + 1, i + 1, i + 1);
+		ck_assert_int_eq(ward_session_alias_set(s, name, value, &err), 0);
+	}
+	ck_assert_int_eq(ward_session_alias_set(s, "a12", "echo some words here", &err), 0);
+	ck_assert_int_eq(ward_session_expand(s, "a0", &out, &err), -1);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(err->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_msg(strstr(err->message, "longer than 131072 bytes") &&
+			      strstr(err->message, "session.limits.command_bytes"),
+		      "%s", err->message);
+	ward_error_free(err);
+	err = NULL;
+	/* four levels fit: 256 copies */
+	expands(s, "a8", NULL);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_expand_limits)
+{
+	struct ward_session_limits l;
+	struct ward_session *s;
+	struct ward_error *err = NULL;
+	char *out = NULL;
+
+	ward_session_limits_init(&l);
+	l.command_bytes = 10;
+	l.alias_depth = 2;
+	s = sess_limited(&l);
+	expands(s, "echo 12345", "echo 12345");            /* exactly the limit */
+	ck_assert_int_eq(ward_session_expand(s, "echo 123456", &out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "longer than 10 bytes"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_session_alias_set(s, "x", "y", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "y", "z", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "z", "w", &err), 0);
+	expands(s, "y", "w");
+	ck_assert_int_eq(ward_session_expand(s, "x", &out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "deeper than 2 (policy session.limits.alias_depth)"));
+	ward_error_free(err);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_table_limits)
+{
+	struct ward_session_limits l;
+	struct ward_session *s;
+	struct ward_error *err = NULL;
+	char big[5000];
+
+	ward_session_limits_init(&l);
+	l.aliases = 2;
+	l.alias_bytes = 20;
+	l.env_bytes = 4096;
+	s = sess_limited(&l);
+	ck_assert_int_eq(ward_session_alias_set(s, "a", "1", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "b", "2", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "c", "3", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "session.limits.aliases"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_session_alias_set(s, "a", "123456789012345", &err), 0); /* 16 + 2 */
+	ck_assert_int_eq(ward_session_alias_set(s, "b", "12345", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "session.limits.alias_bytes"));
+	ward_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(ward_session_alias_remove(s, "a", &err), 0);
+	ck_assert_int_eq(ward_session_alias_set(s, "c", "3", &err), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(ward_session_setenv(s, "BIG", big, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err->message, "session.limits.env_bytes"));
+	ward_error_free(err);
+	err = NULL;
+	big[3000] = '\0';
+	ck_assert_int_eq(ward_session_setenv(s, "BIG", big, &err), 0);
+	ck_assert_int_eq(ward_session_setenv(s, "BIG", big, &err), 0); /* replacing is not adding */
+	ck_assert_int_eq(ward_session_setenv(s, "BIG2", big, &err), -1);
+	ward_error_free(err);
+	ward_session_free(s);
+}
+END_TEST
+
+/* History by entries and by bytes: refused commands are recorded without
+ * running anything, so the bounds can be seen here. */
+START_TEST(test_history_limits)
+{
+	struct ward_session_limits l;
+	struct ward_session *s;
+	struct ward_session_result r;
+	struct ward_history_entry *h = NULL;
+	struct ward_error *err = NULL;
+	char cmd[2100];
+	size_t n = 0, i;
+
+	ward_session_limits_init(&l);
+	l.history_entries = 5;
+	s = sess_limited(&l);
+	for (i = 0; i < 8; i++) {
+		snprintf(cmd, sizeof(cmd), "sudo true %zu", i);
+		ck_assert_int_eq(ward_session_exec(s, cmd, NULL, &r, &err), 0);
+		ck_assert_ptr_nonnull(r.run.error);
+		ck_assert_uint_eq(r.history_id, i + 1);
+		ward_session_result_release(&r);
+	}
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(h[0].id, 4); /* the oldest went */
+	ck_assert_str_eq(h[4].command, "sudo true 7");
+	ward_history_free(h, n);
+	ward_session_free(s);
+
+	ward_session_limits_init(&l);
+	l.history_bytes = 10000; /* about two entries of 4 KiB (command + expansion) */
+	s = sess_limited(&l);
+	memset(cmd, 'x', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	memcpy(cmd, "sudo ", 5);
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(ward_session_exec(s, cmd, NULL, &r, &err), 0);
+		ward_session_result_release(&r);
+	}
+	ck_assert_int_eq(ward_session_history(s, WARD_HISTORY_ALL, NULL, 0, &h, &n, &err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(h[1].id, 6);
+	ward_history_free(h, n);
+	ward_session_free(s);
+}
+END_TEST
+
+START_TEST(test_policy_limits)
+{
+	static const char *const bad[] = {
+		"{\"session\": {\"limits\": 1}}",
+		"{\"session\": {\"limits\": {\"command_bytes\": 0}}}",
+		"{\"session\": {\"limits\": {\"alias_depth\": 1001}}}",
+		"{\"session\": {\"limits\": {\"sessions\": \"many\"}}}",
+		"{\"session\": {\"limits\": {\"history\": 3}}}",
+	};
+	struct ward_config cfg;
+	struct ward_session_options o;
+	struct ward_error *err = NULL;
+	const char *good = "{\"session\": {\"limits\": {\"command_bytes\": 100, \"alias_depth\": 3, "
+			   "\"aliases\": 4, \"alias_bytes\": 5, \"env_bytes\": 4096, "
+			   "\"history_entries\": 6, \"history_bytes\": 7, \"sessions\": 8, "
+			   "\"sandboxes\": 9, \"response_bytes\": 300000, \"approval_timeout\": 11}}}";
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ward_config_init(&cfg);
+		ck_assert_int_eq(ward_policy_apply(bad[i], strlen(bad[i]), "p", &cfg, &err), -1);
+		ck_assert_msg(strstr(err->message, "session.limits"), "%s: %s", bad[i], err->message);
+		ward_error_free(err);
+		err = NULL;
+		ward_config_release(&cfg);
+	}
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_policy_apply(good, strlen(good), "p", &cfg, &err), 0);
+	ward_session_options_init(&o);
+	ck_assert_uint_eq(o.limits.command_bytes, WARD_COMMAND_BYTES_DEFAULT);
+	ck_assert_uint_eq(o.limits.history_entries, WARD_HISTORY_MAX);
+	ck_assert_int_eq(ward_session_options_from_config(&cfg, &o, &err), 0);
+	ck_assert_uint_eq(o.limits.command_bytes, 100);
+	ck_assert_int_eq(o.limits.alias_depth, 3);
+	ck_assert_uint_eq(o.limits.aliases, 4);
+	ck_assert_uint_eq(o.limits.alias_bytes, 5);
+	ck_assert_uint_eq(o.limits.env_bytes, 4096);
+	ck_assert_uint_eq(o.limits.history_entries, 6);
+	ck_assert_uint_eq(o.limits.history_bytes, 7);
+	ck_assert_uint_eq(o.limits.sessions, 8);
+	ck_assert_uint_eq(o.limits.sandboxes, 9);
+	ck_assert_uint_eq(o.limits.response_bytes, 300000);
+	ck_assert_int_eq(o.limits.approval_timeout, 11);
+	ward_session_options_release(&o);
+	ward_config_release(&cfg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session-state");
@@ -252,5 +464,10 @@ int main(void)
 	tcase_add_test(tc, test_cwd_rules);
 	tcase_add_test(tc, test_policy_session);
 	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_alias_bomb);
+	tcase_add_test(tc, test_expand_limits);
+	tcase_add_test(tc, test_table_limits);
+	tcase_add_test(tc, test_history_limits);
+	tcase_add_test(tc, test_policy_limits);
 	return harness_main(s);
 }
