@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/gitmeta-internal.h"
 #include "runtime/util-internal.h"
 
 /* Files that make code run later, outside the sandbox, when a person or a
@@ -457,6 +458,10 @@ bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
 
 	if (p && allowed(p, rel))
 		return false;
+	/* in any git directory of the workdir, what ordinary git work does not
+	 * write (.git/commondir, .git/info/..., sub/.git/modules/x/config) */
+	if (ward_gitmeta_denied_in_workdir(rel))
+		return true;
 	/* a ".git" component below the top: the repository there, its config
 	 * or hooks, or a new one (git uses the nearest .git up the tree) */
 	while ((s = strstr(s, "/.git")) != NULL) {

@@ -106,12 +106,16 @@ WARD_API void ward_protect_strv_free(char **v);
  * deleting or replacing it would take the protected path with it). Pure. */
 WARD_API bool ward_protect_touches(char *const *resolved, const char *rel);
 
-/* Whether rel is, or lies in, a repository's metadata below the top of the
- * workdir that makes code run: "sub/.git" itself (a new repository, or a
- * gitfile pointing elsewhere), "sub/.git/config", "sub/.git/hooks/...".
+/* Whether rel is git metadata a change set must not carry: a repository's
+ * ".git" below the top of the workdir (a new repository, or a gitfile
+ * pointing elsewhere), its config or hooks; and in any git directory of the
+ * workdir (".git/...", "sub/.git/...", at any depth) whatever the allowlist
+ * of ordinary git work does not name (".git/commondir", ".git/info/exclude",
+ * ".git/modules/x/config", a new unknown name: see gitmeta-internal.h).
  * Mounts cannot cover names at any depth, so direct mode does not stop a
- * command from making one; applying a change set refuses them (unless
- * allowed with ward_protect_allow()). p may be NULL. Pure. */
+ * command from making a new repository further down; applying a change set
+ * refuses them (unless allowed with ward_protect_allow()). p may be NULL.
+ * Pure. */
 WARD_API bool ward_protect_nested_git(const struct ward_protect *p, const char *rel);
 
 /* What the sandbox does about one protected path. */
