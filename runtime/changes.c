@@ -983,3 +983,19 @@ int ward_changeset_diff(const struct ward_changeset *cs, int fd, struct ward_err
 	}
 	return 0;
 }
+
+/* ---- filter (a git directory's overlay, workdir.c) ------------------------------------ */
+
+void ward_changeset_filter(struct ward_changeset *cs,
+			   bool (*keep)(const struct ward_change *c, void *ctx), void *ctx)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		if (keep(&cs->v[i], ctx))
+			cs->v[k++] = cs->v[i];
+		else
+			free(cs->v[i].path);
+	}
+	cs->n = k;
+}

@@ -479,6 +479,11 @@ bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
 	return false;
 }
 
+bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel)
+{
+	return p && allowed(p, rel);
+}
+
 bool ward_protect_touches(char *const *resolved, const char *rel)
 {
 	for (size_t i = 0; resolved && resolved[i]; i++)

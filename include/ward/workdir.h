@@ -118,6 +118,10 @@ WARD_API bool ward_protect_touches(char *const *resolved, const char *rel);
  * Pure. */
 WARD_API bool ward_protect_nested_git(const struct ward_protect *p, const char *rel);
 
+/* Whether rel is opened for writing by ward_protect_allow() (it, or a
+ * directory above it, was allowed). Pure. */
+WARD_API bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel);
+
 /* What the sandbox does about one protected path. */
 enum ward_protect_state {
 	WARD_PROTECT_READ_ONLY = 0, /* exists; bound read-only over itself */

@@ -1,0 +1,258 @@
+/* gitdir.c — direct mode's git directories: the command works on an overlay
+ * of each, and when it ends ward merges back from the upper layer only what
+ * the allowlist names (gitmeta-internal.h), drops the rest and reports it.
+ *
+ * Why an overlay: git renames index.lock, HEAD.lock, ORIG_HEAD.lock... into
+ * place at the top of .git, so that directory must stay writable, and
+ * neither mounts nor Landlock can make a directory writable for some names
+ * only (both grant by hierarchy). Protecting a list of names (config,
+ * hooks) left the others: `echo ../evil > .git/commondir` made the host's
+ * next git read a configuration the command wrote, with core.fsmonitor
+ * running its code. With the overlay, anything the command creates in a git
+ * directory lands in the run's upper layer, and the allowlist decides what
+ * reaches the real one; a name git may read in the future is denied too.
+ *
+ * The merge is ward_changeset_apply() on the filtered change set (changes.c):
+ * files through a temporary name and rename, never through a symbolic link.
+ * It runs after the sandbox is gone, in the supervisor. */
+#include "runtime/workdir-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/gitmeta-internal.h"
+#include "runtime/util-internal.h"
+
+/* rel equals dir or lies below it ("" is above everything). */
+static bool at_or_below(const char *rel, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!n)
+		return true;
+	return strncmp(rel, dir, n) == 0 && (rel[n] == '\0' || rel[n] == '/');
+}
+
+/* path made real; whether it is a directory inside the workdir (not the
+ * workdir itself). real gets the resolved path. */
+static bool inside_dir(const char *workdir, const char *path, char real[PATH_MAX])
+{
+	size_t n = strlen(workdir);
+	struct stat st;
+
+	if (!realpath(path, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return strncmp(real, workdir, n) == 0 && real[n] == '/' && real[n + 1];
+}
+
+/* The directory a gitfile ("gitdir: X") or commondir file ("X") at file
+ * names, X taken relative to base when not absolute; into out. */
+static bool pointer(const char *file, const char *prefix, const char *base, char *out,
+		    size_t size)
+{
+	char buf[PATH_MAX];
+	size_t k = strlen(prefix);
+	ssize_t n = ward_read_file(file, buf, sizeof(buf));
+
+	if (n <= 0 || strncmp(buf, prefix, k) != 0)
+		return false;
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (!buf[k])
+		return false;
+	if (buf[k] == '/')
+		return (size_t)snprintf(out, size, "%s", buf + k) < size;
+	return (size_t)snprintf(out, size, "%s/%s", base, buf + k) < size;
+}
+
+static int add_gitdir(const struct ward_config *cfg, const char *workdir, const char *real,
+		      struct ward_workdir_prep *w, struct ward_error **err)
+{
+	struct ward_gitdir *g;
+	struct stat st;
+
+	for (size_t i = 0; i < w->n_gitdirs; i++)
+		if (strcmp(w->gitdirs[i].path, real) == 0)
+			return 0;
+	g = realloc(w->gitdirs, (w->n_gitdirs + 1) * sizeof(*g));
+	if (!g)
+		return ward_error_make(err, ENOMEM, "git directories");
+	w->gitdirs = g;
+	g = &g[w->n_gitdirs];
+	memset(g, 0, sizeof(*g));
+	g->run_fd = -1;
+	w->n_gitdirs++;
+	if (!(g->path = strdup(real)) || !(g->rel = strdup(real + strlen(workdir) + 1)))
+		return ward_error_make(err, ENOMEM, "git directories");
+	if (ward_workdir_make_run(cfg, w->swept, &g->run, &g->run_fd, err) < 0)
+		return -1;
+	if (asprintf(&g->upper, "%s/upper", g->run) < 0 || asprintf(&g->work, "%s/work", g->run) < 0) {
+		g->upper = g->work = NULL;
+		return ward_error_make(err, ENOMEM, "git directories");
+	}
+	if (mkdir(g->upper, 0700) < 0 || mkdir(g->work, 0700) < 0)
+		return ward_error_make(err, errno, "mkdir overlay directories in '%s'", g->run);
+	/* the upper's root is the merged directory's root: same mode, and the
+	 * same owner where ward may give it (git checks a repository's owner) */
+	if (stat(real, &st) == 0) {
+		if (st.st_uid != geteuid() || st.st_gid != getegid())
+			(void)!chown(g->upper, st.st_uid, st.st_gid);
+		chmod(g->upper, st.st_mode & 07777);
+	}
+	return 0;
+}
+
+static int by_length(const void *a, const void *b)
+{
+	size_t x = strlen(((const struct ward_gitdir *)a)->path),
+	       y = strlen(((const struct ward_gitdir *)b)->path);
+
+	return x < y ? -1 : x > y;
+}
+
+int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
+			struct ward_workdir_prep *w, struct ward_error **err)
+{
+	char path[PATH_MAX], real[PATH_MAX], common[PATH_MAX];
+	struct stat st;
+	size_t first;
+
+	/* --allow-write .git (git init): the person opened it whole */
+	if (ward_protect_is_allowed(w->protect, ".git"))
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.git", workdir) >= sizeof(path) ||
+	    lstat(path, &st) < 0)
+		return 0;
+	/* .git a directory, a link to one, or a gitfile naming one: where it
+	 * lies inside the workdir the command can write it (outside, it is not
+	 * in the sandbox's view at all) */
+	if (S_ISREG(st.st_mode)) {
+		char target[PATH_MAX];
+
+		if (!pointer(path, "gitdir: ", workdir, target, sizeof(target)) ||
+		    !inside_dir(workdir, target, real))
+			return 0;
+	} else if (!inside_dir(workdir, path, real)) {
+		return 0;
+	}
+	first = w->n_gitdirs;
+	if (add_gitdir(cfg, workdir, real, w, err) < 0)
+		return -1;
+	/* a linked worktree's git directory names the repository's common one */
+	if ((size_t)snprintf(path, sizeof(path), "%s/commondir", w->gitdirs[first].path) <
+		    sizeof(path) &&
+	    pointer(path, "", w->gitdirs[first].path, common, sizeof(common)) &&
+	    inside_dir(workdir, common, real) && add_gitdir(cfg, workdir, real, w, err) < 0)
+		return -1;
+	/* mounted in this order: one inside another after it */
+	qsort(w->gitdirs, w->n_gitdirs, sizeof(*w->gitdirs), by_length);
+	return 0;
+}
+
+struct filter {
+	struct ward_workdir_prep *w;
+	const struct ward_gitdir *g;
+	char **dropped; /* directories dropped: what is below goes with them */
+	size_t n_dropped;
+};
+
+static void drop_dir(struct filter *f, const char *path)
+{
+	char **g = realloc(f->dropped, (f->n_dropped + 1) * sizeof(*g));
+
+	if (!g)
+		return;
+	f->dropped = g;
+	if ((g[f->n_dropped] = strdup(path)))
+		f->n_dropped++;
+}
+
+static bool keep(const struct ward_change *c, void *ctx)
+{
+	struct filter *f = ctx;
+	char full[PATH_MAX];
+	enum ward_gitmeta_verdict v;
+	bool odd;
+
+	for (size_t i = 0; i < f->n_dropped; i++)
+		if (at_or_below(c->path, f->dropped[i]))
+			return false; /* reported with its directory */
+	snprintf(full, sizeof(full), "%s%s%s", f->g->rel, c->path[0] ? "/" : "", c->path);
+	v = c->path[0] ? ward_gitmeta_classify(c->path) : WARD_GITMETA_DENY;
+	if (c->path[0] && ward_protect_is_allowed(f->w->protect, full))
+		v = WARD_GITMETA_MERGE; /* opened with --allow-write */
+	/* git writes files and directories; a link or a device is no data of
+	 * its, and set-id bits have no business there */
+	odd = c->kind != WARD_CHANGE_DELETED &&
+	      (c->type == WARD_FT_SYMLINK || c->type == WARD_FT_OTHER || (c->mode & 06000));
+	if (v == WARD_GITMETA_MERGE && !odd)
+		return true;
+	if (v == WARD_GITMETA_TRANSIENT && !odd) {
+		/* a lock left by a killed git would stop the host's git; one
+		 * the command deleted may be a live git's on the host */
+		if (c->type == WARD_FT_DIR)
+			drop_dir(f, c->path);
+		return false;
+	}
+	if (f->w->report)
+		ward_workdir_add_violation(f->w->report, full, "git-metadata");
+	if (c->path[0] && (c->type == WARD_FT_DIR || c->old_type == WARD_FT_DIR))
+		drop_dir(f, c->path);
+	return false;
+}
+
+static int merge(struct ward_workdir_prep *w, const struct ward_gitdir *g,
+		 struct ward_error **err)
+{
+	struct ward_changeset *cs = ward_changeset_scan(g->upper, g->path, err);
+	struct filter f = { .w = w, .g = g };
+	struct ward_protect *none;
+	int rc = 0;
+
+	if (!cs)
+		return -1;
+	if (ward_changeset_count(cs))
+		ward_changeset_filter(cs, keep, &f);
+	for (size_t i = 0; i < f.n_dropped; i++)
+		free(f.dropped[i]);
+	free(f.dropped);
+	if (ward_changeset_count(cs)) {
+		/* the allowlist has decided: no protected path of the workdir's
+		 * list lies inside a git directory's own names */
+		none = ward_protect_new(false, err);
+		rc = none ? ward_changeset_apply(cs, none, err) : -1;
+		ward_protect_free(none);
+	}
+	ward_changeset_free(cs);
+	return rc;
+}
+
+int ward_gitdir_finish(struct ward_workdir_prep *w, struct ward_error **err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < w->n_gitdirs; i++) {
+		struct ward_gitdir *g = &w->gitdirs[i];
+
+		if (g->upper && access(g->upper, F_OK) == 0 && rc == 0 && merge(w, g, err) < 0)
+			rc = -1;
+		if (g->run)
+			ward_rmtree(g->run);
+		if (g->run_fd >= 0)
+			close(g->run_fd);
+		free(g->path);
+		free(g->rel);
+		free(g->run);
+		free(g->upper);
+		free(g->work);
+	}
+	free(w->gitdirs);
+	w->gitdirs = NULL;
+	w->n_gitdirs = 0;
+	return rc;
+}
