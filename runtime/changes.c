@@ -592,7 +592,7 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 	}
 	for (size_t i = 0; i < cs->n; i++) {
 		if (!ward_protect_touches(resolved, cs->v[i].path) &&
-		    !ward_protect_nested_git(protect, cs->v[i].path))
+		    !ward_protect_git_change_denied(protect, &cs->v[i]))
 			continue;
 		if (len < sizeof(list) - 1)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",

@@ -17,6 +17,7 @@
  * It runs after the sandbox is gone, in the supervisor. */
 #include "runtime/workdir-internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "runtime/gitmeta-internal.h"
+#include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
 
 /* rel equals dir or lies below it ("" is above everything). */
@@ -107,6 +109,111 @@ static int add_gitdir(const struct ward_config *cfg, const char *workdir, const 
 	return 0;
 }
 
+/* rel added to the resolved protected paths (planned after this). */
+static int protect_rel(struct ward_workdir_prep *w, const char *rel, struct ward_error **err)
+{
+	size_t k = 0;
+	char **g;
+
+	while (w->resolved[k]) {
+		if (strcmp(w->resolved[k], rel) == 0)
+			return 0;
+		k++;
+	}
+	g = realloc(w->resolved, (k + 2) * sizeof(*g));
+	if (!g)
+		return ward_error_make(err, ENOMEM, "protected paths");
+	w->resolved = g;
+	g[k] = strdup(rel);
+	g[k + 1] = NULL;
+	return g[k] ? 0 : ward_error_make(err, ENOMEM, "protected paths");
+}
+
+/* A checkout's ".git" inside the workdir that git on the host uses: a
+ * gitfile (a linked worktree's, a submodule's) is read-only, or the command
+ * could point it at a directory of its own making; a directory (a
+ * submodule's embedded repository) is a git directory like .git, under an
+ * overlay while there is room in the plan, else read-only whole. Only what
+ * exists: a missing one is a new repository, which mounts cannot stop
+ * (ward_protect_nested_git() says where that is refused). */
+static int protect_checkout(const struct ward_config *cfg, const char *workdir, const char *dotgit,
+			    struct ward_workdir_prep *w, struct ward_error **err)
+{
+	size_t n = strlen(workdir);
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (strncmp(dotgit, workdir, n) != 0 || dotgit[n] != '/' || strstr(dotgit, "/../") ||
+	    lstat(dotgit, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+		return 0;
+	if (ward_protect_is_allowed(w->protect, dotgit + n + 1))
+		return 0;
+	if (S_ISDIR(st.st_mode) && w->n_gitdirs < SPAWN_MAX_GITDIRS &&
+	    inside_dir(workdir, dotgit, real) && strcmp(real, dotgit) == 0)
+		return add_gitdir(cfg, workdir, real, w, err);
+	return protect_rel(w, dotgit + n + 1, err);
+}
+
+/* The checkouts git knows of: linked worktrees (GITDIR/worktrees/NAME/gitdir
+ * names their ".git" file) and submodules (.gitmodules' "path = X"). */
+static int protect_checkouts(const struct ward_config *cfg, const char *workdir,
+			     const char *gitdir, struct ward_workdir_prep *w,
+			     struct ward_error **err)
+{
+	char path[PATH_MAX], line[PATH_MAX], dotgit[PATH_MAX];
+	DIR *d;
+	FILE *f;
+	struct dirent *e;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/worktrees", gitdir) < sizeof(path) &&
+	    (d = opendir(path))) {
+		while ((e = readdir(d))) {
+			char file[PATH_MAX];
+
+			if (e->d_name[0] == '.' ||
+			    (size_t)snprintf(file, sizeof(file), "%s/%s/gitdir", path, e->d_name) >=
+				    sizeof(file) ||
+			    !pointer(file, "", workdir, dotgit, sizeof(dotgit)))
+				continue;
+			if (protect_checkout(cfg, workdir, dotgit, w, err) < 0) {
+				closedir(d);
+				return -1;
+			}
+		}
+		closedir(d);
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/.gitmodules", workdir) >= sizeof(path) ||
+	    !(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t"), *v, *end;
+
+		if (strncmp(s, "path", 4) != 0)
+			continue;
+		v = s + 4 + strspn(s + 4, " \t");
+		if (*v != '=')
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		end = v + strcspn(v, "\r\n");
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end - v >= 2 && *v == '"' && end[-1] == '"')
+			v++, end--;
+		*end = '\0';
+		while (end > v && end[-1] == '/')
+			*--end = '\0';
+		if (!*v || *v == '/' ||
+		    (size_t)snprintf(dotgit, sizeof(dotgit), "%s/%s/.git", workdir, v) >= sizeof(dotgit))
+			continue;
+		if (protect_checkout(cfg, workdir, dotgit, w, err) < 0) {
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
 static int by_length(const void *a, const void *b)
 {
 	size_t x = strlen(((const struct ward_gitdir *)a)->path),
@@ -148,6 +255,8 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 		    sizeof(path) &&
 	    pointer(path, "", w->gitdirs[first].path, common, sizeof(common)) &&
 	    inside_dir(workdir, common, real) && add_gitdir(cfg, workdir, real, w, err) < 0)
+		return -1;
+	if (protect_checkouts(cfg, workdir, w->gitdirs[first].path, w, err) < 0)
 		return -1;
 	/* mounted in this order: one inside another after it */
 	qsort(w->gitdirs, w->n_gitdirs, sizeof(*w->gitdirs), by_length);

@@ -37,4 +37,8 @@ enum ward_gitmeta_verdict ward_gitmeta_classify(const char *rel);
  * protected paths and ward_protect_nested_git() do). */
 bool ward_gitmeta_denied_in_workdir(const char *rel);
 
+/* Whether rel (relative to the workdir) lies inside a git directory: below
+ * a ".git" component. */
+bool ward_gitmeta_in_gitdir(const char *rel);
+
 #endif

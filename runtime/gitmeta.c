@@ -134,13 +134,15 @@ static enum ward_gitmeta_verdict classify_in(const char *p)
 	}
 	if (top_file(p, n))
 		return rest ? WARD_GITMETA_DENY : WARD_GITMETA_MERGE;
+	/* modules and worktrees themselves: new only with a first submodule or
+	 * worktree, which needs its config or gitdir */
 	if (is(p, n, "modules"))
-		return rest ? in_modules(rest) : WARD_GITMETA_MERGE;
+		return rest ? in_modules(rest) : WARD_GITMETA_DENY;
 	if (is(p, n, "worktrees")) {
 		size_t k;
 
 		if (!rest)
-			return WARD_GITMETA_MERGE;
+			return WARD_GITMETA_DENY;
 		k = comp_len(rest);
 		/* worktrees/NAME itself is a new worktree: it needs gitdir and
 		 * commondir, both denied */
@@ -199,6 +201,20 @@ bool ward_gitmeta_denied_in_workdir(const char *rel)
 		if (dot_git(s, n))
 			return s[n] == '/' && s[n + 1] &&
 			       ward_gitmeta_classify(s + n + 1) == WARD_GITMETA_DENY;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return false;
+}
+
+bool ward_gitmeta_in_gitdir(const char *rel)
+{
+	for (const char *s = rel; s && *s;) {
+		size_t n = comp_len(s);
+
+		if (dot_git(s, n))
+			return s[n] == '/' && s[n + 1];
 		s += n;
 		if (*s == '/')
 			s++;

@@ -479,6 +479,17 @@ bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
 	return false;
 }
 
+bool ward_protect_git_change_denied(const struct ward_protect *p, const struct ward_change *c)
+{
+	if (ward_protect_nested_git(p, c->path))
+		return true;
+	/* git writes files and directories in its own: a link, a device or
+	 * a set-id bit there is none of its data */
+	return c->kind != WARD_CHANGE_DELETED && ward_gitmeta_in_gitdir(c->path) &&
+	       !(p && allowed(p, c->path)) &&
+	       (c->type == WARD_FT_SYMLINK || c->type == WARD_FT_OTHER || (c->mode & 06000));
+}
+
 bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel)
 {
 	return p && allowed(p, rel);

@@ -1456,7 +1456,7 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 				const struct ward_change *c = ward_changeset_get(cs, i);
 
 				if (!ward_protect_touches(w->resolved, c->path) &&
-				    !ward_protect_nested_git(w->protect, c->path))
+				    !ward_protect_git_change_denied(w->protect, c))
 					continue;
 				ward_workdir_add_violation(w->report, c->path, "change-set");
 			}

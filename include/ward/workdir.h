@@ -118,6 +118,14 @@ WARD_API bool ward_protect_touches(char *const *resolved, const char *rel);
  * Pure. */
 WARD_API bool ward_protect_nested_git(const struct ward_protect *p, const char *rel);
 
+struct ward_change;
+
+/* ward_protect_nested_git() for a change set's entry, and inside a git
+ * directory also what git never writes there: a symbolic link, a device or
+ * fifo, a set-id bit. What applying a change set refuses. Pure. */
+WARD_API bool ward_protect_git_change_denied(const struct ward_protect *p,
+					     const struct ward_change *c);
+
 /* Whether rel is opened for writing by ward_protect_allow() (it, or a
  * directory above it, was allowed). Pure. */
 WARD_API bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel);

@@ -20,9 +20,9 @@ static const char *const merged[] = {
 	"refs/stash", "refs/remotes/origin/HEAD", "logs", "logs/HEAD", "logs/refs/heads/main",
 	"logs/refs/stash", "rebase-merge", "rebase-merge/git-rebase-todo", "rebase-merge/done",
 	"rebase-apply/0001", "sequencer/todo", "rr-cache/abc/preimage", "reftable/tables.list",
-	"modules", "modules/lib/HEAD", "modules/lib/index", "modules/lib/refs/heads/main",
+	"modules/lib/HEAD", "modules/lib/index", "modules/lib/refs/heads/main",
 	"modules/lib/objects/ab/cd", "modules/a/b/c/HEAD", "modules/a/b/logs/HEAD",
-	"modules/x/modules/y/HEAD", "worktrees", "worktrees/wt/HEAD", "worktrees/wt/index",
+	"modules/x/modules/y/HEAD", "worktrees/wt/HEAD", "worktrees/wt/index",
 	"worktrees/wt/logs/HEAD", "worktrees/wt/ORIG_HEAD", "worktrees/wt/rebase-merge/done",
 };
 
@@ -32,7 +32,7 @@ static const char *const transient[] = {
 };
 
 static const char *const denied[] = {
-	"", "config", "config.worktree", "config.lock", "commondir", "gitdir", "description",
+	"", "modules", "worktrees", "config", "config.worktree", "config.lock", "commondir", "gitdir", "description",
 	"hooks", "hooks/pre-commit", "hooks/fsmonitor-watchman", "info", "info/exclude",
 	"info/attributes", "info/sparse-checkout", "info/grafts", "info/refs", "branches/x",
 	"remotes/origin", "objects/info/alternates", "objects/info/http-alternates",
