@@ -389,9 +389,12 @@ static int mount_gitdirs(const struct spawn_plan *p, const char *R, int gfd[][3]
 
 	for (size_t i = 0; i < p->n_gitdirs; i++) {
 		snprintf(dst, sizeof(dst), "%s%s", R, p->gitdirs[i].path);
+		/* volatile: no syncfs() of the upper's whole filesystem when the
+		 * namespace goes (measured: tens of ms on a busy disk); the
+		 * upper is thrown away once merged, and after a crash anyway */
 		snprintf(opts, sizeof(opts),
 			 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
-			 "workdir=/proc/self/fd/%d,userxattr",
+			 "workdir=/proc/self/fd/%d,userxattr,volatile",
 			 gfd[i][0], gfd[i][1], gfd[i][2]);
 		if (mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 			return ward_error_make(err, errno,

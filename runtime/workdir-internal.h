@@ -75,6 +75,8 @@ struct ward_workdir_prep {
 	/* direct mode: git directories under an overlay */
 	struct ward_gitdir *gitdirs;
 	size_t n_gitdirs;
+	char *gitdir_runs;        /* where their runs are (a tmpfs), or NULL:
+				     the state directory's runs */
 };
 
 /* Direct mode: find the workdir's git directories (.git, where a .git link
@@ -94,6 +96,12 @@ int ward_gitdir_finish(struct ward_workdir_prep *w, struct ward_error **err);
  * *fd): swept like overlay mode's when its ward is dead. */
 int ward_workdir_make_run(const struct ward_config *cfg, const char *swept, char **path,
 			  int *fd, struct ward_error **err);
+
+/* The same in the directory runs (made), without a sweep. */
+int ward_workdir_make_run_in(const char *runs, char **path, int *fd, struct ward_error **err);
+
+/* Remove the runs in the directory runs whose ward is provably dead. */
+void ward_workdir_sweep_runs(const char *runs);
 
 /* Note a violation in the report (once per path). */
 void ward_workdir_add_violation(struct ward_workdir_report *r, const char *path,

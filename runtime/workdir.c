@@ -634,15 +634,30 @@ static int run_name(struct ward_workdir_prep *w, const char *runs, struct ward_e
 	return 0;
 }
 
+void ward_workdir_sweep_runs(const char *runs)
+{
+	sweep_dead(runs);
+}
+
 int ward_workdir_make_run(const struct ward_config *cfg, const char *swept, char **path,
 			  int *fd, struct ward_error **err)
 {
 	_cleanup_free_ char *runs = make_runs_dir(cfg, swept, err);
+
+	*path = NULL;
+	*fd = -1;
+	if (!runs)
+		return -1;
+	return ward_workdir_make_run_in(runs, path, fd, err);
+}
+
+int ward_workdir_make_run_in(const char *runs, char **path, int *fd, struct ward_error **err)
+{
 	struct ward_workdir_prep tmp = { 0 };
 
 	*path = NULL;
 	*fd = -1;
-	if (!runs || run_name(&tmp, runs, err) < 0)
+	if (run_name(&tmp, runs, err) < 0)
 		return -1;
 	if (mkdir(tmp.rundir, 0700) < 0) {
 		int e = errno;

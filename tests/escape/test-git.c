@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -482,6 +483,55 @@ START_TEST(test_nothing_left)
 	out = host_sh("ls -A '%s' 2>/dev/null | wc -l", runs);
 	ck_assert_str_eq(out, "0\n");
 	free(out);
+	/* where the overlays' upper layers go when /dev/shm serves */
+	out = host_sh("ls -A /dev/shm/ward-git-%u 2>/dev/null | wc -l", (unsigned)geteuid());
+	ck_assert_str_eq(out, "0\n");
+	free(out);
+}
+END_TEST
+
+/* A ward killed while its command runs leaves its git overlay behind; the
+ * next ward of the same user removes it. */
+START_TEST(test_killed_swept)
+{
+	char shm[64], cmd[128], marker[32], *out;
+	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+			 workdir, (char *)"-c", cmd, NULL };
+	pid_t pid;
+	int st;
+	json_t *r;
+
+	git_repo();
+	/* a sleep of its own, told from any other on the host */
+	snprintf(marker, sizeof(marker), "59.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "echo x > .git/junk; exec sleep %s", marker);
+	snprintf(shm, sizeof(shm), "/dev/shm/ward-git-%u", (unsigned)geteuid());
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execv(ward, argv);
+		_exit(127);
+	}
+	/* until its run is there (the sandbox is up) */
+	for (int i = 0; i < 6000; i++) {
+		out = host_sh("ls -A %s 2>/dev/null | wc -l", shm);
+		st = atoi(out);
+		free(out);
+		if (st > 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	/* the sandbox notices its supervisor gone and ends; then nothing holds
+	 * the run's lock */
+	for (int i = 0; i < 6000 && harness_cmdline_alive("sleep ", marker); i++)
+		usleep(10000);
+	r = run_json("git status >/dev/null", NULL);
+	json_decref(r);
+	out = host_sh("ls -A %s 2>/dev/null | wc -l; ls .git | grep -c junk; true", shm);
+	ck_assert_str_eq(out, "0\n0\n");
+	free(out);
 }
 END_TEST
 
@@ -498,5 +548,6 @@ int main(void)
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
+	tcase_add_test(tc, test_killed_swept);
 	return harness_main(s);
 }
