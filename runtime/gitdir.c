@@ -303,6 +303,24 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 		return -1;
 	if (protect_checkouts(cfg, workdir, w->gitdirs[first].path, w, err) < 0)
 		return -1;
+	/* Each one's config and hooks read-only, like .git's: planning them
+	 * also pins every directory on the way (a mount point cannot be
+	 * renamed), so that the command cannot move a git directory a gitfile
+	 * names aside and put one of its own making at its path. */
+	for (size_t i = first; i < w->n_gitdirs; i++) {
+		char rel[PATH_MAX];
+
+		if (strcmp(w->gitdirs[i].rel, ".git") == 0)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", w->gitdirs[i].rel,
+					     k ? "hooks" : "config") >= sizeof(rel))
+				return ward_error_make(err, ENAMETOOLONG, "git directory '%s'",
+						       w->gitdirs[i].rel);
+			if (!ward_protect_is_allowed(w->protect, rel) && protect_rel(w, rel, err) < 0)
+				return -1;
+		}
+	}
 	/* mounted in this order: one inside another after it */
 	qsort(w->gitdirs, w->n_gitdirs, sizeof(*w->gitdirs), by_length);
 	return 0;
