@@ -27,6 +27,13 @@
  *     cfg.continue_changes = strdup(name);   // the command sees the set, adds to it
  *     ward_run(&cfg, argv, &res, &err);      // res.workdir->changes: the whole set
  *
+ * In direct mode every git directory of the workdir (.git, where a .git
+ * link or gitfile leads inside it, a submodule's embedded one) is an overlay
+ * while the command runs: when it ends, only what ordinary git work writes
+ * (objects, refs, logs, the index, HEAD and the other *_HEAD files...) is
+ * merged back; the rest is dropped and reported (deny by default: see
+ * runtime/gitmeta-internal.h). Applying a change set refuses the same.
+ *
  * Protected paths are relative to the workdir. In the sandbox they stay
  * read-only: each existing one is bound read-only over itself, each directory
  * between the workdir and it becomes a mount point (so it cannot be renamed
@@ -241,13 +248,16 @@ struct ward_workdir_report {
 	struct ward_protect_report *protected_paths;
 	size_t n_protected;
 	/* Protected paths the command tried to change, as far as ward can see:
-	 * change set entries that touch one (overlay mode; refused on apply), and
-	 * paths named in the command's captured stderr on a line that reports
-	 * EROFS, EBUSY or EISDIR (best effort: a refusal the command does not
-	 * report, or reports otherwise, is not seen). */
+	 * change set entries that touch one (overlay mode; refused on apply),
+	 * what the command changed in a git directory that the allowlist of
+	 * ordinary git work does not name (direct mode: the git directory was
+	 * an overlay, and that was not merged back), and paths named in the
+	 * command's captured stderr on a line that reports EROFS, EBUSY or
+	 * EISDIR (best effort: a refusal the command does not report, or
+	 * reports otherwise, is not seen). */
 	struct ward_violation {
 		char *path;         /* relative to the workdir */
-		const char *seen;   /* "change-set" or "stderr" */
+		const char *seen;   /* "change-set", "git-metadata" or "stderr" */
 	} *violations;
 	size_t n_violations;
 	struct ward_changeset *changes; /* overlay mode: what the command changed */
