@@ -837,7 +837,7 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 	}
 	for (size_t i = 0; i < cs->n; i++) {
 		if (!ward_protect_touches(resolved, cs->v[i].path) &&
-		    !ward_protect_nested_git(protect, cs->v[i].path))
+		    !ward_protect_git_change_denied(protect, &cs->v[i]))
 			continue;
 		if (len < sizeof(list) - 1)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",
@@ -1393,4 +1393,22 @@ int ward_changeset_diff(const struct ward_changeset *cs, int fd, struct ward_err
 int ward_changeset_diff_escaped(const struct ward_changeset *cs, int fd, struct ward_error **err)
 {
 	return diff_to(cs, fd, true, err);
+}
+
+/* ---- filter (a git directory's overlay, workdir.c) ------------------------------------ */
+
+void ward_changeset_filter(struct ward_changeset *cs,
+			   bool (*keep)(const struct ward_change *c, void *ctx), void *ctx)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		if (keep(&cs->v[i], ctx))
+			cs->v[k++] = cs->v[i];
+		else {
+			free(cs->v[i].path);
+			free(cs->v[i].target);
+		}
+	}
+	cs->n = k;
 }

@@ -114,8 +114,22 @@ static void print_warnings(FILE *f, const struct ward_changeset *cs, bool applie
 void ward_print_changes_summary(FILE *f, const struct ward_result *res)
 {
 	const struct ward_workdir_report *w = res->workdir;
-	size_t n;
+	size_t n, k = 0;
 
+	/* direct mode: what a git directory's overlay held that was dropped */
+	for (size_t i = 0; w && i < w->n_violations; i++) {
+		if (strcmp(w->violations[i].seen, "git-metadata") != 0)
+			continue;
+		if (k++ == 0)
+			fprintf(f, "ward: not merged back into the git directory (not what ordinary "
+				   "git work writes):");
+		if (k <= 10)
+			fprintf(f, " '%s'", w->violations[i].path);
+	}
+	if (k > 10)
+		fprintf(f, " and %zu more", k - 10);
+	if (k)
+		fputc('\n', f);
 	if (!w || !w->changes)
 		return;
 	n = ward_changeset_count(w->changes);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/gitmeta-internal.h"
 #include "runtime/util-internal.h"
 
 /* Files that make code run later, outside the sandbox, when a person or a
@@ -457,6 +458,10 @@ bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
 
 	if (p && allowed(p, rel))
 		return false;
+	/* in any git directory of the workdir, what ordinary git work does not
+	 * write (.git/commondir, .git/info/..., sub/.git/modules/x/config) */
+	if (ward_gitmeta_denied_in_workdir(rel))
+		return true;
 	/* a ".git" component below the top: the repository there, its config
 	 * or hooks, or a new one (git uses the nearest .git up the tree) */
 	while ((s = strstr(s, "/.git")) != NULL) {
@@ -472,6 +477,22 @@ bool ward_protect_nested_git(const struct ward_protect *p, const char *rel)
 		s = after;
 	}
 	return false;
+}
+
+bool ward_protect_git_change_denied(const struct ward_protect *p, const struct ward_change *c)
+{
+	if (ward_protect_nested_git(p, c->path))
+		return true;
+	/* git writes files and directories in its own: a link, a device or
+	 * a set-id bit there is none of its data */
+	return c->kind != WARD_CHANGE_DELETED && ward_gitmeta_in_gitdir(c->path) &&
+	       !(p && allowed(p, c->path)) &&
+	       (c->type == WARD_FT_SYMLINK || c->type == WARD_FT_OTHER || (c->mode & 06000));
+}
+
+bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel)
+{
+	return p && allowed(p, rel);
 }
 
 bool ward_protect_touches(char *const *resolved, const char *rel)

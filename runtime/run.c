@@ -293,6 +293,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	p->ovl_upper = st->wd.upper;
 	p->ovl_work = st->wd.work;
 	p->ovl_placeholders = st->wd.phlayer;
+	p->gitdirs = st->wd.gitdirs;
+	p->n_gitdirs = st->wd.n_gitdirs;
 	p->lock_fds = st->wd.ph_fds;
 	p->n_lock_fds = st->wd.n_ph;
 	if (cfg->mode != WARD_SANDBOX_OFF && prepare_fences(st, cfg, workdir, err) < 0)

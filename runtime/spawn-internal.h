@@ -19,6 +19,7 @@
 
 #define SPAWN_MAX_SYSDIRS 12
 #define SPAWN_MAX_MASKS 32
+#define SPAWN_MAX_GITDIRS 4 /* direct mode's overlaid git directories (gitdir.c makes 2 at most) */
 
 /* Paths in the plan are short host paths; the plan stays a few KiB, since
  * every page the supervisor dirties is a page fault here and a page the
@@ -33,6 +34,7 @@ struct spawn_sysdir {
 };
 
 struct spawn_protect;
+struct ward_gitdir;
 
 struct spawn_plan {
 	const struct ward_config *cfg;
@@ -74,6 +76,10 @@ struct spawn_plan {
 	const struct spawn_protect *protect;
 	size_t n_protect;
 	const char *ovl_upper, *ovl_work, *ovl_placeholders;
+	/* direct mode: git directories each under an overlay, mounted before
+	 * the protected paths (workdir-internal.h) */
+	const struct ward_gitdir *gitdirs;
+	size_t n_gitdirs;
 	/* the supervisor's locks on placeholders: closed in the child at once,
 	 * so that they die with the supervisor, not with the sandbox */
 	const int *lock_fds;

@@ -377,12 +377,62 @@ static int protect_paths(const struct spawn_plan *p, const char *R, struct ward_
 	return rc;
 }
 
+/* Direct mode's git directories (gitdir.c): lower, upper and work of each
+ * held open before the new root covers anything. */
+static int open_gitdirs(const struct spawn_plan *p, int gfd[][3], struct ward_error **err)
+{
+	if (p->n_gitdirs > SPAWN_MAX_GITDIRS) {
+		errno = E2BIG;
+		return fail(err, "overlay git directories of", p->workdir);
+	}
+	for (size_t i = 0; i < p->n_gitdirs; i++) {
+		const char *dirs[3] = { p->gitdirs[i].path, p->gitdirs[i].upper, p->gitdirs[i].work };
+
+		for (int k = 0; k < 3; k++) {
+			gfd[i][k] = open(dirs[k], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (gfd[i][k] < 0)
+				return fail(err, "open git directory's overlay", dirs[k]);
+		}
+	}
+	return 0;
+}
+
+/* Each git directory under its overlay, at its place in the workdir (the
+ * plan lists a directory before any inside it). A failure is the run's: a
+ * git directory left writable would be the hole this closes. */
+static int mount_gitdirs(const struct spawn_plan *p, const char *R, int gfd[][3],
+			 struct ward_error **err)
+{
+	char dst[PATH_MAX], opts[256];
+
+	for (size_t i = 0; i < p->n_gitdirs; i++) {
+		snprintf(dst, sizeof(dst), "%s%s", R, p->gitdirs[i].path);
+		/* volatile: no syncfs() of the upper's whole filesystem when the
+		 * namespace goes (measured: tens of ms on a busy disk); the
+		 * upper is thrown away once merged, and after a crash anyway */
+		snprintf(opts, sizeof(opts),
+			 "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+			 "workdir=/proc/self/fd/%d,userxattr,volatile",
+			 gfd[i][0], gfd[i][1], gfd[i][2]);
+		if (mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+			return ward_error_make(err, errno,
+					       "mount overlay on git directory '%s' (needs overlayfs "
+					       "in user namespaces, Linux 5.11 or later, and ward's "
+					       "state directory on a filesystem with user xattrs; "
+					       "--allow-write .git opens it instead)",
+					       p->gitdirs[i].path);
+		for (int k = 0; k < 3; k++)
+			close(gfd[i][k]);
+	}
+	return 0;
+}
+
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 {
 	const struct ward_config *cfg = p->cfg;
 	const char *R = p->staging;
 	char dst[PATH_MAX], src[64];
-	int wfd, mfd[64], ofd[3] = { -1, -1, -1 };
+	int wfd, mfd[64], ofd[3] = { -1, -1, -1 }, gfd[SPAWN_MAX_GITDIRS][3];
 	size_t i;
 	int k;
 
@@ -419,6 +469,8 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 				return fail(err, "open overlay directory", dirs[k]);
 		}
 	}
+	if (open_gitdirs(p, gfd, err) < 0)
+		return -1;
 	for (i = 0; i < cfg->n_mounts && i < ARRAY_SIZE(mfd); i++) {
 		mfd[i] = -1;
 		if (cfg->mounts[i].kind == WARD_MOUNT_TMPFS)
@@ -498,6 +550,8 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 	for (k = 0; k < 3; k++)
 		if (ofd[k] >= 0)
 			close(ofd[k]);
+	if (mount_gitdirs(p, R, gfd, err) < 0)
+		return -1;
 	if (protect_paths(p, R, err) < 0)
 		return -1;
 

@@ -29,6 +29,19 @@ struct spawn_protect {
 	enum spawn_protect_kind kind;
 };
 
+/* Direct mode: a git directory of the workdir the command works on through
+ * an overlay; when the sandbox is gone, what the allowlist names
+ * (gitmeta-internal.h) is merged back from the upper layer, the rest dropped
+ * and reported. Paths absolute. */
+struct ward_gitdir {
+	char *path;        /* the real git directory (the overlay's lower, and
+			      where the sandbox mounts it) */
+	char *rel;         /* path relative to the workdir (".git") */
+	char *run;         /* state/runs/ID: holds upper and work, flocked */
+	char *upper, *work;
+	int run_fd;        /* the flock on run while we live */
+};
+
 struct ward_workdir_prep {
 	struct ward_workdir_report *report; /* handed to the result */
 	struct spawn_protect *mounts;
@@ -65,7 +78,40 @@ struct ward_workdir_prep {
 	int run_fd;               /* the run directory (overlay) or record (direct),
 				     flock LOCK_EX while we live; -1 until needed */
 	char *state;              /* the state directory */
+	/* direct mode: git directories under an overlay */
+	struct ward_gitdir *gitdirs;
+	size_t n_gitdirs;
+	char *gitdir_runs;        /* where their runs are (a tmpfs), or NULL:
+				     the state directory's runs */
 };
+
+/* Direct mode: find the workdir's git directories (.git, where a .git link
+ * or gitfile leads inside the workdir, its common directory) and make an
+ * overlay's upper and work directories for each under a run directory of
+ * the state directory (gitdir.c). Nothing when protect opens ".git". */
+int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
+			struct ward_workdir_prep *w, struct ward_error **err);
+
+/* After the sandbox is gone: merge back from each upper what the allowlist
+ * names, drop the rest (each dropped path a violation seen "git-metadata"),
+ * remove the run directories. Returns -1 with err when a merge failed (what
+ * was not merged is lost with the run directory). Safe to call twice. */
+int ward_gitdir_finish(struct ward_workdir_prep *w, struct ward_error **err);
+
+/* A fresh run directory state/runs/PID-START-SEQ (made, flock LOCK_EX held on
+ * *fd): swept like overlay mode's when its ward is dead. */
+int ward_workdir_make_run(const struct ward_config *cfg, const char *swept, char **path,
+			  int *fd, struct ward_error **err);
+
+/* The same in the directory runs (made), without a sweep. */
+int ward_workdir_make_run_in(const char *runs, char **path, int *fd, struct ward_error **err);
+
+/* Remove the runs in the directory runs whose ward is provably dead. */
+void ward_workdir_sweep_runs(const char *runs);
+
+/* Note a violation in the report (once per path). */
+void ward_workdir_add_violation(struct ward_workdir_report *r, const char *path,
+				const char *seen);
 
 /* Plan the workdir for one run (supervisor, before clone): resolve the
  * protected paths, make placeholders or the overlay's directories, sweep
@@ -104,6 +150,11 @@ void ward_changeset_own(struct ward_changeset *cs, char *rundir, const char *sta
 /* A continued kept set: storage is the kept directory, the name stays. */
 void ward_changeset_own_kept(struct ward_changeset *cs, const char *dir, const char *name,
 			     const char *state_dir);
+
+/* Keep only the entries keep() accepts, in their order; the others are
+ * dropped from the set (their upper files are left alone). */
+void ward_changeset_filter(struct ward_changeset *cs,
+			   bool (*keep)(const struct ward_change *c, void *ctx), void *ctx);
 
 /* Whether a change set name is acceptable (letters, digits, '-', '_', '.',
  * not first). */

@@ -747,27 +747,51 @@ static int run_name(struct ward_workdir_prep *w, const char *runs, struct ward_e
 	return 0;
 }
 
+void ward_workdir_sweep_runs(const char *runs)
+{
+	sweep_dead(runs);
+}
+
+int ward_workdir_make_run(const struct ward_config *cfg, const char *swept, char **path,
+			  int *fd, struct ward_error **err)
+{
+	_cleanup_free_ char *runs = make_runs_dir(cfg, swept, err);
+
+	*path = NULL;
+	*fd = -1;
+	if (!runs)
+		return -1;
+	return ward_workdir_make_run_in(runs, path, fd, err);
+}
+
+int ward_workdir_make_run_in(const char *runs, char **path, int *fd, struct ward_error **err)
+{
+	struct ward_workdir_prep tmp = { 0 };
+
+	*path = NULL;
+	*fd = -1;
+	if (run_name(&tmp, runs, err) < 0)
+		return -1;
+	if (mkdir(tmp.rundir, 0700) < 0) {
+		int e = errno;
+
+		free(tmp.rundir);
+		return ward_error_make(err, e, "mkdir run directory under '%s'", runs);
+	}
+	*path = tmp.rundir;
+	/* held until this process is gone: a sweep never takes a live run */
+	*fd = open(*path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) < 0)
+		return ward_error_make(err, errno, "lock run directory '%s'", *path);
+	return 0;
+}
+
 /* Overlay mode: a run directory (the upper and work directories live in
  * it), locked. */
 static int make_rundir(const struct ward_config *cfg, const char *swept,
 		       struct ward_workdir_prep *w, struct ward_error **err)
 {
-	_cleanup_free_ char *runs = make_runs_dir(cfg, swept, err);
-
-	if (!runs || run_name(w, runs, err) < 0)
-		return -1;
-	if (mkdir(w->rundir, 0700) < 0) {
-		int e = errno;
-
-		free(w->rundir);
-		w->rundir = NULL;
-		return ward_error_make(err, e, "mkdir run directory under '%s'", runs);
-	}
-	/* held until this process is gone: a sweep never takes a live run */
-	w->run_fd = open(w->rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w->run_fd < 0 || flock(w->run_fd, LOCK_EX | LOCK_NB) < 0)
-		return ward_error_make(err, errno, "lock run directory '%s'", w->rundir);
-	return 0;
+	return ward_workdir_make_run(cfg, swept, &w->rundir, &w->run_fd, err);
 }
 
 /* Whether path is a line of the record text. */
@@ -1497,6 +1521,8 @@ planned:
 	home = ward_admit_is_home(workdir);
 	if (home && plan_home(w, workdir, err) < 0)
 		goto fail;
+	if (cfg->workdir_mode == WARD_WORKDIR_DIRECT && ward_gitdir_prepare(cfg, workdir, w, err) < 0)
+		goto fail;
 	for (size_t i = 0; w->resolved[i]; i++) {
 		if (home && home_covers(w, w->resolved[i])) {
 			if (add_report(w, w->resolved[i], WARD_PROTECT_COVERED, err) < 0)
@@ -1513,7 +1539,8 @@ fail:
 	return -1;
 }
 
-static void add_violation(struct ward_workdir_report *r, const char *path, const char *seen)
+void ward_workdir_add_violation(struct ward_workdir_report *r, const char *path,
+				const char *seen)
 {
 	struct ward_violation *g;
 
@@ -1609,7 +1636,7 @@ static void scan_stderr(struct ward_workdir_prep *w, const char *workdir, const 
 			    (ward_protect_touches(w->resolved, rel) ||
 			     under_placeholder(w, workdir, rel)) &&
 			    !strstr(rel, "/../") && strncmp(rel, "../", 3) != 0)
-				add_violation(w->report, rel, "stderr");
+				ward_workdir_add_violation(w->report, rel, "stderr");
 		}
 	}
 }
@@ -1621,6 +1648,9 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 
 	if (ran && w->report && w->report->protection && stderr_text)
 		scan_stderr(w, workdir, stderr_text, stderr_len);
+	/* the sandbox is gone: nothing writes the git directories' uppers */
+	if (ward_gitdir_finish(w, err) < 0)
+		rc = -1;
 
 	if (w->phlayer)
 		ward_rmtree(w->phlayer);
@@ -1648,9 +1678,9 @@ int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool r
 				const struct ward_change *c = ward_changeset_get(cs, i);
 
 				if (!ward_protect_touches(w->resolved, c->path) &&
-				    !ward_protect_nested_git(w->protect, c->path))
+				    !ward_protect_git_change_denied(w->protect, c))
 					continue;
-				add_violation(w->report, c->path, "change-set");
+				ward_workdir_add_violation(w->report, c->path, "change-set");
 			}
 		}
 	}

@@ -27,6 +27,13 @@
  *     cfg.continue_changes = strdup(name);   // the command sees the set, adds to it
  *     ward_run(&cfg, argv, &res, &err);      // res.workdir->changes: the whole set
  *
+ * In direct mode every git directory of the workdir (.git, where a .git
+ * link or gitfile leads inside it, a submodule's embedded one) is an overlay
+ * while the command runs: when it ends, only what ordinary git work writes
+ * (objects, refs, logs, the index, HEAD and the other *_HEAD files...) is
+ * merged back; the rest is dropped and reported (deny by default: see
+ * runtime/gitmeta-internal.h). Applying a change set refuses the same.
+ *
  * Protected paths are relative to the workdir. In the sandbox they stay
  * read-only: each existing one is bound read-only over itself, each directory
  * between the workdir and it becomes a mount point (so it cannot be renamed
@@ -110,13 +117,29 @@ WARD_API void ward_protect_strv_free(char **v);
  * deleting or replacing it would take the protected path with it). Pure. */
 WARD_API bool ward_protect_touches(char *const *resolved, const char *rel);
 
-/* Whether rel is, or lies in, a repository's metadata below the top of the
- * workdir that makes code run: "sub/.git" itself (a new repository, or a
- * gitfile pointing elsewhere), "sub/.git/config", "sub/.git/hooks/...".
+/* Whether rel is git metadata a change set must not carry: a repository's
+ * ".git" below the top of the workdir (a new repository, or a gitfile
+ * pointing elsewhere), its config or hooks; and in any git directory of the
+ * workdir (".git/...", "sub/.git/...", at any depth) whatever the allowlist
+ * of ordinary git work does not name (".git/commondir", ".git/info/exclude",
+ * ".git/modules/x/config", a new unknown name: see gitmeta-internal.h).
  * Mounts cannot cover names at any depth, so direct mode does not stop a
- * command from making one; applying a change set refuses them (unless
- * allowed with ward_protect_allow()). p may be NULL. Pure. */
+ * command from making a new repository further down; applying a change set
+ * refuses them (unless allowed with ward_protect_allow()). p may be NULL.
+ * Pure. */
 WARD_API bool ward_protect_nested_git(const struct ward_protect *p, const char *rel);
+
+struct ward_change;
+
+/* ward_protect_nested_git() for a change set's entry, and inside a git
+ * directory also what git never writes there: a symbolic link, a device or
+ * fifo, a set-id bit. What applying a change set refuses. Pure. */
+WARD_API bool ward_protect_git_change_denied(const struct ward_protect *p,
+					     const struct ward_change *c);
+
+/* Whether rel is opened for writing by ward_protect_allow() (it, or a
+ * directory above it, was allowed). Pure. */
+WARD_API bool ward_protect_is_allowed(const struct ward_protect *p, const char *rel);
 
 /* What the sandbox does about one protected path. */
 enum ward_protect_state {
@@ -267,13 +290,16 @@ struct ward_workdir_report {
 	struct ward_protect_report *protected_paths;
 	size_t n_protected;
 	/* Protected paths the command tried to change, as far as ward can see:
-	 * change set entries that touch one (overlay mode; refused on apply), and
-	 * paths named in the command's captured stderr on a line that reports
-	 * EROFS, EBUSY or EISDIR (best effort: a refusal the command does not
-	 * report, or reports otherwise, is not seen). */
+	 * change set entries that touch one (overlay mode; refused on apply),
+	 * what the command changed in a git directory that the allowlist of
+	 * ordinary git work does not name (direct mode: the git directory was
+	 * an overlay, and that was not merged back), and paths named in the
+	 * command's captured stderr on a line that reports EROFS, EBUSY or
+	 * EISDIR (best effort: a refusal the command does not report, or
+	 * reports otherwise, is not seen). */
 	struct ward_violation {
 		char *path;         /* relative to the workdir */
-		const char *seen;   /* "change-set" or "stderr" */
+		const char *seen;   /* "change-set", "git-metadata" or "stderr" */
 	} *violations;
 	size_t n_violations;
 	struct ward_changeset *changes; /* overlay mode: what the command changed */

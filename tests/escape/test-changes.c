@@ -120,7 +120,7 @@ static int ward_sub(char **out, char **err, const char *sub, const char *name)
 /* ward run --json, overlay mode, kept or with extra options; the result. */
 static json_t *run_json(const char *cmd, const char *opt)
 {
-	char *argv[12], *out = NULL, *req;
+	char *argv[14], *out = NULL, *req;
 	int n = 0;
 	json_t *o, *r = json_pack("{s:s, s:s}", "command", cmd, "workdir", workdir);
 
@@ -128,6 +128,9 @@ static json_t *run_json(const char *cmd, const char *opt)
 	argv[n++] = (char *)"run";
 	argv[n++] = (char *)harness_fences_policy_opt();
 	argv[n++] = (char *)"--json";
+	/* the request names a workdir under $TMPDIR: the person allows it */
+	argv[n++] = (char *)"--workdir-root";
+	argv[n++] = workdir;
 	argv[n++] = (char *)"--workdir-mode=overlay";
 	if (opt)
 		argv[n++] = (char *)opt;

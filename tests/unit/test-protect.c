@@ -162,7 +162,11 @@ START_TEST(test_nested_git)
 	ck_assert(ward_protect_nested_git(NULL, "a/.git/hooks"));
 	ck_assert(ward_protect_nested_git(NULL, "a/.git/hooks/post-checkout"));
 	ck_assert(!ward_protect_nested_git(NULL, "a/.git/objects/ab/cd"));
-	ck_assert(!ward_protect_nested_git(NULL, "a/.git/configs"));
+	/* deny by default: a name git does not write in ordinary work */
+	ck_assert(ward_protect_nested_git(NULL, "a/.git/configs"));
+	ck_assert(ward_protect_nested_git(NULL, ".git/commondir"));
+	ck_assert(ward_protect_nested_git(NULL, ".git/info/exclude"));
+	ck_assert(!ward_protect_nested_git(NULL, ".git/refs/heads/main"));
 	ck_assert(!ward_protect_nested_git(NULL, "a/.github/workflows/x.yml"));
 	ck_assert(!ward_protect_nested_git(NULL, "a/.gitignore"));
 	ck_assert(!ward_protect_nested_git(NULL, ".git/objects/x")); /* the top one is a path */

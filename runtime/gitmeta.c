@@ -1,0 +1,223 @@
+/* gitmeta.c — the allowlist of a git directory (gitmeta-internal.h says why
+ * deny-by-default). */
+#include "runtime/gitmeta-internal.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime/util-internal.h"
+
+/* Directories at the top of a git directory whose whole tree is git's data:
+ * objects (but see objects/info below), refs, reflogs, the state of a merge
+ * backend rebase, of an am-style rebase, of a multi-commit cherry-pick or
+ * revert, recorded resolutions, and the reftable ref store. */
+static const char *const data_dirs[] = {
+	"objects", "refs", "logs", "rebase-merge", "rebase-apply", "sequencer", "rr-cache", "reftable",
+};
+
+/* Files at the top of a git directory that ordinary work writes. Pseudo-refs
+ * (ORIG_HEAD, MERGE_HEAD, FETCH_HEAD, CHERRY_PICK_HEAD, REBASE_HEAD...) match
+ * the *_HEAD pattern below. */
+static const char *const data_files[] = {
+	"HEAD",		     "index",	       "packed-refs",	  "COMMIT_EDITMSG", "MERGE_MSG",
+	"MERGE_MODE",	     "MERGE_RR",       "MERGE_AUTOSTASH", "AUTO_MERGE",	    "SQUASH_MSG",
+	"TAG_EDITMSG",	     "shallow",	       "gc.pid",	  "gc.log",	    "BISECT_LOG",
+	"BISECT_START",	     "BISECT_TERMS",   "BISECT_NAMES",	  "BISECT_EXPECTED_REV",
+	"BISECT_ANCESTORS_OK", "BISECT_FIRST_PARENT", "BISECT_RUN",
+};
+
+/* objects/info holds git's data (commit graphs, the pack list) next to
+ * paths to other object stores (alternates, http-alternates): only the
+ * former. */
+static const char *const objects_info[] = { "commit-graph", "commit-graphs", "packs" };
+
+static bool is(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+static bool in(const char *s, size_t n, const char *const *v, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (is(s, n, v[i]))
+			return true;
+	return false;
+}
+
+/* ORIG_HEAD, FETCH_HEAD, CHERRY_PICK_HEAD...: capitals and '_', ending in _HEAD. */
+static bool pseudo_ref(const char *s, size_t n)
+{
+	if (n < 6 || memcmp(s + n - 5, "_HEAD", 5) != 0)
+		return false;
+	for (size_t i = 0; i < n - 5; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* sharedindex.<hex> (split index), index.stash.<pid> (stash's temporary
+ * index), next-index-<pid> (commit with paths). */
+static bool index_file(const char *s, size_t n)
+{
+	static const char *const prefixes[] = { "sharedindex.", "index.stash.", "next-index-" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		size_t k = strlen(prefixes[i]);
+
+		if (n > k && memcmp(s, prefixes[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool top_file(const char *s, size_t n)
+{
+	return in(s, n, data_files, ARRAY_SIZE(data_files)) || pseudo_ref(s, n) ||
+	       index_file(s, n);
+}
+
+/* A name that may begin a path at the top of a git directory: how the
+ * submodule name in modules/NAME/... is told from what follows it. */
+static bool known_top(const char *s, size_t n)
+{
+	return in(s, n, data_dirs, ARRAY_SIZE(data_dirs)) || top_file(s, n) ||
+	       is(s, n, "modules") || is(s, n, "worktrees");
+}
+
+static size_t comp_len(const char *s)
+{
+	return strcspn(s, "/");
+}
+
+static enum ward_gitmeta_verdict classify_in(const char *p);
+
+/* p lies below modules/: NAME (one or more components), then what is in that
+ * submodule's git directory. The name ends before the first component that
+ * can begin a git directory's path; none means a directory on the way to a
+ * new submodule git directory, or a name git would read as configuration
+ * (modules/NAME/config): denied either way. */
+static enum ward_gitmeta_verdict in_modules(const char *p)
+{
+	const char *s = p + comp_len(p); /* NAME has at least one component */
+
+	while (*s == '/') {
+		size_t n = comp_len(s + 1);
+
+		if (known_top(s + 1, n))
+			return classify_in(s + 1);
+		s += 1 + n;
+	}
+	return WARD_GITMETA_DENY;
+}
+
+static enum ward_gitmeta_verdict classify_in(const char *p)
+{
+	size_t n = comp_len(p);
+	const char *rest = p[n] == '/' ? p + n + 1 : NULL;
+
+	if (rest && !*rest)
+		rest = NULL;
+	if (in(p, n, data_dirs, ARRAY_SIZE(data_dirs))) {
+		size_t k;
+
+		if (!is(p, n, "objects") || !rest)
+			return WARD_GITMETA_MERGE;
+		k = comp_len(rest);
+		if (!is(rest, k, "info") || !rest[k] || !rest[k + 1])
+			return WARD_GITMETA_MERGE;
+		rest += k + 1;
+		k = comp_len(rest);
+		if (in(rest, k, objects_info, ARRAY_SIZE(objects_info)))
+			return WARD_GITMETA_MERGE;
+		return WARD_GITMETA_DENY;
+	}
+	if (top_file(p, n))
+		return rest ? WARD_GITMETA_DENY : WARD_GITMETA_MERGE;
+	/* modules and worktrees themselves: new only with a first submodule or
+	 * worktree, which needs its config or gitdir */
+	if (is(p, n, "modules"))
+		return rest ? in_modules(rest) : WARD_GITMETA_DENY;
+	if (is(p, n, "worktrees")) {
+		size_t k;
+
+		if (!rest)
+			return WARD_GITMETA_DENY;
+		k = comp_len(rest);
+		/* worktrees/NAME itself is a new worktree: it needs gitdir and
+		 * commondir, both denied */
+		if (!rest[k] || !rest[k + 1])
+			return WARD_GITMETA_DENY;
+		return classify_in(rest + k + 1);
+	}
+	return WARD_GITMETA_DENY;
+}
+
+static bool dot_git(const char *s, size_t n)
+{
+	return n == 4 && strncasecmp(s, ".git", 4) == 0;
+}
+
+enum ward_gitmeta_verdict ward_gitmeta_classify(const char *rel)
+{
+	size_t len;
+
+	if (!rel || !*rel || rel[0] == '/')
+		return WARD_GITMETA_DENY;
+	/* a repository inside a git directory (refs/heads/.git/config) is
+	 * one git could be pointed at */
+	for (const char *s = rel; *s;) {
+		size_t n = comp_len(s);
+
+		if (dot_git(s, n) || n == 0 || is(s, n, ".") || is(s, n, ".."))
+			return WARD_GITMETA_DENY;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	len = strlen(rel);
+	/* X.lock for an allowed X: git writes it and renames it over X */
+	if (len > 5 && strcmp(rel + len - 5, ".lock") == 0) {
+		char base[4096];
+
+		if (len - 5 >= sizeof(base))
+			return WARD_GITMETA_DENY;
+		memcpy(base, rel, len - 5);
+		base[len - 5] = '\0';
+		/* a lock of a name that cannot be locked on its own is denied */
+		if (!base[0] || base[len - 6] == '/')
+			return WARD_GITMETA_DENY;
+		return classify_in(base) == WARD_GITMETA_MERGE ? WARD_GITMETA_TRANSIENT :
+								 WARD_GITMETA_DENY;
+	}
+	return classify_in(rel);
+}
+
+bool ward_gitmeta_denied_in_workdir(const char *rel)
+{
+	for (const char *s = rel; s && *s;) {
+		size_t n = comp_len(s);
+
+		if (dot_git(s, n))
+			return s[n] == '/' && s[n + 1] &&
+			       ward_gitmeta_classify(s + n + 1) == WARD_GITMETA_DENY;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return false;
+}
+
+bool ward_gitmeta_in_gitdir(const char *rel)
+{
+	for (const char *s = rel; s && *s;) {
+		size_t n = comp_len(s);
+
+		if (dot_git(s, n))
+			return s[n] == '/' && s[n + 1];
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return false;
+}
