@@ -297,6 +297,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	if (pipe2(st->report, O_CLOEXEC) < 0 || pipe2(st->life, O_CLOEXEC) < 0)
 		return ward_error_make(err, errno, "pipe");
 	p->report_fd = st->report[1];
+	p->report_nonce = ward_spawn_nonce();
 	p->life_fd = st->life[0];
 	p->life_wfd = st->life[1];
 
@@ -616,7 +617,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		/* If init failed first (and so the network could not be built),
 		 * its reason is the one to give. */
 		if (read(st.report[0], &r, sizeof(r)) == (ssize_t)sizeof(r) &&
-		    r.type == REPORT_ERROR) {
+		    ward_report_genuine(&r, st.plan.report_nonce) && r.type == REPORT_ERROR) {
 			r.err.message[sizeof(r.err.message) - 1] = '\0';
 			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
 			*setup_err = r.err;
@@ -632,6 +633,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.out_fd = steal_fd(&st.out[0]);
 	sv.err_fd = steal_fd(&st.err[0]);
 	sv.report_fd = steal_fd(&st.report[0]);
+	sv.report_nonce = st.plan.report_nonce;
 	sv.out = st.obuf;
 	sv.err = st.ebuf;
 	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
@@ -761,7 +763,8 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	if (n != 0) {
 		siginfo_t si;
 
-		if (n == (ssize_t)sizeof(r) && r.type == REPORT_ERROR) {
+		if (n == (ssize_t)sizeof(r) && ward_report_genuine(&r, st.plan.report_nonce) &&
+		    r.type == REPORT_ERROR) {
 			r.err.message[sizeof(r.err.message) - 1] = '\0';
 			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
 			ward_error_make_kind(err, r.err.kind, 0, "%s", r.err.message);
