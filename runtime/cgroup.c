@@ -839,6 +839,105 @@ int ward_rlimits_apply(const struct rlimit_plan *rp, struct ward_error **err)
 	return 0;
 }
 
+uint64_t ward_tmpfs_plan(const struct ward_limits *lim, struct ward_resources *res)
+{
+	const struct ward_limit_applied *mem = &res->applied[WARD_LIMIT_MEMORY];
+
+	if (lim->tmpfs_size) {
+		set_mech(res, WARD_LIMIT_TMPFS_SIZE, lim->tmpfs_size, "tmpfs size= (--tmpfs-size)");
+		return lim->tmpfs_size;
+	}
+	if (mem->mechanism[0] && mem->value) {
+		set_mech(res, WARD_LIMIT_TMPFS_SIZE, mem->value, "tmpfs size= (the memory limit)");
+		return mem->value;
+	}
+	set_mech(res, WARD_LIMIT_TMPFS_SIZE, WARD_TMPFS_DEFAULT, "tmpfs size= (the default)");
+	return WARD_TMPFS_DEFAULT;
+}
+
+static const char *const ucount_files[UCOUNT_N] = {
+	"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups",
+	"max_fanotify_marks",	 "max_user_namespaces", "max_pid_namespaces",
+	"max_uts_namespaces",	 "max_ipc_namespaces",	"max_net_namespaces",
+	"max_mnt_namespaces",	 "max_cgroup_namespaces", "max_time_namespaces",
+};
+
+long ward_ucount_share(long host)
+{
+	if (host < 0)
+		return -1;
+	if (host == 0)
+		return 0;
+	return host / WARD_UCOUNT_SHARE > 0 ? host / WARD_UCOUNT_SHARE : 1;
+}
+
+void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
+{
+	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int i;
+
+	for (i = 0; i < UCOUNT_N; i++) {
+		char buf[32];
+		long host = -1;
+		int fd;
+		ssize_t n;
+
+		if (i >= UCOUNT_SHARED_N) {
+			/* none; a kernel without the count (time namespaces
+			 * before 5.6) has no file for it, which init skips */
+			up->value[i] = 0;
+			continue;
+		}
+		fd = dir >= 0 ? openat(dir, ucount_files[i], O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0) {
+				buf[n] = '\0';
+				host = strtol(buf, NULL, 10);
+			}
+		}
+		up->value[i] = (int)ward_ucount_share(host);
+		if (up->value[i] >= 0)
+			set_mech(res, WARD_APPLIED_INOTIFY_INSTANCES + i, (uint64_t)up->value[i],
+				 "user namespace %s", ucount_files[i]);
+	}
+	if (dir >= 0)
+		close(dir);
+	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_*_namespaces");
+}
+
+int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
+{
+	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int i;
+
+	if (dir < 0)
+		return ward_error_make(err, errno, "open '/proc/sys/user'");
+	for (i = 0; i < UCOUNT_N; i++) {
+		char buf[16];
+		int fd, len;
+
+		if (up->value[i] < 0)
+			continue;
+		fd = openat(dir, ucount_files[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* an older kernel without this count */
+		len = snprintf(buf, sizeof(buf), "%d", up->value[i]);
+		if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+			ward_error_make(err, errno, "write '%s' to '/proc/sys/user/%s'", buf,
+					ucount_files[i]);
+			if (fd >= 0)
+				close(fd);
+			close(dir);
+			return -1;
+		}
+		close(fd);
+	}
+	close(dir);
+	return 0;
+}
+
 static const enum ward_limit cgroup_limits[] = {
 	WARD_LIMIT_MEMORY, WARD_LIMIT_MEMORY_SWAP, WARD_LIMIT_PIDS, WARD_LIMIT_CPUS,
 	WARD_LIMIT_IO_WEIGHT,

@@ -386,6 +386,10 @@ void ward_init_main(const struct spawn_plan *p)
 		ward_error_make(&e, errno, "unshare the cgroup namespace");
 		die(p, e);
 	}
+	/* The namespace's own budgets, while init still holds CAP_SYS_RESOURCE
+	 * in it, and after the last namespace init itself makes. */
+	if (p->set_ucounts && ward_ucounts_apply(&p->ucounts, &e) < 0)
+		die(p, e);
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */

@@ -349,14 +349,24 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	struct spawn_plan *p = &st->plan;
 
 	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
-	if (!cfg->cgroup)
-		return ward_cgroup_none(&cfg->limits, r, err);
-	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
-		return -1;
-	p->cgroup_fd = st->cg.dir_fd;
-	p->cg_v1 = st->cg.version == 1 ? &st->cg : NULL;
-	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
-			   cfg->mode != WARD_SANDBOX_OFF;
+	/* budgets of the sandbox's own user namespace, where there is one */
+	p->set_ucounts = (p->ns & WARD_NS_USER) && cfg->mode != WARD_SANDBOX_OFF;
+	if (p->set_ucounts)
+		ward_ucounts_plan(&p->ucounts, r);
+	if (!cfg->cgroup) {
+		if (ward_cgroup_none(&cfg->limits, r, err) < 0)
+			return -1;
+	} else {
+		if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
+			return -1;
+		p->cgroup_fd = st->cg.dir_fd;
+		p->cg_v1 = st->cg.version == 1 ? &st->cg : NULL;
+		p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
+				   cfg->mode != WARD_SANDBOX_OFF;
+	}
+	/* after the cgroup: its memory limit, if it applied one, caps the tmpfs */
+	if (p->view)
+		p->tmpfs_size = ward_tmpfs_plan(&cfg->limits, r);
 	return 0;
 }
 

@@ -90,6 +90,9 @@ struct spawn_plan {
 	struct ward_cgroup *cg_v1;
 	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
 	struct rlimit_plan rlimits;
+	uint64_t tmpfs_size;        /* bytes, every tmpfs of the view (ward_tmpfs_plan()) */
+	bool set_ucounts;           /* write ucounts in the sandbox's user namespace */
+	struct ucount_plan ucounts;
 };
 
 enum report_type {
