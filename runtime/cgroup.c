@@ -857,9 +857,7 @@ uint64_t ward_tmpfs_plan(const struct ward_limits *lim, struct ward_resources *r
 
 static const char *const ucount_files[UCOUNT_N] = {
 	"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups",
-	"max_fanotify_marks",	 "max_user_namespaces", "max_pid_namespaces",
-	"max_uts_namespaces",	 "max_ipc_namespaces",	"max_net_namespaces",
-	"max_mnt_namespaces",	 "max_cgroup_namespaces", "max_time_namespaces",
+	"max_fanotify_marks",	 "max_user_namespaces",
 };
 
 long ward_ucount_share(long host)
@@ -883,8 +881,6 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 		ssize_t n;
 
 		if (i >= UCOUNT_SHARED_N) {
-			/* none; a kernel without the count (time namespaces
-			 * before 5.6) has no file for it, which init skips */
 			up->value[i] = 0;
 			continue;
 		}
@@ -904,7 +900,7 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 	}
 	if (dir >= 0)
 		close(dir);
-	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_*_namespaces");
+	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
 }
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
@@ -922,7 +918,7 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 			continue;
 		fd = openat(dir, ucount_files[i], O_WRONLY | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT)
-			continue; /* an older kernel without this count */
+			continue; /* a kernel without this count (fanotify's before 5.13) */
 		len = snprintf(buf, sizeof(buf), "%d", up->value[i]);
 		if (fd < 0 || write(fd, buf, (size_t)len) != len) {
 			ward_error_make(err, errno, "write '%s' to '/proc/sys/user/%s'", buf,

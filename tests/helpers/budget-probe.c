@@ -7,10 +7,12 @@
  *                               fails; print "fill ERRNO BYTES"
  *   budget-probe inodes DIR     create empty files in DIR until one fails;
  *                               print "inodes ERRNO COUNT"
+ *   budget-probe userns         unshare(CLONE_NEWUSER); print "userns RESULT"
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,10 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("inodes %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "userns") == 0) {
+		printf("userns %s\n", unshare(CLONE_NEWUSER) < 0 ? ename(errno) : "ok");
 		return 0;
 	}
 	fprintf(stderr, "usage: budget-probe inotify | fill PATH | inodes DIR\n");
