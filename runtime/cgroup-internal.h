@@ -152,13 +152,18 @@ enum {
 #define WARD_UCOUNT_SHARE 4
 struct ucount_plan {
 	int value[UCOUNT_N]; /* -1: leave as it is (the host has no such count) */
+	/* SysV shared memory of the sandbox's own IPC namespace, bytes, 0 to
+	 * leave: segments are tmpfs pages too, which no one is charged for
+	 * without a cgroup; capped like a tmpfs (kernel.shmall, shmmax) */
+	uint64_t shm_bytes;
 };
 /* The share of a host budget (pure): host / WARD_UCOUNT_SHARE, at least 1
  * when the host allows any; -1 when host is unknown (< 0). */
 long ward_ucount_share(long host);
 /* Fill up from the host's /proc/sys/user (parent side); record in res. */
 void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res);
-/* Write the plan into the current user namespace's /proc/sys/user (init). */
+/* Write the plan into the current user namespace's /proc/sys/user and the
+ * IPC namespace's kernel.shm* (init). */
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err);
 
 /* A cgroup name of ours: parse "w<pid>-<start>-<n>" (pure). */

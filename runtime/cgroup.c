@@ -931,6 +931,25 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 		close(fd);
 	}
 	close(dir);
+	if (up->shm_bytes) {
+		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
+						    "/proc/sys/kernel/shmall" };
+		uint64_t v[2] = { up->shm_bytes, up->shm_bytes / (uint64_t)getpagesize() };
+
+		for (i = 0; i < 2; i++) {
+			char buf[24];
+			int fd = open(shm[i], O_WRONLY | O_CLOEXEC), len;
+
+			len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v[i]);
+			if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+				ward_error_make(err, errno, "write '%s' to '%s'", buf, shm[i]);
+				if (fd >= 0)
+					close(fd);
+				return -1;
+			}
+			close(fd);
+		}
+	}
 	return 0;
 }
 

@@ -364,9 +364,14 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 		p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
 				   cfg->mode != WARD_SANDBOX_OFF;
 	}
-	/* after the cgroup: its memory limit, if it applied one, caps the tmpfs */
+	/* after the cgroup: its memory limit, if it applied one, caps the tmpfs,
+	 * and SysV shared memory (tmpfs pages as well) in an IPC namespace of
+	 * the sandbox's own */
 	if (p->view)
 		p->tmpfs_size = ward_tmpfs_plan(&cfg->limits, r);
+	p->ucounts.shm_bytes = 0;
+	if (p->set_ucounts && (p->ns & WARD_NS_IPC))
+		p->ucounts.shm_bytes = p->view ? p->tmpfs_size : ward_tmpfs_plan(&cfg->limits, r);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,10 +140,11 @@ START_TEST(test_tmpfs_capped)
 	char *extra[] = { (char *)"--tmpfs-size", (char *)"8M", (char *)"--tmpfs", (char *)"/scratch",
 			  (char *)"-c",
 			  (char *)"/probe fill /tmp/f; /probe fill /dev/shm/f; /probe fill /scratch/f; "
-				  "/probe inodes /tmp",
+				  "/probe inodes /tmp; /probe shm",
 			  NULL };
 	char *out = run_ward(extra), *line, *save = NULL;
 	int fills = 0;
+	bool shm = false;
 
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char e[32];
@@ -153,12 +155,17 @@ START_TEST(test_tmpfs_capped)
 		if (strncmp(line, "fill ", 5) == 0) {
 			ck_assert_msg(v <= 8 << 20 && v >= 7 << 20, "%s", line);
 			fills++;
+		} else if (strncmp(line, "shm ", 4) == 0) {
+			/* SysV shared memory: tmpfs pages as well, the same cap */
+			ck_assert_msg(v <= 8 && v >= 7, "%s", line);
+			shm = true;
 		} else {
 			/* one inode a KiB of the size, at least 4096 */
 			ck_assert_msg(v < 8192 + 16 && v >= 4096, "%s", line);
 		}
 	}
 	ck_assert_int_eq(fills, 3);
+	ck_assert(shm);
 	free(out);
 }
 END_TEST

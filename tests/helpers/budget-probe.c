@@ -7,6 +7,8 @@
  *                               fails; print "fill ERRNO BYTES"
  *   budget-probe inodes DIR     create empty files in DIR until one fails;
  *                               print "inodes ERRNO COUNT"
+ *   budget-probe shm            make 1 MiB SysV shared memory segments until
+ *                               one fails; print "shm ERRNO MIB"
  *   budget-probe userns         unshare(CLONE_NEWUSER); print "userns RESULT"
  */
 #define _GNU_SOURCE
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 static const char *ename(int e)
@@ -76,6 +79,14 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("inodes %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "shm") == 0) {
+		long n = 0;
+
+		while (shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600) >= 0)
+			n++;
+		printf("shm %s %ld\n", ename(errno), n);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "userns") == 0) {
