@@ -366,11 +366,14 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	}
 	/* after the cgroup: its memory limit, if it applied one, caps the tmpfs,
 	 * and SysV shared memory (tmpfs pages as well) in an IPC namespace of
-	 * the sandbox's own */
+	 * the sandbox's own. The kernel lets only the namespace's root write
+	 * kernel.shm* (ipc_permissions(): euid against uid 0 of the owning
+	 * user namespace, not a capability), so only where uid 0 is mapped:
+	 * ward run as root, or --uid0. */
 	if (p->view)
 		p->tmpfs_size = ward_tmpfs_plan(&cfg->limits, r);
 	p->ucounts.shm_bytes = 0;
-	if (p->set_ucounts && (p->ns & WARD_NS_IPC))
+	if (p->set_ucounts && (p->ns & WARD_NS_IPC) && (cfg->uid0 || geteuid() == 0))
 		p->ucounts.shm_bytes = p->view ? p->tmpfs_size : ward_tmpfs_plan(&cfg->limits, r);
 	return 0;
 }
