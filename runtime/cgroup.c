@@ -869,6 +869,24 @@ long ward_ucount_share(long host)
 	return host / WARD_UCOUNT_SHARE > 0 ? host / WARD_UCOUNT_SHARE : 1;
 }
 
+/* A share of the caller's rlimit `which` (the lower of soft and hard), or
+ * false when it is unlimited (nothing to share: the host user is not
+ * limited either) or unreadable. */
+static bool share_rlimit(int which, struct rlimit *out)
+{
+	struct rlimit cur;
+	rlim_t v;
+
+	if (getrlimit(which, &cur) < 0)
+		return false;
+	v = cur.rlim_cur < cur.rlim_max ? cur.rlim_cur : cur.rlim_max;
+	if (v == RLIM_INFINITY)
+		return false;
+	v = v / WARD_UCOUNT_SHARE ? v / WARD_UCOUNT_SHARE : (v ? 1 : 0);
+	out->rlim_cur = out->rlim_max = v;
+	return true;
+}
+
 void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 {
 	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -901,6 +919,13 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 	if (dir >= 0)
 		close(dir);
 	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
+	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
+	if (up->set_sigpending)
+		set_mech(res, WARD_APPLIED_SIGPENDING, up->sigpending.rlim_cur,
+			 "rlimit RLIMIT_SIGPENDING");
+	up->set_msgqueue = share_rlimit(RLIMIT_MSGQUEUE, &up->msgqueue);
+	if (up->set_msgqueue)
+		set_mech(res, WARD_APPLIED_MSGQUEUE, up->msgqueue.rlim_cur, "rlimit RLIMIT_MSGQUEUE");
 }
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
@@ -931,6 +956,10 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 		close(fd);
 	}
 	close(dir);
+	if (up->set_sigpending && setrlimit(RLIMIT_SIGPENDING, &up->sigpending) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_SIGPENDING");
+	if (up->set_msgqueue && setrlimit(RLIMIT_MSGQUEUE, &up->msgqueue) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_MSGQUEUE");
 	if (up->shm_bytes) {
 		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
 						    "/proc/sys/kernel/shmall" };

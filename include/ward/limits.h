@@ -17,9 +17,10 @@
  * view (/tmp, /dev/shm, --tmpfs) is capped: at the memory limit where a
  * cgroup applies one, else at WARD_TMPFS_DEFAULT (512 MiB); --tmpfs-size
  * sets it. The sandbox's user namespace gets kernel budgets of its own
- * (inotify instances and watches, fanotify groups and marks: a quarter of
- * the host user's; new user namespaces: none), so a command cannot exhaust
- * what its caller shares with it.
+ * (inotify instances and watches, fanotify groups and marks, queued signals
+ * and POSIX message queue bytes: a quarter of the host user's; new user
+ * namespaces: none), so a command cannot exhaust what its caller shares
+ * with it.
  *
  * The parsers here are pure and give InvalidParameters naming the option and
  * the value: "--memory: '12Q' is not a size (a number with K, M or G)".

@@ -240,7 +240,10 @@ struct ward_limit_applied {
 #define WARD_APPLIED_FANOTIFY_GROUPS (WARD_LIMIT_COUNT + 4)
 #define WARD_APPLIED_FANOTIFY_MARKS (WARD_LIMIT_COUNT + 5)
 #define WARD_APPLIED_NAMESPACES (WARD_LIMIT_COUNT + 6)
-#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 7)
+/* per-user counts kept per user namespace against an rlimit: a share */
+#define WARD_APPLIED_SIGPENDING (WARD_LIMIT_COUNT + 7)
+#define WARD_APPLIED_MSGQUEUE (WARD_LIMIT_COUNT + 8)
+#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 9)
 
 /* What the command used, and how its limits were applied. */
 struct ward_resources {

@@ -3,6 +3,7 @@
  *   budget-probe inotify        open inotify instances until the kernel says
  *                               no; print "inotify N ERRNO", then hold them
  *                               until standard input ends
+ *   budget-probe sigpending     the same with queued real-time signals
  *   budget-probe fill PATH      write PATH in 1 MiB pieces until a write
  *                               fails; print "fill ERRNO BYTES"
  *   budget-probe inodes DIR     create empty files in DIR until one fails;
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
@@ -42,6 +44,23 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("inotify %d %s\n", n, ename(errno));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "sigpending") == 0) {
+		union sigval v = { 0 };
+		sigset_t rt;
+		char c;
+		int n = 0;
+
+		sigemptyset(&rt);
+		sigaddset(&rt, SIGRTMIN);
+		sigprocmask(SIG_BLOCK, &rt, NULL);
+		while (sigqueue(getpid(), SIGRTMIN, v) == 0)
+			n++;
+		printf("sigpending %d %s\n", n, ename(errno));
 		fflush(stdout);
 		while (read(0, &c, 1) > 0)
 			;
