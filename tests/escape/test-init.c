@@ -95,11 +95,18 @@ static void config(struct ward_config *cfg)
 }
 
 /* The CLI: the secret in ward's environment and in its arguments (an
- * --inject-header value the docs say never enters the sandbox). */
+ * --inject-header value the docs say never enters the sandbox). With the
+ * default filter, with ptrace and process_vm_readv allowed by it
+ * (--allow-ptrace), and with no filter at all: the kernel's own check is
+ * what closes the way, not seccomp. */
 START_TEST(test_cli)
 {
+	static const char *const fence[][2] = { { "--seccomp", "default" },
+						 { "--allow-ptrace", "--seccomp=strict" },
+						 { "--seccomp", "off" } };
 	char *ward = harness_path("ward"), *out = NULL, *err = NULL, hdr[128], env[128];
 	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+			 (char *)fence[_i][0], (char *)fence[_i][1],
 			 (char *)"--inject-header", hdr, (char *)"-C", workdir, (char *)"--ro-bind",
 			 probe, (char *)"/probe", (char *)"--", (char *)"/probe", mark, NULL };
 	int status;
@@ -232,7 +239,7 @@ int main(void)
 	TCase *tc = harness_tcase(s, "proc1", "userns");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_cli);
+	tcase_add_loop_test(tc, test_cli, 0, 3);
 	tcase_add_test(tc, test_library);
 	tcase_add_test(tc, test_session_shared);
 	tc = harness_tcase(s, "report", NULL);
