@@ -175,11 +175,11 @@ START_TEST(test_tmpfs_capped)
 	char *extra[] = { (char *)"--tmpfs-size", (char *)"8M", (char *)"--tmpfs", (char *)"/scratch",
 			  (char *)"-c",
 			  (char *)"/probe fill /tmp/f; /probe fill /dev/shm/f; /probe fill /scratch/f; "
-				  "/probe inodes /tmp; /probe shm",
+				  "/probe inodes /tmp; /probe shm; /probe pty",
 			  NULL };
 	char *out = run_ward(extra), *line, *save = NULL;
 	int fills = 0;
-	bool shm = false;
+	bool shm = false, pty = false;
 
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char e[32];
@@ -191,6 +191,10 @@ START_TEST(test_tmpfs_capped)
 		if (strncmp(line, "fill ", 5) == 0) {
 			ck_assert_msg(v <= 8 << 20 && v >= 7 << 20, "%s", line);
 			fills++;
+		} else if (strncmp(line, "pty ", 4) == 0) {
+			/* pseudo-terminals count against the host's kernel.pty.max */
+			ck_assert_msg(v == 256, "%s", line);
+			pty = true;
 		} else if (strncmp(line, "shm ", 4) == 0) {
 			/* SysV shared memory: tmpfs pages as well, the same cap,
 			 * where the kernel lets the sandbox set it (uid 0 inside) */
@@ -203,7 +207,7 @@ START_TEST(test_tmpfs_capped)
 		}
 	}
 	ck_assert_int_eq(fills, 3);
-	ck_assert(shm);
+	ck_assert(shm && pty);
 	free(out);
 	/* uid 0 inside (--uid0): the IPC namespace's root caps SysV shm */
 	{

@@ -10,6 +10,8 @@
  *                               print "inodes ERRNO COUNT"
  *   budget-probe shm            make 1 MiB SysV shared memory segments until
  *                               one fails; print "shm ERRNO MIB"
+ *   budget-probe pty            open pseudo-terminals until one fails; print
+ *                               "pty ERRNO COUNT"
  *   budget-probe userns         unshare(CLONE_NEWUSER); print "userns RESULT"
  */
 #define _GNU_SOURCE
@@ -106,6 +108,14 @@ int main(int argc, char **argv)
 		while (shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600) >= 0)
 			n++;
 		printf("shm %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "pty") == 0) {
+		long n = 0;
+
+		while (posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC) >= 0)
+			n++;
+		printf("pty %s %ld\n", ename(errno), n);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "userns") == 0) {
