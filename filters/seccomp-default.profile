@@ -16,7 +16,7 @@
 # and unsigned int arguments, so garbage in a register's upper half cannot
 # slip a value past them. Values are numbers (decimal or 0x hex) or the
 # constant names ward knows (AF_*, CLONE_NEW*, TIOC*, NETLINK_*, SOCK_*,
-# PER_LINUX), joined with |. Several rules for one call are alternatives.
+# PER_LINUX, S_ISUID, S_ISGID, O_CREAT, O_TMPFILE), joined with |. Several rules for one call are alternatives.
 # @TAG marks a rule an option lifts: @ptrace is lifted by ward's allow-ptrace
 # option (debuggers inside the sandbox).
 # Directives: "@default ACTION" sets the action for every call no rule
@@ -124,3 +124,42 @@ personality        EPERM  arg0 notin PER_LINUX,0xffffffff
 # is refused.
 socket             EPERM  arg0 notin AF_UNIX,AF_INET,AF_INET6,AF_NETLINK
 socket             EPERM  arg0 in AF_NETLINK  arg2 notin NETLINK_ROUTE
+
+# Set-user-ID and set-group-ID bits. A file the command leaves in the
+# workdir with them runs later on the host with its owner's identity — root's
+# when ward ran as root — for whoever starts it. Nothing may set them: not
+# the chmod family, not the mode a file or directory is created with (open
+# and openat with O_CREAT or O_TMPFILE, creat, mkdir, mknod). A copy that
+# keeps modes (cp -p, cp -a, tar -xp, rsync -p, install -m 4755) gets
+# EPERM for the bits and leaves the file without them. The mode is a
+# umode_t: only its low bits count, and the masks look at nothing else.
+# openat2 passes its mode in memory a filter cannot read: ENOSYS, as for
+# clone3, and callers fall back to openat. File capabilities
+# (security.capability) need CAP_SETFCAP, which the sandbox does not have.
+chmod              EPERM  arg1&S_ISUID==S_ISUID
+chmod              EPERM  arg1&S_ISGID==S_ISGID
+fchmod             EPERM  arg1&S_ISUID==S_ISUID
+fchmod             EPERM  arg1&S_ISGID==S_ISGID
+fchmodat           EPERM  arg2&S_ISUID==S_ISUID
+fchmodat           EPERM  arg2&S_ISGID==S_ISGID
+fchmodat2          EPERM  arg2&S_ISUID==S_ISUID
+fchmodat2          EPERM  arg2&S_ISGID==S_ISGID
+creat              EPERM  arg1&S_ISUID==S_ISUID
+creat              EPERM  arg1&S_ISGID==S_ISGID
+open               EPERM  arg1&O_CREAT==O_CREAT      arg2&S_ISUID==S_ISUID
+open               EPERM  arg1&O_CREAT==O_CREAT      arg2&S_ISGID==S_ISGID
+open               EPERM  arg1&O_TMPFILE==O_TMPFILE  arg2&S_ISUID==S_ISUID
+open               EPERM  arg1&O_TMPFILE==O_TMPFILE  arg2&S_ISGID==S_ISGID
+openat             EPERM  arg2&O_CREAT==O_CREAT      arg3&S_ISUID==S_ISUID
+openat             EPERM  arg2&O_CREAT==O_CREAT      arg3&S_ISGID==S_ISGID
+openat             EPERM  arg2&O_TMPFILE==O_TMPFILE  arg3&S_ISUID==S_ISUID
+openat             EPERM  arg2&O_TMPFILE==O_TMPFILE  arg3&S_ISGID==S_ISGID
+openat2            ENOSYS
+mkdir              EPERM  arg1&S_ISUID==S_ISUID
+mkdir              EPERM  arg1&S_ISGID==S_ISGID
+mkdirat            EPERM  arg2&S_ISUID==S_ISUID
+mkdirat            EPERM  arg2&S_ISGID==S_ISGID
+mknod              EPERM  arg1&S_ISUID==S_ISUID
+mknod              EPERM  arg1&S_ISGID==S_ISGID
+mknodat            EPERM  arg2&S_ISUID==S_ISUID
+mknodat            EPERM  arg2&S_ISGID==S_ISGID

@@ -87,6 +87,10 @@ static const struct constant {
 	{ "TIOCSTI", TIOCSTI },
 	{ "TIOCLINUX", TIOCLINUX },
 	{ "PER_LINUX", PER_LINUX },
+	{ "S_ISUID", S_ISUID },
+	{ "S_ISGID", S_ISGID },
+	{ "O_CREAT", O_CREAT },
+	{ "O_TMPFILE", O_TMPFILE },
 };
 
 struct parser {

@@ -119,6 +119,59 @@ void ward_rlimits_plan(const struct ward_limits *lim, struct rlimit_plan *rp,
 		       struct ward_resources *res);
 int ward_rlimits_apply(const struct rlimit_plan *rp, struct ward_error **err);
 
+/* The size of every tmpfs of the view: --tmpfs-size / "tmpfs_size" when
+ * given, else the memory limit when a cgroup applied it (res says), else
+ * WARD_TMPFS_DEFAULT. Recorded in res (WARD_LIMIT_TMPFS_SIZE). Pure. */
+uint64_t ward_tmpfs_plan(const struct ward_limits *lim, struct ward_resources *res);
+
+/* The sandbox user namespace's own kernel budgets, /proc/sys/user/max_*:
+ * the per-user counts the kernel keeps per user namespace, checked at every
+ * level up to the host's. Written by init inside its namespace, where it
+ * holds CAP_SYS_RESOURCE (kernel/ucount.c, set_permissions()), before its
+ * capabilities go. */
+enum {
+	UCOUNT_INOTIFY_INSTANCES,
+	UCOUNT_INOTIFY_WATCHES,
+	UCOUNT_FANOTIFY_GROUPS,
+	UCOUNT_FANOTIFY_MARKS,
+	UCOUNT_SHARED_N, /* the ones above: a share of the host user's */
+	/* New user namespaces: none. The seccomp filter refuses them too;
+	 * this is the kernel's own count, whatever a filter lets by. Every
+	 * other kind of namespace needs CAP_SYS_ADMIN in the user namespace
+	 * it is made in, which nothing inside has or can regain (bounding set
+	 * empty, SECBIT_NOROOT locked, no_new_privs) except through a new user
+	 * namespace: so this one count closes them all, and the other
+	 * max_*_namespaces are left as they are (each write costs ~1.5 us of
+	 * sysctl lookup in init). */
+	UCOUNT_USER_NS = UCOUNT_SHARED_N,
+	UCOUNT_N,
+};
+/* The divisor of the host user's budget the sandbox gets: a quarter, so
+ * that the host user keeps at least three quarters of what it had free
+ * while one sandbox holds all of its share. */
+#define WARD_UCOUNT_SHARE 4
+struct ucount_plan {
+	int value[UCOUNT_N]; /* -1: leave as it is (the host has no such count) */
+	/* SysV shared memory of the sandbox's own IPC namespace, bytes, 0 to
+	 * leave: segments are tmpfs pages too, which no one is charged for
+	 * without a cgroup; capped like a tmpfs (kernel.shmall, shmmax) */
+	uint64_t shm_bytes;
+	/* The per-user counts the kernel checks against an rlimit, kept per
+	 * user namespace too (queued signals, POSIX message queue bytes): the
+	 * sandbox's own level gets a share of the caller's rlimit, so it cannot
+	 * use up what the host user's other processes need. */
+	bool set_sigpending, set_msgqueue;
+	struct rlimit sigpending, msgqueue;
+};
+/* The share of a host budget (pure): host / WARD_UCOUNT_SHARE, at least 1
+ * when the host allows any; -1 when host is unknown (< 0). */
+long ward_ucount_share(long host);
+/* Fill up from the host's /proc/sys/user (parent side); record in res. */
+void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res);
+/* Write the plan into the current user namespace's /proc/sys/user and the
+ * IPC namespace's kernel.shm* (init). */
+int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err);
+
 /* A cgroup name of ours: parse "w<pid>-<start>-<n>" (pure). */
 bool ward_cgroup_name_parse(const char *name, long *pid, unsigned long long *start);
 

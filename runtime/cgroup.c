@@ -839,6 +839,149 @@ int ward_rlimits_apply(const struct rlimit_plan *rp, struct ward_error **err)
 	return 0;
 }
 
+uint64_t ward_tmpfs_plan(const struct ward_limits *lim, struct ward_resources *res)
+{
+	const struct ward_limit_applied *mem = &res->applied[WARD_LIMIT_MEMORY];
+
+	if (lim->tmpfs_size) {
+		set_mech(res, WARD_LIMIT_TMPFS_SIZE, lim->tmpfs_size, "tmpfs size= (--tmpfs-size)");
+		return lim->tmpfs_size;
+	}
+	if (mem->mechanism[0] && mem->value) {
+		set_mech(res, WARD_LIMIT_TMPFS_SIZE, mem->value, "tmpfs size= (the memory limit)");
+		return mem->value;
+	}
+	set_mech(res, WARD_LIMIT_TMPFS_SIZE, WARD_TMPFS_DEFAULT, "tmpfs size= (the default)");
+	return WARD_TMPFS_DEFAULT;
+}
+
+static const char *const ucount_files[UCOUNT_N] = {
+	"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups",
+	"max_fanotify_marks",	 "max_user_namespaces",
+};
+
+long ward_ucount_share(long host)
+{
+	if (host < 0)
+		return -1;
+	if (host == 0)
+		return 0;
+	return host / WARD_UCOUNT_SHARE > 0 ? host / WARD_UCOUNT_SHARE : 1;
+}
+
+/* A share of the caller's rlimit `which` (the lower of soft and hard), or
+ * false when it is unlimited (nothing to share: the host user is not
+ * limited either) or unreadable. */
+static bool share_rlimit(int which, struct rlimit *out)
+{
+	struct rlimit cur;
+	rlim_t v;
+
+	if (getrlimit(which, &cur) < 0)
+		return false;
+	v = cur.rlim_cur < cur.rlim_max ? cur.rlim_cur : cur.rlim_max;
+	if (v == RLIM_INFINITY)
+		return false;
+	v = v / WARD_UCOUNT_SHARE ? v / WARD_UCOUNT_SHARE : (v ? 1 : 0);
+	out->rlim_cur = out->rlim_max = v;
+	return true;
+}
+
+void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
+{
+	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int i;
+
+	for (i = 0; i < UCOUNT_N; i++) {
+		char buf[32];
+		long host = -1;
+		int fd;
+		ssize_t n;
+
+		if (i >= UCOUNT_SHARED_N) {
+			up->value[i] = 0;
+			continue;
+		}
+		fd = dir >= 0 ? openat(dir, ucount_files[i], O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0) {
+				buf[n] = '\0';
+				host = strtol(buf, NULL, 10);
+			}
+		}
+		up->value[i] = (int)ward_ucount_share(host);
+		if (up->value[i] >= 0)
+			set_mech(res, WARD_APPLIED_INOTIFY_INSTANCES + i, (uint64_t)up->value[i],
+				 "user namespace %s", ucount_files[i]);
+	}
+	if (dir >= 0)
+		close(dir);
+	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
+	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
+	if (up->set_sigpending)
+		set_mech(res, WARD_APPLIED_SIGPENDING, up->sigpending.rlim_cur,
+			 "rlimit RLIMIT_SIGPENDING");
+	up->set_msgqueue = share_rlimit(RLIMIT_MSGQUEUE, &up->msgqueue);
+	if (up->set_msgqueue)
+		set_mech(res, WARD_APPLIED_MSGQUEUE, up->msgqueue.rlim_cur, "rlimit RLIMIT_MSGQUEUE");
+}
+
+int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
+{
+	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int i;
+
+	if (dir < 0)
+		return ward_error_make(err, errno, "open '/proc/sys/user'");
+	for (i = 0; i < UCOUNT_N; i++) {
+		char buf[16];
+		int fd, len;
+
+		if (up->value[i] < 0)
+			continue;
+		fd = openat(dir, ucount_files[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* a kernel without this count (fanotify's before 5.13) */
+		len = snprintf(buf, sizeof(buf), "%d", up->value[i]);
+		if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+			ward_error_make(err, errno, "write '%s' to '/proc/sys/user/%s'", buf,
+					ucount_files[i]);
+			if (fd >= 0)
+				close(fd);
+			close(dir);
+			return -1;
+		}
+		close(fd);
+	}
+	close(dir);
+	if (up->set_sigpending && setrlimit(RLIMIT_SIGPENDING, &up->sigpending) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_SIGPENDING");
+	if (up->set_msgqueue && setrlimit(RLIMIT_MSGQUEUE, &up->msgqueue) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_MSGQUEUE");
+	if (up->shm_bytes) {
+		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
+						    "/proc/sys/kernel/shmall" };
+		uint64_t v[2] = { up->shm_bytes, up->shm_bytes / (uint64_t)getpagesize() };
+
+		for (i = 0; i < 2; i++) {
+			char buf[24];
+			int fd = open(shm[i], O_WRONLY | O_CLOEXEC), len;
+
+			len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v[i]);
+			if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+				ward_error_make(err, errno, "write '%s' to '%s'", buf, shm[i]);
+				if (fd >= 0)
+					close(fd);
+				return -1;
+			}
+			close(fd);
+		}
+	}
+	return 0;
+}
+
 static const enum ward_limit cgroup_limits[] = {
 	WARD_LIMIT_MEMORY, WARD_LIMIT_MEMORY_SWAP, WARD_LIMIT_PIDS, WARD_LIMIT_CPUS,
 	WARD_LIMIT_IO_WEIGHT,

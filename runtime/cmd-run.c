@@ -81,6 +81,8 @@ static const char usage[] =
 	"      --cpus FLOAT         CPU time, in CPUs (0.5 = half of one; default none)\n"
 	"      --io-weight N        proportional I/O weight, 1 to 10000 (default none)\n"
 	"      --max-file-size SIZE largest file the command may write (RLIMIT_FSIZE)\n"
+	"      --tmpfs-size SIZE    size of each tmpfs inside (/tmp, /dev/shm, --tmpfs;\n"
+	"                           default the memory limit with a cgroup, else 512M)\n"
 	"      --approve            approve a command that needs approval\n"
 	"      --policy FILE        the policy file (default: $WARD_POLICY,\n"
 	"                           ~/.config/ward/policy.json, /etc/ward/policy.json)\n"
@@ -189,6 +191,7 @@ static const struct option long_options[] = {
 	{ "cpus", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_CPUS },
 	{ "io-weight", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_IO_WEIGHT },
 	{ "max-file-size", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_FILE_SIZE },
+	{ "tmpfs-size", required_argument, NULL, OPT_LIMIT + WARD_LIMIT_TMPFS_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };

@@ -40,6 +40,7 @@ static struct report report_storage;
 
 __attribute__((noreturn)) static void die(const struct spawn_plan *p, const struct ward_error *e)
 {
+	report_storage.nonce = p->report_nonce;
 	report_storage.type = REPORT_ERROR;
 	report_storage.status = 0;
 	report_storage.err = *e;
@@ -69,6 +70,87 @@ static int map_identity(const struct spawn_plan *p, struct ward_error **err)
 	    write_proc("/proc/self/uid_map", p->uid_map, err) < 0 ||
 	    write_proc("/proc/self/gid_map", p->gid_map, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* Field n (1-based, as proc(5) counts) of /proc/self/stat, from the text
+ * after the command name's closing parenthesis (field 3 on). */
+static unsigned long long stat_field(const char *after_comm, int n)
+{
+	const char *c = after_comm;
+	unsigned long long v = 0;
+
+	for (int f = 3; f < n && *c; c++)
+		if (*c == ' ')
+			f++;
+	while (*c >= '0' && *c <= '9')
+		v = v * 10 + (unsigned long long)(*c++ - '0');
+	return v;
+}
+
+/* init is a copy of the host process — ward, or a program embedding libward:
+ * its environment, its arguments, its heap (a proxy's bearer token, the
+ * host program's own secrets) and its descriptors. Nothing of that may be
+ * reachable from inside.
+ *
+ * Not dumpable: every way into another process's memory or descriptors —
+ * /proc/1/{mem,environ,maps,fd,cwd,root,exe,...}, ptrace, process_vm_readv,
+ * pidfd_getfd — asks ptrace_may_access(), which for a non-dumpable process
+ * wants CAP_SYS_PTRACE in the user namespace its memory belongs to. That is
+ * the host's (a clone keeps the parent's mm->user_ns; only execve makes a
+ * new one), where the sandbox has no capability at all, root inside or not.
+ * The command itself is dumpable again: its execve makes a fresh mm.
+ *
+ * /proc/1/cmdline is the exception: any process may read it, from the
+ * memory the kernel's arg_start..arg_end names, which here is the host's
+ * argv (ward's own options, or the embedding program's). PR_SET_MM_MAP
+ * points it at a constant instead; it needs no capability (only
+ * CONFIG_CHECKPOINT_RESTORE, which every distribution kernel has), and the
+ * old strings stay where they were, unreadable. The thread name, readable
+ * too, is set to the same.
+ *
+ * After map_identity(): a non-dumpable process's /proc/self files belong to
+ * the host's root, and an unprivileged init could no longer write its own
+ * uid_map. Before anything of the command runs. */
+static const char init_title[] = "ward-init";
+
+static int hide_host(struct ward_error **err)
+{
+	char buf[1024], *c;
+	struct prctl_mm_map map;
+	ssize_t n;
+	int fd;
+
+	prctl(PR_SET_NAME, init_title, 0, 0, 0);
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ward_error_make(err, errno, "open '/proc/self/stat'");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return ward_error_make(err, n < 0 ? errno : EIO, "read '/proc/self/stat'");
+	buf[n] = '\0';
+	c = strrchr(buf, ')');
+	if (!c || c[1] != ' ')
+		return ward_error_make(err, EIO, "parse '/proc/self/stat'");
+	c += 2;
+	memset(&map, 0, sizeof(map));
+	map.start_code = stat_field(c, 26);
+	map.end_code = stat_field(c, 27);
+	map.start_stack = stat_field(c, 28);
+	map.start_data = stat_field(c, 45);
+	map.end_data = stat_field(c, 46);
+	map.start_brk = stat_field(c, 47);
+	map.brk = (unsigned long long)syscall(SYS_brk, 0UL);
+	map.arg_start = (unsigned long long)(uintptr_t)init_title;
+	map.arg_end = map.arg_start + sizeof(init_title);
+	map.env_start = map.env_end = map.arg_end;
+	map.exe_fd = (uint32_t)-1;
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&map, sizeof(map), 0) < 0)
+		return ward_error_make(err, errno, "hide the host's arguments from /proc/1/cmdline "
+						   "(prctl PR_SET_MM_MAP)");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ward_error_make(err, errno, "prctl PR_SET_DUMPABLE");
 	return 0;
 }
 
@@ -287,6 +369,8 @@ void ward_init_main(const struct spawn_plan *p)
 
 	if ((p->ns & WARD_NS_USER) && map_identity(p, &e) < 0)
 		die(p, e);
+	if (hide_host(&e) < 0)
+		die(p, e);
 	if ((p->ns & WARD_NS_UTS) && sethostname(p->hostname, strlen(p->hostname)) < 0) {
 		ward_error_make(&e, errno, "sethostname '%s'", p->hostname);
 		die(p, e);
@@ -310,6 +394,10 @@ void ward_init_main(const struct spawn_plan *p)
 		ward_error_make(&e, errno, "unshare the cgroup namespace");
 		die(p, e);
 	}
+	/* The namespace's own budgets, while init still holds CAP_SYS_RESOURCE
+	 * in it, and after the last namespace init itself makes. */
+	if (p->set_ucounts && ward_ucounts_apply(&p->ucounts, &e) < 0)
+		die(p, e);
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */
@@ -321,6 +409,7 @@ void ward_init_main(const struct spawn_plan *p)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	if (p->chain) {
+		report_storage.nonce = p->report_nonce;
 		report_storage.type = REPORT_EXIT;
 		report_storage.status = ward_chain_run(p);
 		ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
@@ -350,6 +439,7 @@ void ward_init_main(const struct spawn_plan *p)
 		dup2(i, 2);
 	}
 
+	report_storage.nonce = p->report_nonce;
 	report_storage.type = REPORT_EXIT;
 	report_storage.status = ward_wait_group(&cmd, 1, cmd);
 	ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));

@@ -16,9 +16,10 @@
 
 static const char *const options[WARD_LIMIT_COUNT] = {
 	"--memory", "--memory-swap", "--pids", "--cpus", "--io-weight", "--max-file-size",
+	"--tmpfs-size",
 };
 static const char *const keys[WARD_LIMIT_COUNT] = {
-	"memory", "memory_swap", "pids", "cpus", "io_weight", "max_file_size",
+	"memory", "memory_swap", "pids", "cpus", "io_weight", "max_file_size", "tmpfs_size",
 };
 
 const char *ward_limit_option(enum ward_limit which)
@@ -238,6 +239,11 @@ int ward_limits_set(struct ward_limits *l, enum ward_limit which, const char *te
 		if (ward_parse_size(what, text, false, &n, err) < 0)
 			return -1;
 		l->file_size = n;
+		break;
+	case WARD_LIMIT_TMPFS_SIZE:
+		if (ward_parse_size(what, text, false, &n, err) < 0)
+			return -1;
+		l->tmpfs_size = n;
 		break;
 	default:
 		return bad(err, "unknown limit %d", (int)which);

@@ -673,11 +673,12 @@ static int apply_rate_limit(struct ctx *c, json_t *v, struct ward_config *cfg)
 }
 
 /* "limits": {"memory": "512M" or bytes, "memory_swap", "pids", "cpus",
- * "io_weight", "max_file_size"}; each value checked as its flag is. */
+ * "io_weight", "max_file_size", "tmpfs_size"}; each value checked as its
+ * flag is. */
 static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
 	static const char *const keys[] = { "memory", "memory_swap", "pids", "cpus",
-					    "io_weight", "max_file_size", NULL };
+					    "io_weight", "max_file_size", "tmpfs_size", NULL };
 	char where[64], num[64];
 	int i;
 

@@ -366,7 +366,9 @@ static json_t *maybe_integer(bool have, uint64_t v)
  * limit that was applied, and how. */
 static json_t *limits_object(const struct ward_resources *r)
 {
-	static const char *const extra[] = { "core", "nofile" };
+	static const char *const extra[] = { "core",	       "nofile",	 "inotify_instances",
+					     "inotify_watches", "fanotify_groups", "fanotify_marks",
+					     "namespaces",	       "sigpending",	 "msgqueue" };
 	json_t *o = json_object();
 	int i;
 

@@ -303,6 +303,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	if (pipe2(st->report, O_CLOEXEC) < 0 || pipe2(st->life, O_CLOEXEC) < 0)
 		return ward_error_make(err, errno, "pipe");
 	p->report_fd = st->report[1];
+	p->report_nonce = ward_spawn_nonce();
 	p->life_fd = st->life[0];
 	p->life_wfd = st->life[1];
 
@@ -357,14 +358,32 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	struct spawn_plan *p = &st->plan;
 
 	ward_rlimits_plan(&cfg->limits, &p->rlimits, r);
-	if (!cfg->cgroup)
-		return ward_cgroup_none(&cfg->limits, r, err);
-	if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
-		return -1;
-	p->cgroup_fd = st->cg.dir_fd;
-	p->cg_v1 = st->cg.version == 1 ? &st->cg : NULL;
-	p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
-			   cfg->mode != WARD_SANDBOX_OFF;
+	/* budgets of the sandbox's own user namespace, where there is one */
+	p->set_ucounts = (p->ns & WARD_NS_USER) && cfg->mode != WARD_SANDBOX_OFF;
+	if (p->set_ucounts)
+		ward_ucounts_plan(&p->ucounts, r);
+	if (!cfg->cgroup) {
+		if (ward_cgroup_none(&cfg->limits, r, err) < 0)
+			return -1;
+	} else {
+		if (ward_cgroup_create(&st->cg, &cfg->limits, r, err) < 0)
+			return -1;
+		p->cgroup_fd = st->cg.dir_fd;
+		p->cg_v1 = st->cg.version == 1 ? &st->cg : NULL;
+		p->late_cgroupns = st->cg.version == 1 && (p->ns & WARD_NS_CGROUP) &&
+				   cfg->mode != WARD_SANDBOX_OFF;
+	}
+	/* after the cgroup: its memory limit, if it applied one, caps the tmpfs,
+	 * and SysV shared memory (tmpfs pages as well) in an IPC namespace of
+	 * the sandbox's own. The kernel lets only the namespace's root write
+	 * kernel.shm* (ipc_permissions(): euid against uid 0 of the owning
+	 * user namespace, not a capability), so only where uid 0 is mapped:
+	 * ward run as root, or --uid0. */
+	if (p->view)
+		p->tmpfs_size = ward_tmpfs_plan(&cfg->limits, r);
+	p->ucounts.shm_bytes = 0;
+	if (p->set_ucounts && (p->ns & WARD_NS_IPC) && (cfg->uid0 || geteuid() == 0))
+		p->ucounts.shm_bytes = p->view ? p->tmpfs_size : ward_tmpfs_plan(&cfg->limits, r);
 	return 0;
 }
 
@@ -632,7 +651,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		/* If init failed first (and so the network could not be built),
 		 * its reason is the one to give. */
 		if (read(st.report[0], &r, sizeof(r)) == (ssize_t)sizeof(r) &&
-		    r.type == REPORT_ERROR) {
+		    ward_report_genuine(&r, st.plan.report_nonce) && r.type == REPORT_ERROR) {
 			r.err.message[sizeof(r.err.message) - 1] = '\0';
 			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
 			*setup_err = r.err;
@@ -648,6 +667,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.out_fd = steal_fd(&st.out[0]);
 	sv.err_fd = steal_fd(&st.err[0]);
 	sv.report_fd = steal_fd(&st.report[0]);
+	sv.report_nonce = st.plan.report_nonce;
 	sv.out = st.obuf;
 	sv.err = st.ebuf;
 	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
@@ -778,7 +798,8 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	if (n != 0) {
 		siginfo_t si;
 
-		if (n == (ssize_t)sizeof(r) && r.type == REPORT_ERROR) {
+		if (n == (ssize_t)sizeof(r) && ward_report_genuine(&r, st.plan.report_nonce) &&
+		    r.type == REPORT_ERROR) {
 			r.err.message[sizeof(r.err.message) - 1] = '\0';
 			r.err.rule[sizeof(r.err.rule) - 1] = '\0';
 			ward_error_make_kind(err, r.err.kind, 0, "%s", r.err.message);

@@ -48,6 +48,11 @@ struct spawn_plan {
 	const struct ward_fences *fences; /* NULL when the sandbox is off */
 	char uid_map[64], gid_map[64];
 	int report_fd;        /* child -> supervisor records (write end) */
+	/* A random number every record carries. It lives only in the
+	 * supervisor and in init, whose memory nothing inside can read (init
+	 * is not dumpable), so a record the command forged — had it got hold
+	 * of the pipe — is told apart and ignored. */
+	uint64_t report_nonce;
 	int life_fd;          /* read end; EOF means the supervisor is gone */
 	int life_wfd;         /* the supervisor's write end, closed in the child */
 	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
@@ -91,6 +96,9 @@ struct spawn_plan {
 	struct ward_cgroup *cg_v1;
 	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
 	struct rlimit_plan rlimits;
+	uint64_t tmpfs_size;        /* bytes, every tmpfs of the view (ward_tmpfs_plan()) */
+	bool set_ucounts;           /* write ucounts in the sandbox's user namespace */
+	struct ucount_plan ucounts;
 };
 
 enum report_type {
@@ -99,10 +107,20 @@ enum report_type {
 };
 
 struct report {
+	uint64_t nonce; /* spawn_plan.report_nonce */
 	uint32_t type;
 	int32_t status;
 	struct ward_error err;
 };
+
+/* A fresh nonce for p->report_nonce (getrandom(); never fails). */
+uint64_t ward_spawn_nonce(void);
+
+/* Whether a record read from init is one of init's (its nonce is the plan's). */
+static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
+{
+	return r->nonce == nonce && (r->type == REPORT_ERROR || r->type == REPORT_EXIT);
+}
 
 /* Fill the parts of the plan that describe the host (system directories,
  * masked files). Parent side. */

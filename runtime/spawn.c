@@ -4,7 +4,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/spawn-internal.h"
@@ -28,6 +30,20 @@ static unsigned long long clone_flags(unsigned ns)
 	if (ns & WARD_NS_CGROUP)
 		f |= CLONE_NEWCGROUP;
 	return f;
+}
+
+uint64_t ward_spawn_nonce(void)
+{
+	uint64_t n = 0;
+	struct timespec ts;
+
+	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) == (ssize_t)sizeof(n))
+		return n;
+	/* No entropy yet (early boot): something the command cannot predict
+	 * closely still beats nothing, and it cannot read init's copy. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&n ^
+	       ((uint64_t)getpid() << 48);
 }
 
 pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err)

@@ -21,6 +21,7 @@ struct supervisor {
 	bool forward_signals;    /* SIGINT/SIGTERM/SIGHUP/SIGQUIT go to the command */
 	int out_fd, err_fd;      /* read ends, or -1 */
 	int report_fd;           /* read end of the child's records */
+	uint64_t report_nonce;   /* what init's records carry (spawn_plan) */
 	struct ward_outbuf *out, *err;
 	long long deadline_ns;   /* monotonic */
 	struct ward_proxy *proxy; /* the network proxy to drive, or NULL */

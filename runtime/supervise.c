@@ -81,6 +81,9 @@ static bool take_report(struct supervisor *s)
 			return false;
 		got += (size_t)n;
 	}
+	/* Not init's: a forgery, ignored. */
+	if (!ward_report_genuine(&r, s->report_nonce))
+		return true;
 	if (r.type == REPORT_ERROR) {
 		s->have_error = true;
 		s->child_error = r.err;

@@ -205,8 +205,26 @@ static int bind(const char *src, const char *dst, const char *shown_src, const c
 	return 0;
 }
 
-static int build_dev(const char *R, struct ward_error **err)
+/* The options of a tmpfs the command can write: its size capped (the plan's
+ * tmpfs_size), and its inodes, which cost memory too without a byte of
+ * data (~1 KiB each with the dentry): one per KiB of the size. */
+static void tmpfs_options(char *buf, size_t n, const char *mode, uint64_t size)
 {
+	uint64_t inodes;
+
+	if (!size)
+		size = WARD_TMPFS_DEFAULT;
+	inodes = size / 1024;
+	if (inodes < 4096)
+		inodes = 4096;
+	snprintf(buf, n, "mode=%s,size=%llu,nr_inodes=%llu", mode, (unsigned long long)size,
+		 (unsigned long long)inodes);
+}
+
+static int build_dev(const char *R, uint64_t tmpfs_size, struct ward_error **err)
+{
+	char opts[96];
+
 	char dst[PATH_MAX], src[64];
 	size_t i;
 
@@ -242,11 +260,14 @@ static int build_dev(const char *R, struct ward_error **err)
 		}
 	}
 	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
+	/* max: pseudo-terminals count against the host's kernel.pty.max,
+	 * shared with every user; a sandbox takes 256 at most */
 	if (mount("devpts", dst, "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=620") < 0)
+		  "newinstance,ptmxmode=0666,mode=620,max=256") < 0)
 		return fail(err, "mount devpts on", "/dev/pts");
 	snprintf(dst, sizeof(dst), "%s/dev/shm", R);
-	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), "1777", tmpfs_size);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return fail(err, "mount tmpfs on", "/dev/shm");
 	/* The /dev tmpfs itself read-only: no new nodes or files in /dev. */
 	snprintf(dst, sizeof(dst), "%s/dev", R);
@@ -431,7 +452,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 {
 	const struct ward_config *cfg = p->cfg;
 	const char *R = p->staging;
-	char dst[PATH_MAX], src[64];
+	char dst[PATH_MAX], src[64], opts[96];
 	int wfd, mfd[64], ofd[3] = { -1, -1, -1 }, gfd[SPAWN_MAX_GITDIRS][3];
 	size_t i;
 	int k;
@@ -522,7 +543,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		    "/", err) < 0)
 		return -1;
 
-	if (build_dev(R, err) < 0)
+	if (build_dev(R, p->tmpfs_size, err) < 0)
 		return -1;
 
 	snprintf(dst, sizeof(dst), "%s/proc", R);
@@ -531,7 +552,8 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 
 	/* /tmp before the workdir: a workdir under /tmp goes on top of it. */
 	snprintf(dst, sizeof(dst), "%s/tmp", R);
-	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+	tmpfs_options(opts, sizeof(opts), "1777", p->tmpfs_size);
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return fail(err, "mount tmpfs on", "/tmp");
 
 	if (mkdir_under(R, p->workdir, err) < 0)
@@ -566,7 +588,8 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			     mkdir_under(R, m->target, err)) < 0)
 			return -1;
 		if (m->kind == WARD_MOUNT_TMPFS) {
-			if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+			tmpfs_options(opts, sizeof(opts), "0755", p->tmpfs_size);
+			if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 				return fail(err, "mount tmpfs on", m->target);
 			continue;
 		}

@@ -13,7 +13,14 @@
  *
  * Defaults: memory half of the host's RAM (swap 0), 4096 processes, no CPU
  * or I/O limit, no core dumps, open files capped at 8192 (the hard limit;
- * the soft one is never raised), no file-size limit.
+ * the soft one is never raised), no file-size limit. Every tmpfs of the
+ * view (/tmp, /dev/shm, --tmpfs) is capped: at the memory limit where a
+ * cgroup applies one, else at WARD_TMPFS_DEFAULT (512 MiB); --tmpfs-size
+ * sets it. The sandbox's user namespace gets kernel budgets of its own
+ * (inotify instances and watches, fanotify groups and marks, queued signals
+ * and POSIX message queue bytes: a quarter of the host user's; new user
+ * namespaces: none), so a command cannot exhaust what its caller shares
+ * with it.
  *
  * The parsers here are pure and give InvalidParameters naming the option and
  * the value: "--memory: '12Q' is not a size (a number with K, M or G)".
@@ -37,6 +44,7 @@ enum ward_limit {
 	WARD_LIMIT_CPUS,       /* CPUs' worth of time per period (cpu.max) */
 	WARD_LIMIT_IO_WEIGHT,  /* proportional I/O weight 1 … 10000 */
 	WARD_LIMIT_FILE_SIZE,  /* largest file the command may write (RLIMIT_FSIZE) */
+	WARD_LIMIT_TMPFS_SIZE, /* size of every tmpfs of the sandbox's view */
 	WARD_LIMIT_COUNT,
 };
 
@@ -46,6 +54,10 @@ enum ward_limit {
 #define WARD_NOFILE_MAX 8192
 /* The default process limit. */
 #define WARD_PIDS_DEFAULT 4096
+/* The size of each tmpfs of the view (/tmp, /dev/shm, --tmpfs) when neither
+ * --tmpfs-size nor a memory limit applied by a cgroup says otherwise: tmpfs
+ * pages are memory, and without a cgroup no one is charged for them. */
+#define WARD_TMPFS_DEFAULT (512ull << 20)
 
 struct ward_limits {
 	uint64_t memory;        /* bytes, 0 = none */
@@ -54,6 +66,8 @@ struct ward_limits {
 	double cpus;            /* 0 = none; quota = cpus × WARD_CPU_PERIOD_US */
 	unsigned io_weight;     /* 0 = none */
 	uint64_t file_size;     /* bytes, 0 = none */
+	uint64_t tmpfs_size;    /* bytes per tmpfs; 0 = the memory limit when a cgroup
+				   applies it, else WARD_TMPFS_DEFAULT */
 	unsigned explicit_mask; /* 1 << WARD_LIMIT_* set by a flag or policy */
 };
 

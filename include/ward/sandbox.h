@@ -248,7 +248,16 @@ struct ward_limit_applied {
 /* Indexes of ward_resources.applied past the WARD_LIMIT_* ones. */
 #define WARD_APPLIED_CORE WARD_LIMIT_COUNT
 #define WARD_APPLIED_NOFILE (WARD_LIMIT_COUNT + 1)
-#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 2)
+/* the sandbox user namespace's own budgets (/proc/sys/user/max_*) */
+#define WARD_APPLIED_INOTIFY_INSTANCES (WARD_LIMIT_COUNT + 2)
+#define WARD_APPLIED_INOTIFY_WATCHES (WARD_LIMIT_COUNT + 3)
+#define WARD_APPLIED_FANOTIFY_GROUPS (WARD_LIMIT_COUNT + 4)
+#define WARD_APPLIED_FANOTIFY_MARKS (WARD_LIMIT_COUNT + 5)
+#define WARD_APPLIED_NAMESPACES (WARD_LIMIT_COUNT + 6)
+/* per-user counts kept per user namespace against an rlimit: a share */
+#define WARD_APPLIED_SIGPENDING (WARD_LIMIT_COUNT + 7)
+#define WARD_APPLIED_MSGQUEUE (WARD_LIMIT_COUNT + 8)
+#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 9)
 
 /* What the command used, and how its limits were applied. */
 struct ward_resources {

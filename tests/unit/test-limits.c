@@ -227,24 +227,25 @@ START_TEST(test_options)
 			 (char *)"32M",  (char *)"--pids",      (char *)"64",
 			 (char *)"--cpus", (char *)"0.2",       (char *)"--memory-swap",
 			 (char *)"16M",  (char *)"--io-weight", (char *)"200",
-			 (char *)"--max-file-size", (char *)"1G", (char *)"--",
-			 (char *)"true", NULL };
+			 (char *)"--max-file-size", (char *)"1G", (char *)"--tmpfs-size",
+			 (char *)"64M", (char *)"--", (char *)"true", NULL };
 	struct run_options o;
 	struct ward_error *err = NULL;
 
-	ck_assert_int_eq(ward_run_options_parse(16, argv, &o, &err), 0);
+	ck_assert_int_eq(ward_run_options_parse(18, argv, &o, &err), 0);
 	ck_assert_uint_eq(o.cfg.limits.memory, 32ull << 20);
 	ck_assert_uint_eq(o.cfg.limits.memory_swap, 16ull << 20);
 	ck_assert_uint_eq(o.cfg.limits.pids, 64);
 	ck_assert(o.cfg.limits.cpus > 0.19 && o.cfg.limits.cpus < 0.21);
 	ck_assert_uint_eq(o.cfg.limits.io_weight, 200);
 	ck_assert_uint_eq(o.cfg.limits.file_size, 1ull << 30);
+	ck_assert_uint_eq(o.cfg.limits.tmpfs_size, 64ull << 20);
 	ck_assert_uint_eq(o.cfg.limits.explicit_mask, (1u << WARD_LIMIT_COUNT) - 1);
 	ck_assert(o.cfg.cgroup);
 	ward_run_options_release(&o);
 
 	argv[1] = (char *)"--no-cgroup";
-	ck_assert_int_eq(ward_run_options_parse(16, argv, &o, &err), 0);
+	ck_assert_int_eq(ward_run_options_parse(18, argv, &o, &err), 0);
 	ck_assert(!o.cfg.cgroup);
 	ward_run_options_release(&o);
 
@@ -300,7 +301,7 @@ START_TEST(test_policy)
 
 	ck_assert_ptr_null(policy_error("{\"limits\": {\"memory\": \"256M\", \"memory_swap\": 0, "
 					"\"pids\": 100, \"cpus\": 1.5, \"io_weight\": 50, "
-					"\"max_file_size\": 1048576}}",
+					"\"max_file_size\": 1048576, \"tmpfs_size\": \"16M\"}}",
 					&cfg));
 	ck_assert_uint_eq(cfg.limits.memory, 256ull << 20);
 	ck_assert_uint_eq(cfg.limits.memory_swap, 0);
@@ -308,6 +309,7 @@ START_TEST(test_policy)
 	ck_assert(cfg.limits.cpus > 1.49 && cfg.limits.cpus < 1.51);
 	ck_assert_uint_eq(cfg.limits.io_weight, 50);
 	ck_assert_uint_eq(cfg.limits.file_size, 1048576);
+	ck_assert_uint_eq(cfg.limits.tmpfs_size, 16ull << 20);
 	ck_assert_uint_eq(cfg.limits.explicit_mask, (1u << WARD_LIMIT_COUNT) - 1);
 	ward_config_release(&cfg);
 
@@ -391,12 +393,52 @@ START_TEST(test_result_json)
 }
 END_TEST
 
+/* The tmpfs cap: set, else the memory limit a cgroup applied, else the
+ * default; and what the result says of it. */
+START_TEST(test_tmpfs_plan)
+{
+	struct ward_limits l;
+	struct ward_resources r;
+
+	ward_limits_defaults(&l, 8ull << 30);
+	memset(&r, 0, sizeof(r));
+	ck_assert_uint_eq(ward_tmpfs_plan(&l, &r), WARD_TMPFS_DEFAULT);
+	ck_assert_str_eq(r.applied[WARD_LIMIT_TMPFS_SIZE].mechanism, "tmpfs size= (the default)");
+	/* a memory limit no cgroup applied does not count */
+	memset(&r, 0, sizeof(r));
+	r.applied[WARD_LIMIT_MEMORY].value = 64ull << 20;
+	ck_assert_uint_eq(ward_tmpfs_plan(&l, &r), WARD_TMPFS_DEFAULT);
+	snprintf(r.applied[WARD_LIMIT_MEMORY].mechanism, 64, "cgroup v2 memory.max");
+	ck_assert_uint_eq(ward_tmpfs_plan(&l, &r), 64ull << 20);
+	ck_assert_uint_eq(r.applied[WARD_LIMIT_TMPFS_SIZE].value, 64ull << 20);
+	ck_assert_str_eq(r.applied[WARD_LIMIT_TMPFS_SIZE].mechanism,
+			 "tmpfs size= (the memory limit)");
+	l.tmpfs_size = 1ull << 20;
+	ck_assert_uint_eq(ward_tmpfs_plan(&l, &r), 1ull << 20);
+	ck_assert_str_eq(r.applied[WARD_LIMIT_TMPFS_SIZE].mechanism, "tmpfs size= (--tmpfs-size)");
+}
+END_TEST
+
+START_TEST(test_ucount_share)
+{
+	ck_assert_int_eq(ward_ucount_share(128), 128 / WARD_UCOUNT_SHARE);
+	ck_assert_int_lt(ward_ucount_share(128), 128);
+	ck_assert_int_eq(ward_ucount_share(3), 1);
+	ck_assert_int_eq(ward_ucount_share(1), 1);
+	ck_assert_int_eq(ward_ucount_share(0), 0);
+	ck_assert_int_eq(ward_ucount_share(-1), -1);
+	ck_assert_int_eq(ward_ucount_share(2147483647L), 2147483647L / WARD_UCOUNT_SHARE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("limits");
 	TCase *tc = harness_tcase(s, "limits", NULL);
 
 	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_tmpfs_plan);
+	tcase_add_test(tc, test_ucount_share);
 	tcase_add_test(tc, test_cpus);
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_host_default);

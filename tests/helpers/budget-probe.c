@@ -1,0 +1,127 @@
+/* budget-probe — use up a kernel budget inside the sandbox.
+ *
+ *   budget-probe inotify        open inotify instances until the kernel says
+ *                               no; print "inotify N ERRNO", then hold them
+ *                               until standard input ends
+ *   budget-probe sigpending     the same with queued real-time signals
+ *   budget-probe fill PATH      write PATH in 1 MiB pieces until a write
+ *                               fails; print "fill ERRNO BYTES"
+ *   budget-probe inodes DIR     create empty files in DIR until one fails;
+ *                               print "inodes ERRNO COUNT"
+ *   budget-probe shm            make 1 MiB SysV shared memory segments until
+ *                               one fails; print "shm ERRNO MIB"
+ *   budget-probe pty            open pseudo-terminals until one fails; print
+ *                               "pty ERRNO COUNT"
+ *   budget-probe userns         unshare(CLONE_NEWUSER); print "userns RESULT"
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "?";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "inotify") == 0) {
+		char c;
+		int n = 0;
+
+		for (;;) {
+			if (inotify_init1(IN_CLOEXEC) < 0)
+				break;
+			n++;
+		}
+		printf("inotify %d %s\n", n, ename(errno));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "sigpending") == 0) {
+		union sigval v = { 0 };
+		sigset_t rt;
+		char c;
+		int n = 0;
+
+		sigemptyset(&rt);
+		sigaddset(&rt, SIGRTMIN);
+		sigprocmask(SIG_BLOCK, &rt, NULL);
+		while (sigqueue(getpid(), SIGRTMIN, v) == 0)
+			n++;
+		printf("sigpending %d %s\n", n, ename(errno));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "fill") == 0) {
+		static char buf[1 << 20];
+		long long total = 0;
+		int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ssize_t w = 0;
+
+		if (fd < 0) {
+			printf("fill open-%s 0\n", ename(errno));
+			return 1;
+		}
+		memset(buf, 'x', sizeof(buf));
+		while ((w = write(fd, buf, sizeof(buf))) > 0)
+			total += w;
+		printf("fill %s %lld\n", w < 0 ? ename(errno) : "EOF", total);
+		close(fd);
+		unlink(argv[2]);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "inodes") == 0) {
+		char path[4096];
+		long n = 0;
+		int fd;
+
+		for (;;) {
+			snprintf(path, sizeof(path), "%s/f%ld", argv[2], n);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0)
+				break;
+			close(fd);
+			n++;
+		}
+		printf("inodes %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "shm") == 0) {
+		long n = 0;
+
+		while (shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600) >= 0)
+			n++;
+		printf("shm %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "pty") == 0) {
+		long n = 0;
+
+		while (posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC) >= 0)
+			n++;
+		printf("pty %s %ld\n", ename(errno), n);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "userns") == 0) {
+		printf("userns %s\n", unshare(CLONE_NEWUSER) < 0 ? ename(errno) : "ok");
+		return 0;
+	}
+	fprintf(stderr, "usage: budget-probe inotify | fill PATH | inodes DIR\n");
+	return 2;
+}
