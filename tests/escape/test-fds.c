@@ -214,21 +214,87 @@ START_TEST(test_host_pipes_and_null)
 }
 END_TEST
 
+/* ward ARGS... fed `input` on stdin (written as ward takes it, its output
+ * read meanwhile), stdout into *out; ward runs with SIGPIPE at its default,
+ * as from a shell, so a write ward does not expect to fail would kill it.
+ * Returns the wait status. */
+static int feed(const char *const args[], const char *input, size_t len, char **out)
+{
+	int ip[2], op[2], status;
+	size_t off = 0, got = 0, cap = 65536;
+	char *buf = malloc(cap);
+	const char *argv[24];
+	int n = 0;
+	pid_t pid;
+
+	argv[n++] = ward;
+	argv[n++] = "run";
+	argv[n++] = harness_fences_policy_opt();
+	argv[n++] = "-C";
+	argv[n++] = workdir;
+	while (*args && n < 23)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	ck_assert_int_eq(pipe2(ip, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(op, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		dup2(ip[0], 0);
+		dup2(op[1], 1);
+		execv(ward, (char *const *)argv);
+		_exit(127);
+	}
+	close(ip[0]);
+	close(op[1]);
+	fcntl(ip[1], F_SETFL, O_NONBLOCK);
+	for (;;) {
+		struct pollfd pf[2] = { { op[0], POLLIN, 0 }, { off < len ? ip[1] : -1, POLLOUT, 0 } };
+		ssize_t k;
+
+		if (off >= len && ip[1] >= 0) {
+			close(ip[1]);
+			ip[1] = -1;
+		}
+		ck_assert_int_gt(poll(pf, 2, 60000), 0);
+		if (pf[1].revents & (POLLOUT | POLLERR)) {
+			k = write(ip[1], input + off, len - off);
+			if (k > 0)
+				off += (size_t)k;
+			else if (k < 0 && errno == EPIPE)
+				off = len; /* ward took what it wanted */
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP)) {
+			if (got + 4096 > cap)
+				buf = realloc(buf, cap *= 2);
+			k = read(op[0], buf + got, cap - got - 1);
+			if (k <= 0)
+				break;
+			got += (size_t)k;
+		}
+	}
+	buf[got] = '\0';
+	if (ip[1] >= 0)
+		close(ip[1]);
+	close(op[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	*out = buf;
+	return status;
+}
+
 /* stdin from a pipe still reaches the command, whole, in order; a command
  * that stops reading early ends the run, not ward. */
 START_TEST(test_pipe_stdin_passes)
 {
-	char *cat[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
-			workdir, (char *)"--", (char *)"cat", NULL };
-	char *wc[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
-		       workdir, (char *)"-c", (char *)"wc -c; tail -c 4", NULL };
-	char *head[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
-			 workdir, (char *)"--", (char *)"head", (char *)"-c", (char *)"5", NULL };
+	const char *cat[] = { "--", "cat", NULL };
+	const char *wc[] = { "-c", "wc -c; tail -c 4", NULL };
+	const char *head[] = { "--", "head", "-c", "5", NULL };
 	size_t big = 1 << 20, i;
 	char *input = malloc(big + 1), *out = NULL;
 	int status;
 
-	status = harness_capture_input(cat, "one\ntwo\n", &out, NULL);
+	status = feed(cat, "one\ntwo\n", 8, &out);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	ck_assert_str_eq(out, "one\ntwo\n");
 	free(out);
@@ -237,15 +303,71 @@ START_TEST(test_pipe_stdin_passes)
 		input[i] = (char)('a' + i % 26);
 	memcpy(input + big - 4, "END\n", 4);
 	input[big] = '\0';
-	status = harness_capture_input(wc, input, &out, NULL);
+	status = feed(wc, input, big, &out);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	ck_assert_str_eq(out, "1048576\n");
 	free(out);
-	status = harness_capture_input(head, input, &out, NULL);
+	/* the command closes its stdin with ward still writing to it */
+	status = feed(head, input, big, &out);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	ck_assert_str_eq(out, "abcde");
 	free(out);
 	free(input);
+}
+END_TEST
+
+/* A session's shared sandbox: its init lives as long as the session, and
+ * held the host's fds 0-2 (ward shell's stdin and stdout) all along, there
+ * for any command to take through /proc/1/fd. */
+START_TEST(test_session_init)
+{
+	const char *pol = "{\"rate_limit\": {\"per_minute\": 0, \"per_hour\": 0}, "
+			  "\"validators\": {\"enabled\": false}, "
+			  "\"session\": {\"isolation\": \"shared\"}}";
+	const char *script = "stat -L -c ' %d:%i ' /proc/1/fd/0 /proc/1/fd/1 /proc/1/fd/2 "
+			     "2>/dev/null; echo DO''NE\n";
+	char *pp = path_in("shared.json"), *polopt, *out = NULL;
+	struct stat st[2];
+	int ip[2], op[2], status;
+	FILE *f = fopen(pp, "w");
+	size_t got = 0;
+	pid_t pid;
+
+	ck_assert(f && fputs(pol, f) >= 0 && fclose(f) == 0);
+	if (asprintf(&polopt, "--policy=%s", pp) < 0)
+		abort();
+	ck_assert_int_eq(pipe2(ip, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(op, O_CLOEXEC), 0);
+	ck_assert_int_eq(fstat(ip[0], &st[0]), 0);
+	ck_assert_int_eq(fstat(op[1], &st[1]), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(ip[0], 0);
+		dup2(op[1], 1);
+		dup2(op[1], 2);
+		execl(ward, ward, "shell", polopt, "-C", workdir, (char *)NULL);
+		_exit(127);
+	}
+	close(ip[0]);
+	close(op[1]);
+	ck_assert_int_eq(write(ip[1], script, strlen(script)), (ssize_t)strlen(script));
+	close(ip[1]);
+	out = calloc(1, 65536);
+	for (;;) {
+		ssize_t k = read(op[0], out + got, 65535 - got);
+
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(strstr(out, "DONE"), "%s", out);
+	assert_not_host(out, st, 2);
+	free(out);
+	free(polopt);
+	free(pp);
+	close(op[0]);
 }
 END_TEST
 
@@ -530,6 +652,7 @@ int main(void)
 	tcase_add_test(tc, test_host_files);
 	tcase_add_test(tc, test_host_pipes_and_null);
 	tcase_add_test(tc, test_pipe_stdin_passes);
+	tcase_add_test(tc, test_session_init);
 	tc = harness_tcase(s, "tty", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tty_own_terminal);
