@@ -312,6 +312,15 @@ START_TEST(test_pipe_stdin_passes)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	ck_assert_str_eq(out, "abcde");
 	free(out);
+	/* a command that never reads its stdin cannot stall ward past the
+	 * timeout (a relay write that blocked would) */
+	{
+		const char *idle[] = { "--timeout", "1", "--", "sleep", "100", NULL };
+
+		status = feed(idle, input, big, &out);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 124, "status %d", status);
+		free(out);
+	}
 	free(input);
 }
 END_TEST
@@ -581,6 +590,41 @@ START_TEST(test_tty_ctrl_c)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT, "status %d\n%s",
 		      status, t.seen);
 	close(t.master);
+
+	/* and reads from it in the foreground (in the background it would
+	 * be stopped by SIGTTIN) */
+	{
+		const char *reads[] = { "--no-shell", "-c",
+					"true ; sh -c 'echo RE''ADY; exec head -n 1'", NULL };
+
+		tty_start(&t, 24, 80, reads);
+		ck_assert_msg(tty_wait(&t, "READY"), "seen:\n%s", t.seen);
+		tty_type(&t, "typed line\n");
+		status = tty_end(&t);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d\n%s",
+			      status, t.seen);
+		close(t.master);
+	}
+}
+END_TEST
+
+/* Each key reaches the command as typed, not when the host terminal's line
+ * is done: the host side is raw while the command runs. */
+START_TEST(test_tty_keys_as_typed)
+{
+	const char *args[] = { "-c",
+			       "stty -icanon min 1; echo RE''ADY; head -c 1 >key; echo GOT $(cat key)",
+			       NULL };
+	struct tty_run t;
+	int status;
+
+	tty_start(&t, 24, 80, args);
+	ck_assert_msg(tty_wait(&t, "READY"), "seen:\n%s", t.seen);
+	tty_type(&t, "x");
+	ck_assert_msg(tty_wait(&t, "GOT x"), "seen:\n%s", t.seen);
+	status = tty_end(&t);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	close(t.master);
 }
 END_TEST
 
@@ -659,6 +703,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_winsize);
 	tcase_add_test(tc, test_tty_ctrl_c);
 	tcase_add_test(tc, test_tty_interactive_sh);
+	tcase_add_test(tc, test_tty_keys_as_typed);
 	tcase_add_test(tc, test_tty_restored_on_signals);
 	return harness_main(s);
 }
