@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -222,6 +223,15 @@ static int usable_fd(int fd)
 	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
 }
 
+/* Whether two host fds are the same file (2>&1). */
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* The command's terminal: a pseudo-terminal pair of its own, made from the
  * host's /dev/ptmx here so that the master never enters the sandbox. The
  * slave starts as a copy of the host terminal (modes, window size); it is no
@@ -300,6 +310,10 @@ static int prepare_stdio(struct run_state *st, const struct ward_config *cfg,
 	}
 	if (st->pty_slave >= 0 && err_tty) {
 		p->stdio[2] = st->pty_slave;
+	} else if (out >= 0 && same_file(out, errfd) && !(st->pty_slave >= 0 && out_tty)) {
+		/* 2>&1: one pipe for both, or two relays would interleave what
+		 * the command wrote in order */
+		p->stdio[2] = p->stdio[1];
 	} else {
 		if (pipe2(st->err, O_CLOEXEC) < 0)
 			return ward_error_make(err, errno, "pipe");

@@ -214,6 +214,29 @@ START_TEST(test_host_pipes_and_null)
 }
 END_TEST
 
+/* 2>&1 stays in the order the command wrote: one stream, not two relays
+ * racing to the same file. */
+START_TEST(test_merged_order)
+{
+	int op[2], null = open("/dev/null", O_RDONLY | O_CLOEXEC), status;
+	char buf[4096];
+	ssize_t n;
+
+	ck_assert_int_eq(pipe2(op, O_CLOEXEC), 0);
+	status = run_with_fds(null, op[1], op[1],
+			      "for i in 1 2 3 4 5 6 7 8 9; do echo o$i; echo e$i >&2; done");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	close(op[1]);
+	n = read(op[0], buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "o1\ne1\no2\ne2\no3\ne3\no4\ne4\no5\ne5\no6\ne6\no7\ne7\no8\ne8\n"
+			      "o9\ne9\n");
+	close(op[0]);
+	close(null);
+}
+END_TEST
+
 /* ward ARGS... fed `input` on stdin (written as ward takes it, its output
  * read meanwhile), stdout into *out; ward runs with SIGPIPE at its default,
  * as from a shell, so a write ward does not expect to fail would kill it.
@@ -700,6 +723,7 @@ int main(void)
 	tcase_add_test(tc, test_host_pipes_and_null);
 	tcase_add_test(tc, test_pipe_stdin_passes);
 	tcase_add_test(tc, test_session_init);
+	tcase_add_test(tc, test_merged_order);
 	tc = harness_tcase(s, "tty", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tty_own_terminal);
