@@ -289,7 +289,19 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	setpgid(0, 0);
+	if (p->tty) {
+		/* A session of its own with its terminal: job control, ^C and
+		 * ^Z work inside, and a shell that changes the terminal's modes
+		 * changes only this one. (A session leader already — sandbox
+		 * off — setsid fails and the terminal is taken all the same.) */
+		setsid();
+		if (ioctl(p->stdio[0], TIOCSCTTY, 0) < 0) {
+			dprintf(p->stdio[2], "ward: set up the terminal: %s\n", strerror(errno));
+			_exit(WARD_EXIT_OWN_ERROR);
+		}
+	} else {
+		setpgid(0, 0);
+	}
 
 	fd = p->stdio[0] >= 0 ? p->stdio[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || dup2(fd, 0) < 0 || dup2(p->stdio[1], 1) < 0 || dup2(p->stdio[2], 2) < 0) {
@@ -338,6 +350,33 @@ static void close_others(const struct spawn_plan *p)
 	syscall(SYS_close_range, (unsigned)lo, ~0u, 0u);
 }
 
+/* Whether fd is one the plan hands to init (a host whose fds 0-2 were
+ * closed gets pipes there). */
+static bool plan_uses(const struct spawn_plan *p, int fd)
+{
+	return fd == p->report_fd || fd == p->life_fd || fd == p->stdio[0] ||
+	       fd == p->stdio[1] || fd == p->stdio[2] || fd == p->cfg->pass_fd ||
+	       (p->agent && fd == p->agent_fd) || fd == p->net_handover_fd ||
+	       fd == p->net_go_fd;
+}
+
+/* init's own fds 0-2 are still the supervisor's (the host's terminal or
+ * files); the command gets the plan's streams, init keeps none of the host's:
+ * an empty pipe of its own in their place. */
+static void drop_host_stdio(const struct spawn_plan *p)
+{
+	int pp[2], i;
+
+	if (pipe2(pp, O_CLOEXEC) < 0)
+		return;
+	close(pp[1]); /* first: it may sit on 0-2 itself */
+	for (i = 0; i < 3; i++)
+		if (pp[0] != i && !plan_uses(p, i))
+			dup2(pp[0], i);
+	if (pp[0] > 2)
+		close(pp[0]);
+}
+
 void ward_init_main(const struct spawn_plan *p)
 {
 	struct ward_error *e = &error_storage;
@@ -364,6 +403,7 @@ void ward_init_main(const struct spawn_plan *p)
 	for (size_t k = 0; k < p->n_lock_fds; k++)
 		close(p->lock_fds[k]);
 	close_others(p);
+	drop_host_stdio(p);
 	if (ward_rlimits_apply(&p->rlimits, &e) < 0)
 		die(p, e);
 

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
@@ -261,9 +263,14 @@ __attribute__((noreturn)) static void run_seg(const struct spawn_plan *p, const 
 
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	setpgid(0, pgid);
+	/* The pipeline's first process puts it in the terminal's foreground,
+	 * before its signals are unblocked (SIGTTOU) and before any of it can
+	 * read: ^C typed goes to it. */
+	if (p->tty && !pgid)
+		tcsetpgrp(p->stdio[0], getpid());
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	setpgid(0, pgid);
 	if (in < 0)
 		in = p->stdio[0] >= 0 ? p->stdio[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(p->stdio[2], 2) < 0) {
@@ -329,6 +336,11 @@ int ward_chain_run(const struct spawn_plan *p)
 	int status = 0;
 	bool skip = false;
 
+	/* The runner (init, or the direct child) is a session leader: the
+	 * command's terminal becomes its controlling one, each pipeline in
+	 * turn its foreground. */
+	if (p->tty)
+		ioctl(p->stdio[0], TIOCSCTTY, 0);
 	while (i < c->n_segs) {
 		for (j = i; j + 1 < c->n_segs && c->segs[j].op == WARD_SH_OP_PIPE; j++)
 			;

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
@@ -102,6 +105,11 @@ struct run_state {
 	struct spawn_plan plan;
 	char **env;
 	int out[2], err[2], report[2], life[2];
+	int in[2];           /* the command's stdin pipe; [1] relayed into */
+	int pty, pty_slave;  /* the command's terminal: master, slave */
+	int pty_in;          /* a second fd of the master, the stdin relay's */
+	int out_sink, err_sink, pty_sink, tty_fd;
+	struct termios tty_saved;
 	int pidfd;
 	struct ward_outbuf *obuf, *ebuf;
 	struct ward_fences *fences;
@@ -115,7 +123,7 @@ struct run_state {
 
 static void state_release(struct run_state *st)
 {
-	int *fds[] = { st->out, st->err, st->report, st->life };
+	int *fds[] = { st->out, st->err, st->report, st->life, st->in };
 	size_t i;
 
 	ward_chain_free(st->chain); /* frees only its own strings, not the env's */
@@ -128,6 +136,12 @@ static void state_release(struct run_state *st)
 	}
 	if (st->pidfd >= 0)
 		close(st->pidfd);
+	if (st->pty >= 0)
+		close(st->pty);
+	if (st->pty_slave >= 0)
+		close(st->pty_slave);
+	if (st->pty_in >= 0)
+		close(st->pty_in);
 	ward_env_free(st->env);
 	ward_fences_free(st->fences);
 	free(st->rw_paths);
@@ -201,6 +215,117 @@ static int prepare_net(struct run_state *st, const struct ward_config *cfg,
 	}
 	st->proxy = ward_proxy_new(&cfg->netpolicy, st->net_log_fd, err);
 	return st->proxy ? 0 : -1;
+}
+
+/* An fd the caller gave that is open, or -1. */
+static int usable_fd(int fd)
+{
+	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+}
+
+/* Whether two host fds are the same file (2>&1). */
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* The command's terminal: a pseudo-terminal pair of its own, made from the
+ * host's /dev/ptmx here so that the master never enters the sandbox. The
+ * slave starts as a copy of the host terminal (modes, window size); it is no
+ * terminal of the host's: nothing else has it open, and it dies with the
+ * command. */
+static int open_pty(struct run_state *st, int host_tty, struct ward_error **err)
+{
+	struct winsize ws;
+
+	if (tcgetattr(host_tty, &st->tty_saved) < 0)
+		return ward_error_make(err, errno, "read the terminal's modes");
+	st->pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (st->pty < 0)
+		return ward_error_make(err, errno, "open '/dev/ptmx'");
+	if (unlockpt(st->pty) < 0)
+		return ward_error_make(err, errno, "unlock the command's terminal");
+	/* by the master, not by a path: no name to race for */
+	st->pty_slave = ioctl(st->pty, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (st->pty_slave < 0)
+		return ward_error_make(err, errno, "open the command's terminal");
+	if (tcsetattr(st->pty_slave, TCSANOW, &st->tty_saved) < 0)
+		return ward_error_make(err, errno, "set the command's terminal's modes");
+	if (ioctl(host_tty, TIOCGWINSZ, &ws) == 0)
+		ioctl(st->pty, TIOCSWINSZ, &ws);
+	st->pty_in = fcntl(st->pty, F_DUPFD_CLOEXEC, 3);
+	if (st->pty_in < 0 || fcntl(st->pty, F_SETFL, O_NONBLOCK) < 0)
+		return ward_error_make(err, errno, "set up the command's terminal");
+	st->tty_fd = host_tty;
+	return 0;
+}
+
+/* The command's standard streams: never the host's own descriptors (through
+ * one it could chmod the host's file or terminal, or leave the terminal's
+ * modes changed). A host stdin is relayed through a pipe; host stdout and
+ * stderr through pipes written on as data comes; when the host's stdin is
+ * the terminal we are in the foreground of, the command gets a terminal of
+ * its own for stdin and for whichever of stdout and stderr is a terminal. */
+static int prepare_stdio(struct run_state *st, const struct ward_config *cfg,
+			 struct ward_error **err)
+{
+	struct spawn_plan *p = &st->plan;
+	int in = usable_fd(cfg->stdin_fd), out = usable_fd(cfg->stdout_fd);
+	int errfd = usable_fd(cfg->stderr_fd);
+	bool out_tty = out >= 0 && isatty(out), err_tty = errfd >= 0 && isatty(errfd);
+
+	if (in >= 0 && isatty(in)) {
+		/* A background job reading the terminal would be stopped
+		 * (SIGTTIN), and could not set its modes: it gets no stdin. */
+		if (tcgetpgrp(in) != getpgrp())
+			in = -1;
+		else if ((out_tty || err_tty) && open_pty(st, in, err) < 0)
+			return -1;
+	}
+	p->stdio[0] = -1;
+	if (st->pty_slave >= 0) {
+		p->stdio[0] = st->pty_slave;
+		p->tty = true;
+		st->pty_sink = out_tty ? out : errfd;
+	} else if (in >= 0) {
+		if (pipe2(st->in, O_CLOEXEC) < 0 || fcntl(st->in[1], F_SETFL, O_NONBLOCK) < 0)
+			return ward_error_make(err, errno, "pipe");
+		p->stdio[0] = st->in[0];
+	}
+	if (st->pty_slave >= 0 && out_tty) {
+		p->stdio[1] = st->pty_slave;
+	} else {
+		if (pipe2(st->out, O_CLOEXEC) < 0)
+			return ward_error_make(err, errno, "pipe");
+		p->stdio[1] = st->out[1];
+		st->out_sink = out;
+		if (out < 0) {
+			st->obuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
+			if (!st->obuf)
+				return -1;
+		}
+	}
+	if (st->pty_slave >= 0 && err_tty) {
+		p->stdio[2] = st->pty_slave;
+	} else if (out >= 0 && same_file(out, errfd) && !(st->pty_slave >= 0 && out_tty)) {
+		/* 2>&1: one pipe for both, or two relays would interleave what
+		 * the command wrote in order */
+		p->stdio[2] = p->stdio[1];
+	} else {
+		if (pipe2(st->err, O_CLOEXEC) < 0)
+			return ward_error_make(err, errno, "pipe");
+		p->stdio[2] = st->err[1];
+		st->err_sink = errfd;
+		if (errfd < 0) {
+			st->ebuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
+			if (!st->ebuf)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
@@ -307,27 +432,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	p->life_fd = st->life[0];
 	p->life_wfd = st->life[1];
 
-	p->stdio[0] = cfg->stdin_fd;
-	if (cfg->stdout_fd >= 0) {
-		p->stdio[1] = cfg->stdout_fd;
-	} else {
-		if (pipe2(st->out, O_CLOEXEC) < 0)
-			return ward_error_make(err, errno, "pipe");
-		p->stdio[1] = st->out[1];
-		st->obuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
-		if (!st->obuf)
-			return -1;
-	}
-	if (cfg->stderr_fd >= 0) {
-		p->stdio[2] = cfg->stderr_fd;
-	} else {
-		if (pipe2(st->err, O_CLOEXEC) < 0)
-			return ward_error_make(err, errno, "pipe");
-		p->stdio[2] = st->err[1];
-		st->ebuf = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
-		if (!st->ebuf)
-			return -1;
-	}
+	if (prepare_stdio(st, cfg, err) < 0)
+		return -1;
 	/* The supervisor's ends, closed in the child. */
 	memset(p->close_fds, -1, sizeof(p->close_fds));
 	k = 0;
@@ -335,6 +441,12 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->out[0];
 	if (st->err[0] >= 0)
 		p->close_fds[k++] = st->err[0];
+	if (st->in[1] >= 0)
+		p->close_fds[k++] = st->in[1];
+	if (st->pty >= 0)
+		p->close_fds[k++] = st->pty;
+	if (st->pty_in >= 0)
+		p->close_fds[k++] = st->pty_in;
 	p->close_fds[k++] = st->report[0];
 	if (st->net.handover[0] >= 0)
 		p->close_fds[k++] = st->net.handover[0];
@@ -567,6 +679,8 @@ static void state_init(struct run_state *st)
 	memset(st, 0, sizeof(*st));
 	st->wd.set_fd = st->wd.run_fd = -1;
 	st->out[0] = st->out[1] = st->err[0] = st->err[1] = -1;
+	st->in[0] = st->in[1] = st->pty = st->pty_slave = st->pty_in = -1;
+	st->out_sink = st->err_sink = st->pty_sink = st->tty_fd = -1;
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
 	st->net_log_fd = -1;
 	ward_net_init(&st->net);
@@ -634,6 +748,14 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		close(st.err[1]);
 		st.err[1] = -1;
 	}
+	if (st.in[0] >= 0) {
+		close(st.in[0]);
+		st.in[0] = -1;
+	}
+	if (st.pty_slave >= 0) {
+		close(st.pty_slave);
+		st.pty_slave = -1;
+	}
 	if (st.net.handover[1] >= 0) {
 		close(st.net.handover[1]);
 		st.net.handover[1] = -1;
@@ -666,6 +788,14 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.forward_signals = cfg->forward_signals;
 	sv.out_fd = steal_fd(&st.out[0]);
 	sv.err_fd = steal_fd(&st.err[0]);
+	sv.out_sink = st.out_sink;
+	sv.err_sink = st.err_sink;
+	sv.pty_fd = steal_fd(&st.pty);
+	sv.pty_sink = st.pty_sink;
+	sv.in_src = usable_fd(cfg->stdin_fd);
+	sv.in_dst = st.in[1] >= 0 ? steal_fd(&st.in[1]) : steal_fd(&st.pty_in);
+	sv.tty_fd = st.tty_fd;
+	sv.tty_saved = st.tty_saved;
 	sv.report_fd = steal_fd(&st.report[0]);
 	sv.report_nonce = st.plan.report_nonce;
 	sv.out = st.obuf;
@@ -678,6 +808,8 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		close(sv.out_fd);
 	if (sv.err_fd >= 0)
 		close(sv.err_fd);
+	if (sv.pty_fd >= 0)
+		close(sv.pty_fd);
 	if (sv.report_fd >= 0)
 		close(sv.report_fd);
 	collect_resources(&st, &sv, &res->resources);
@@ -730,15 +862,12 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	struct ward_config c = *cfg; /* shallow: only the stdio fields differ */
 	char *argv[] = { (char *)"/bin/sh", NULL };
 	struct report r;
-	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ssize_t n;
 	int rc = -1;
 
 	memset(a, 0, sizeof(*a));
 	a->pidfd = -1;
 	state_init(&st);
-	if (devnull < 0)
-		return ward_error_make(err, errno, "open '/dev/null'");
 	if (!cfg->workdir)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no workdir");
 	/* The change set would build up across the session's commands with no
@@ -760,8 +889,9 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 		ward_run_stop_agent(a);
 		return ward_error_make(err, ENOMEM, "session sandbox");
 	}
-	/* init's own streams: nothing to say, each command gets its own. */
-	c.stdin_fd = c.stdout_fd = c.stderr_fd = devnull;
+	/* init's own streams: nothing to say, each command gets its own.
+	 * Pipes of the sandbox's own, never a host file (not even /dev/null). */
+	c.stdin_fd = c.stdout_fd = c.stderr_fd = -1;
 	c.pass_fd = -1;
 	c.forward_signals = false;
 	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)

@@ -56,6 +56,8 @@ struct spawn_plan {
 	int life_fd;          /* read end; EOF means the supervisor is gone */
 	int life_wfd;         /* the supervisor's write end, closed in the child */
 	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
+	bool tty;             /* stdio[0] is the command's own pty slave: made the
+			       * controlling terminal of the command's session */
 	int close_fds[16];    /* supervisor-only fds to close in the child, -1 ends */
 	/* the network (net-internal.h): the loopback hand-over socket, the
 	 * veth go-ahead pipe, the proxy's port; -1 when unused */

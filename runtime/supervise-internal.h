@@ -1,11 +1,16 @@
 /* supervise-internal.h — the supervisor's event loop: output pipes, the
- * child's records, its pidfd, the timeout, and forwarded signals, in one
- * epoll loop. */
+ * command's stdin and its terminal relayed, the child's records, its pidfd,
+ * the timeout, and forwarded signals, in one epoll loop.
+ *
+ * The command never holds a descriptor of the host's: what it reads and
+ * writes are pipes (and a pseudo-terminal) of its own, and the loop copies
+ * between them and the host's streams as data comes, with no timer. */
 #ifndef WARD_SUPERVISE_INTERNAL_H
 #define WARD_SUPERVISE_INTERNAL_H
 
 #include <stdbool.h>
 #include <sys/resource.h>
+#include <termios.h>
 #include <sys/types.h>
 
 #include "runtime/spawn-internal.h"
@@ -20,6 +25,21 @@ struct supervisor {
 	bool sandboxed;          /* kill by pidfd (init), else the process group */
 	bool forward_signals;    /* SIGINT/SIGTERM/SIGHUP/SIGQUIT go to the command */
 	int out_fd, err_fd;      /* read ends, or -1 */
+	/* Where out_fd's and err_fd's bytes go: a host fd written as they come
+	 * (not owned), or -1 to keep them in out/err. */
+	int out_sink, err_sink;
+	/* The command's terminal (a pty master, owned; O_NONBLOCK): what the
+	 * command writes on it goes to pty_sink, what the host's stdin gives
+	 * is written to it. -1 without one. */
+	int pty_fd, pty_sink;
+	/* stdin: the host fd read (not owned), and where it goes: the write end
+	 * of the command's stdin pipe (owned, O_NONBLOCK), or pty_fd. -1: none. */
+	int in_src, in_dst;
+	/* The host terminal put in raw mode while the loop runs, restored to
+	 * tty_saved however the loop ends; its window size is followed
+	 * (SIGWINCH) onto pty_fd. -1: none. */
+	int tty_fd;
+	struct termios tty_saved;
 	int report_fd;           /* read end of the child's records */
 	uint64_t report_nonce;   /* what init's records carry (spawn_plan) */
 	struct ward_outbuf *out, *err;

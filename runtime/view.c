@@ -239,6 +239,12 @@ static int build_dev(const char *R, uint64_t tmpfs_size, struct ward_error **err
 			return fail(err, "create", src);
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return fail(err, "bind mount", src);
+		/* Read-only: the node still opens for writing (a device's data
+		 * is no change to the mount), but its inode — the host's — takes
+		 * no chmod, chown or utimes; as root inside, `chmod 000
+		 * /dev/null` would break the host's. */
+		if (setattr(dst, 0, MOUNT_ATTR_RDONLY, src, err) < 0)
+			return -1;
 	}
 	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
 	if (mkdir(dst, 0755) < 0)

@@ -113,8 +113,19 @@ struct ward_config {
 	struct ward_mount *mounts;
 	size_t n_mounts;
 	/* Where the command's standard streams go. -1 (the default) means: stdin
-	 * from /dev/null, stdout and stderr captured into the result. A valid fd is
-	 * given to the command as it is (the CLI streams to its terminal so). */
+	 * from /dev/null, stdout and stderr captured into the result. A valid fd
+	 * is relayed, never given to the command (through the host's own fd it
+	 * could chmod the host's file or terminal, or leave its modes changed):
+	 * the command gets pipes, and ward copies stdin in and stdout/stderr out
+	 * as data comes (the CLI streams to its terminal so). When stdin_fd is a
+	 * terminal the calling process is in the foreground of, and stdout_fd or
+	 * stderr_fd a terminal too, the command gets a pseudo-terminal of its own
+	 * instead (its controlling terminal; modes and window size copied from
+	 * stdin_fd's, the size followed on SIGWINCH) for stdin and for those of
+	 * stdout and stderr that are terminals; stdin_fd's terminal is raw while
+	 * the command runs and restored exactly when ward_run() returns. A
+	 * background caller's terminal stdin is not read: the command gets
+	 * /dev/null. ward reads stdin ahead of the command (up to 64 KiB). */
 	int stdin_fd, stdout_fd, stderr_fd;
 	/* The kernel fences (ward/fences.h): Landlock (mode, lowest ABI accepted,
 	 * highest ABI used — 0 for no cap) and the seccomp profile ("default",
@@ -139,7 +150,11 @@ struct ward_config {
 	uint16_t local_ports[16];
 	size_t n_local_ports;
 	/* Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the calling thread
-	 * to the command while it runs (the CLI does; a library host may not). */
+	 * to the command while it runs (the CLI does; a library host may not).
+	 * Without it, while the command has a terminal of its own (see
+	 * stdin_fd), those signals end the command (SIGKILL), and are raised
+	 * again in the calling thread once its terminal is restored. SIGPIPE is
+	 * blocked while the command runs (a relay write's EPIPE is handled). */
 	bool forward_signals;
 	/* The workdir (ward/workdir.h): direct, or overlay (writes held in a
 	 * change set); the protected paths (NULL: the defaults; edit through
