@@ -341,7 +341,10 @@ int ward_hostpath_open_file(const char *label, const char *path, enum ward_hostp
 	/* O_NONBLOCK: a FIFO no one writes to (or reads from) must not hang
 	 * ward; cleared below */
 	fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, mode);
-	if (fd < 0 && errno == ELOOP)
+	/* ELOOP from O_NOFOLLOW; EACCES when fs.protected_symlinks refuses
+	 * another user's link in a sticky directory first */
+	if (fd < 0 && (errno == ELOOP || errno == EACCES) &&
+	    fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
 		return refusal(err, ELOOP, "%s '%s' is a symbolic link (not followed)", label, path);
 	if (fd < 0)
 		return ward_error_make(err, errno, "%s '%s'", label, path);
