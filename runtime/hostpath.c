@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util-internal.h"
@@ -58,11 +60,21 @@ bool ward_hostpath_may_follow(const struct stat *lst, uid_t caller)
 	return lst->st_uid == 0 || lst->st_uid == caller;
 }
 
-/* ---- the walk ----------------------------------------------------------------------- */
+/* ---- the walk -----------------------------------------------------------------------
+ *
+ * Each directory on the way is judged with lstat (fstatat AT_SYMLINK_NOFOLLOW)
+ * on the path walked so far, which holds only directories already judged
+ * and no symbolic link (a link met is replaced by its target, then walked):
+ * no one but the caller and root can change them between that look and the
+ * next. The directory reached is then opened in one call that crosses no
+ * symbolic link (openat2 RESOLVE_NO_SYMLINKS) and checked to be the very
+ * one judged (st_dev, st_ino). One system call per component, where opening
+ * each (openat, fstat, close) took three: ward does this on every command. */
 
 struct walk {
 	const char *label, *named; /* for messages: "state directory", the path given */
-	char done[PATH_MAX];	   /* the directory reached, as walked (for messages) */
+	char done[PATH_MAX];	   /* the directory reached, "" for "/" */
+	struct stat st;		   /* what it was, as judged */
 	uid_t uid;
 	int hops;
 };
@@ -91,42 +103,25 @@ static int refuse(struct walk *w, int e, const char *where, const char *why,
 		       why);
 }
 
-/* w->done + "/" + name, for messages (truncated at worst) */
-static const char *here(struct walk *w, const char *name, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s/%s", w->done, name);
-	return buf;
-}
-
-static int open_root(struct walk *w, struct ward_error **err)
+static int to_root(struct walk *w, struct ward_error **err)
 {
 	char why[96];
-	struct stat st;
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	w->done[0] = '\0';
-	if (fd < 0)
-		return ward_error_make(err, errno, "%s '%s': open '/'", w->label, w->named);
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-
-		close(fd);
-		return ward_error_make(err, e, "%s '%s': stat '/'", w->label, w->named);
-	}
-	if (ward_hostpath_judge(WARD_HOSTPATH_ANCESTOR, &st, w->uid, why, sizeof(why))) {
-		close(fd);
+	if (lstat("/", &w->st) < 0)
+		return ward_error_make(err, errno, "%s '%s': stat '/'", w->label, w->named);
+	if (ward_hostpath_judge(WARD_HOSTPATH_ANCESTOR, &w->st, w->uid, why, sizeof(why)))
 		return refuse(w, EPERM, "/", why, err);
-	}
-	return fd;
+	return 0;
 }
 
-/* Walk path (relative components) from the judged directory *dfd, replacing
- * *dfd with each directory reached. 0 when the whole path was walked, 1 when
- * a component is missing and !create, -1 with *err. */
-static int walk(struct walk *w, int *dfd, const char *path, bool create, bool private_last,
+/* Walk path (components, relative to w->done) on from w->done. 0 when the
+ * whole path was walked, 1 when a component is missing and !create, -1 with
+ * *err. */
+static int walk(struct walk *w, const char *path, bool create, bool private_last,
 		struct ward_error **err)
 {
-	char pend[PATH_MAX], where[PATH_MAX + 256], why[96];
+	char pend[PATH_MAX], cand[PATH_MAX], why[96];
 
 	if (snprintf(pend, sizeof(pend), "%s", path) >= (int)sizeof(pend))
 		return ward_error_make(err, ENAMETOOLONG, "%s '%s'", w->label, w->named);
@@ -134,7 +129,6 @@ static int walk(struct walk *w, int *dfd, const char *path, bool create, bool pr
 		char *comp, *rest;
 		struct stat st;
 		bool last;
-		int fd;
 
 		while (*p == '/')
 			p++;
@@ -152,35 +146,48 @@ static int walk(struct walk *w, int *dfd, const char *path, bool create, bool pr
 		p = rest;
 		if (strcmp(comp, ".") == 0)
 			continue;
-		fd = openat(*dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && create) {
-			if (mkdirat(*dfd, comp, 0700) < 0 && errno != EEXIST)
-				return ward_error_make(err, errno, "%s '%s': mkdir '%s'", w->label,
-						       w->named, here(w, comp, where, sizeof(where)));
-			fd = openat(*dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (strcmp(comp, "..") == 0) {
+			/* done holds no link: its parent is its text's */
+			char *s = strrchr(w->done, '/');
+
+			if (s)
+				*s = '\0';
+			if (lstat(*w->done ? w->done : "/", &w->st) < 0)
+				return ward_error_make(err, errno, "%s '%s': stat '%s'", w->label,
+						       w->named, *w->done ? w->done : "/");
+			continue;
 		}
-		if (fd < 0 && errno == ENOENT && !create)
-			return 1;
-		if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		if (snprintf(cand, sizeof(cand), "%s/%s", w->done, comp) >= (int)sizeof(cand))
+			return ward_error_make(err, ENAMETOOLONG, "%s '%s'", w->label, w->named);
+		if (lstat(cand, &st) < 0) {
+			if (errno != ENOENT)
+				return ward_error_make(err, errno, "%s '%s': stat '%s'", w->label,
+						       w->named, cand);
+			if (!create)
+				return 1;
+			if (mkdir(cand, 0700) < 0 && errno != EEXIST)
+				return ward_error_make(err, errno, "%s '%s': mkdir '%s'", w->label,
+						       w->named, cand);
+			if (lstat(cand, &st) < 0)
+				return ward_error_make(err, errno, "%s '%s': stat '%s'", w->label,
+						       w->named, cand);
+		}
+		if (S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX], joined[PATH_MAX];
-			struct stat lst;
 			ssize_t n;
 
-			here(w, comp, where, sizeof(where));
-			if (fstatat(*dfd, comp, &lst, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(lst.st_mode))
-				return refuse(w, ENOTDIR, where, "is not a directory", err);
-			if (!ward_hostpath_may_follow(&lst, w->uid)) {
+			if (!ward_hostpath_may_follow(&st, w->uid)) {
 				snprintf(why, sizeof(why),
 					 "is a symbolic link owned by uid %u (not followed)",
-					 (unsigned)lst.st_uid);
-				return refuse(w, ELOOP, where, why, err);
+					 (unsigned)st.st_uid);
+				return refuse(w, ELOOP, cand, why, err);
 			}
 			if (++w->hops > MAX_HOPS)
-				return refuse(w, ELOOP, where, "is one symbolic link too many", err);
-			n = readlinkat(*dfd, comp, target, sizeof(target) - 1);
+				return refuse(w, ELOOP, cand, "is one symbolic link too many", err);
+			n = readlink(cand, target, sizeof(target) - 1);
 			if (n < 0)
 				return ward_error_make(err, errno, "%s '%s': readlink '%s'", w->label,
-						       w->named, where);
+						       w->named, cand);
 			target[n] = '\0';
 			if (snprintf(joined, sizeof(joined), "%s/%s", target, rest) >=
 			    (int)sizeof(joined))
@@ -188,73 +195,64 @@ static int walk(struct walk *w, int *dfd, const char *path, bool create, bool pr
 						       w->named);
 			memcpy(pend, joined, strlen(joined) + 1);
 			p = pend;
-			if (target[0] == '/') {
-				int root = open_root(w, err);
-
-				if (root < 0)
-					return -1;
-				close(*dfd);
-				*dfd = root;
-			}
+			if (target[0] == '/' && to_root(w, err) < 0)
+				return -1;
 			continue;
-		}
-		if (fd < 0)
-			return ward_error_make(err, errno, "%s '%s': open '%s'", w->label, w->named,
-					       here(w, comp, where, sizeof(where)));
-		if (strcmp(comp, "..") == 0) {
-			char *s = strrchr(w->done, '/');
-
-			if (s)
-				*s = '\0';
-		} else {
-			size_t k = strlen(w->done);
-
-			snprintf(w->done + k, sizeof(w->done) - k, "/%s", comp);
-		}
-		if (fstat(fd, &st) < 0) {
-			int e = errno;
-
-			close(fd);
-			return ward_error_make(err, e, "%s '%s': stat '%s'", w->label, w->named,
-					       w->done);
 		}
 		if (ward_hostpath_judge(last && private_last ? WARD_HOSTPATH_PRIVATE_DIR :
 							       WARD_HOSTPATH_ANCESTOR,
-					&st, w->uid, why, sizeof(why))) {
-			close(fd);
-			return refuse(w, EPERM, w->done, why, err);
-		}
-		close(*dfd);
-		*dfd = fd;
+					&st, w->uid, why, sizeof(why)))
+			return refuse(w, S_ISDIR(st.st_mode) ? EPERM : ENOTDIR, cand, why, err);
+		memcpy(w->done, cand, strlen(cand) + 1);
+		w->st = st;
 	}
+}
+
+/* Open the directory the walk reached: crossing no symbolic link, and
+ * the one judged. An O_PATH descriptor, or -1 with *err. */
+static int open_done(struct walk *w, struct ward_error **err)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *path = *w->done ? w->done : "/";
+	struct stat st;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	/* before Linux 5.6: the walk's checks stand alone (no one else can
+	 * change what it looked at); the last component is still not followed */
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return ward_error_make(err, errno, "%s '%s': open '%s'", w->label, w->named, path);
+	if (fstat(fd, &st) < 0 || st.st_dev != w->st.st_dev || st.st_ino != w->st.st_ino) {
+		close(fd);
+		return refuse(w, EAGAIN, path, "changed while it was checked", err);
+	}
+	return fd;
 }
 
 /* Start a walk of path: from "/" when absolute, else from the working
  * directory (itself walked from "/": a relative path is only as safe as the
  * directories above it). */
-static int start(struct walk *w, const char *path, const char **rel, struct ward_error **err)
+static int start(struct walk *w, const char *path, struct ward_error **err)
 {
 	_cleanup_free_ char *cwd = NULL;
-	int dfd = open_root(w, err);
 
-	*rel = path;
-	if (dfd < 0 || path[0] == '/')
-		return dfd;
+	if (to_root(w, err) < 0)
+		return -1;
+	if (path[0] == '/')
+		return 0;
 	cwd = getcwd(NULL, 0);
-	if (!cwd) {
-		close(dfd);
+	if (!cwd)
 		return ward_error_make(err, errno, "%s '%s': working directory", w->label,
 				       w->named);
-	}
-	switch (walk(w, &dfd, cwd, false, false, err)) {
+	switch (walk(w, cwd, false, false, err)) {
 	case 0:
-		return dfd;
+		return 0;
 	case 1:
-		ward_error_make(err, ENOENT, "%s '%s': working directory '%s'", w->label, w->named,
-				cwd);
-		break;
+		return ward_error_make(err, ENOENT, "%s '%s': working directory '%s'", w->label,
+				       w->named, cwd);
 	}
-	close(dfd);
 	return -1;
 }
 
@@ -263,28 +261,22 @@ int ward_hostpath_open_dir(const char *label, const char *base, const char *sub,
 {
 	struct walk w = { .label = label, .named = base, .uid = geteuid() };
 	_cleanup_free_ char *named = NULL;
-	const char *rel;
-	int dfd, rc;
+	int rc;
 
 	if (sub && asprintf(&named, "%s%s%s", base, base[strlen(base) - 1] == '/' ? "" : "/",
 			    sub) >= 0)
 		w.named = named;
-	dfd = start(&w, base, &rel, err);
-	if (dfd < 0)
+	if (start(&w, base, err) < 0)
 		return -1;
-	rc = walk(&w, &dfd, rel, false, private_dir && !sub, err);
-	if (rc == 1) {
-		close(dfd);
+	rc = walk(&w, base, false, private_dir && !sub, err);
+	if (rc == 1)
 		/* what the walk reached, and the part that is missing */
 		return refusal(err, ENOENT, "%s '%s': '%s' does not exist", label, w.named, base);
-	}
 	if (rc == 0 && sub)
-		rc = walk(&w, &dfd, sub, create, private_dir, err);
-	if (rc != 0) {
-		close(dfd);
+		rc = walk(&w, sub, create, private_dir, err);
+	if (rc != 0)
 		return rc == 1 ? WARD_HOSTPATH_ABSENT : -1;
-	}
-	return dfd;
+	return open_done(&w, err);
 }
 
 /* "/dev/stdin", "/dev/fd/N", "/proc/self/fd/N": N, else -1 */
@@ -311,11 +303,12 @@ int ward_hostpath_open_file(const char *label, const char *path, enum ward_hostp
 			    int flags, mode_t mode, struct ward_error **err)
 {
 	struct walk w = { .label = label, .named = path, .uid = geteuid() };
-	char dir[PATH_MAX], why[96];
-	_cleanup_close_ int dfd = -1, fd = -1;
-	const char *base = strrchr(path, '/'), *rel;
+	char dir[PATH_MAX], full[PATH_MAX + NAME_MAX + 2], why[96];
+	struct open_how how = { 0 };
+	_cleanup_close_ int fd = -1;
+	const char *base = strrchr(path, '/');
 	struct stat st;
-	int fl, n;
+	int n;
 
 	/* --policy <(...): a descriptor the person's shell opened for us */
 	if (role == WARD_HOSTPATH_CONFIG && (n = own_fd(path)) >= 0) {
@@ -329,22 +322,30 @@ int ward_hostpath_open_file(const char *label, const char *path, enum ward_hostp
 		return ward_error_make(err, EISDIR, "%s '%s'", label, path);
 	if (snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path) >= (int)sizeof(dir))
 		return ward_error_make(err, ENAMETOOLONG, "%s '%s'", label, path);
-	dfd = start(&w, dir, &rel, err);
-	if (dfd < 0)
+	if (start(&w, dir, err) < 0)
 		return -1;
-	switch (walk(&w, &dfd, rel, false, false, err)) {
+	switch (walk(&w, dir, false, false, err)) {
 	case 1:
 		return ward_error_make(err, ENOENT, "%s '%s'", label, path);
 	case -1:
 		return -1;
 	}
-	/* O_NONBLOCK: a FIFO no one writes to (or reads from) must not hang
-	 * ward; cleared below */
-	fd = openat(dfd, base, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, mode);
-	/* ELOOP from O_NOFOLLOW; EACCES when fs.protected_symlinks refuses
-	 * another user's link in a sticky directory first */
-	if (fd < 0 && (errno == ELOOP || errno == EACCES) &&
-	    fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+	if (snprintf(full, sizeof(full), "%s/%s", w.done, base) >= (int)sizeof(full))
+		return ward_error_make(err, ENAMETOOLONG, "%s '%s'", label, path);
+	/* Crossing no symbolic link, the last one included (the directories
+	 * on the way are as judged: no one else can change them). O_NONBLOCK:
+	 * a FIFO no one writes to (or reads from) must not hang ward; cleared
+	 * below. */
+	how.flags = (unsigned)(flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	how.mode = flags & O_CREAT ? mode : 0;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, full, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(full, (int)how.flags, mode);
+	/* ELOOP for a link; EACCES when fs.protected_symlinks refuses another
+	 * user's link in a sticky directory first */
+	if (fd < 0 && (errno == ELOOP || errno == EACCES) && lstat(full, &st) == 0 &&
+	    S_ISLNK(st.st_mode))
 		return refusal(err, ELOOP, "%s '%s' is a symbolic link (not followed)", label, path);
 	if (fd < 0)
 		return ward_error_make(err, errno, "%s '%s'", label, path);
@@ -352,8 +353,8 @@ int ward_hostpath_open_file(const char *label, const char *path, enum ward_hostp
 		return ward_error_make(err, errno, "stat %s '%s'", label, path);
 	if (ward_hostpath_judge(role, &st, w.uid, why, sizeof(why)))
 		return refusal(err, EPERM, "%s '%s' %s", label, path, why);
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+	/* F_SETFL sets only the status flags: O_APPEND stays as asked */
+	if (fcntl(fd, F_SETFL, flags & O_APPEND) < 0)
 		return ward_error_make(err, errno, "%s '%s'", label, path);
 	return steal_fd(&fd);
 }

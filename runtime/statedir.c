@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +114,101 @@ static bool try_tmp_private(struct ward_state_choice *c, uid_t uid, bool create)
 	return try(c, "/tmp", "/tmp", tmpl + 5, false, NULL);
 }
 
+/* The last choice that found its directory, per process: checking it once
+ * holds for as long as ward uses it (hostpath-internal.h), and one ward
+ * command asks several times (rate limit, run record, protected paths).
+ * Keyed by what the choice depends on; a directory removed since is looked
+ * for again. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *cache_key, *cache_path, *cache_skipped;
+static const char *cache_source;
+static int cache_fd = -1;
+
+static char *key_of(const char *configured)
+{
+	const char *v[] = { configured, getenv("XDG_STATE_HOME"), getenv("HOME"),
+			    getenv("XDG_RUNTIME_DIR") };
+	char *k = NULL;
+
+	if (asprintf(&k, "%u\x1f%s\x1f%s\x1f%s\x1f%s", (unsigned)geteuid(), v[0] ? v[0] : "\x1e",
+		     v[1] ? v[1] : "\x1e", v[2] ? v[2] : "\x1e", v[3] ? v[3] : "\x1e") < 0)
+		return NULL;
+	return k;
+}
+
+static bool from_cache(const char *key, struct ward_state_choice *c)
+{
+	struct stat st;
+	char why[96];
+	bool hit = false;
+
+	pthread_mutex_lock(&cache_lock);
+	/* still there, and still ours alone (the caller may have changed it) */
+	if (key && cache_key && strcmp(key, cache_key) == 0 && fstat(cache_fd, &st) == 0 &&
+	    st.st_nlink > 0 &&
+	    !ward_hostpath_judge(WARD_HOSTPATH_PRIVATE_DIR, &st, geteuid(), why, sizeof(why))) {
+		c->path = strdup(cache_path);
+		c->skipped = cache_skipped ? strdup(cache_skipped) : NULL;
+		c->source = cache_source;
+		c->fd = fcntl(cache_fd, F_DUPFD_CLOEXEC, 3);
+		hit = c->path && c->fd >= 0 && (!cache_skipped || c->skipped);
+		if (!hit)
+			ward_state_choice_release(c);
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return hit;
+}
+
+static void to_cache(char *key, const struct ward_state_choice *c)
+{
+	int fd;
+
+	if (!key || c->fd < 0 || (fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		free(key);
+		return;
+	}
+	pthread_mutex_lock(&cache_lock);
+	free(cache_key);
+	free(cache_path);
+	free(cache_skipped);
+	if (cache_fd >= 0)
+		close(cache_fd);
+	cache_key = key;
+	cache_path = strdup(c->path);
+	cache_skipped = c->skipped ? strdup(c->skipped) : NULL;
+	cache_source = c->source;
+	cache_fd = fd;
+	if (!cache_path) {
+		free(cache_key);
+		cache_key = NULL;
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static int choose(const char *configured, bool create, struct ward_state_choice *c,
+		  struct ward_error **err);
+
 int ward_state_choose(const char *configured, bool create, struct ward_state_choice *c,
 		      struct ward_error **err)
+{
+	char *key = key_of(configured);
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	if (from_cache(key, c)) {
+		free(key);
+		return 0;
+	}
+	if (choose(configured, create, c, err) < 0) {
+		free(key);
+		return -1;
+	}
+	to_cache(key, c);
+	return 0;
+}
+
+static int choose(const char *configured, bool create, struct ward_state_choice *c,
+		  struct ward_error **err)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME"),
 		   *run = getenv("XDG_RUNTIME_DIR");
