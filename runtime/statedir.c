@@ -114,15 +114,19 @@ static bool try_tmp_private(struct ward_state_choice *c, uid_t uid, bool create)
 	return try(c, "/tmp", "/tmp", tmpl + 5, false, NULL);
 }
 
-/* The last choice that found its directory, per process: checking it once
- * holds for as long as ward uses it (hostpath-internal.h), and one ward
+/* The last choice that found its directory, per process: checking the way
+ * once holds for as long as ward uses it (hostpath-internal.h), and one ward
  * command asks several times (rate limit, run record, protected paths).
- * Keyed by what the choice depends on; a directory removed since is looked
- * for again. */
+ * Keyed by what the choice depends on. No descriptor is kept (a library
+ * must not hold one behind its caller's back): the directory is opened
+ * again without following a link, and must be the one chosen (st_dev,
+ * st_ino), still there and still the caller's alone; else the choice is
+ * made again. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *cache_key, *cache_path, *cache_skipped;
 static const char *cache_source;
-static int cache_fd = -1;
+static dev_t cache_dev;
+static ino_t cache_ino;
 
 static char *key_of(const char *configured)
 {
@@ -143,15 +147,17 @@ static bool from_cache(const char *key, struct ward_state_choice *c)
 	bool hit = false;
 
 	pthread_mutex_lock(&cache_lock);
-	/* still there, and still ours alone (the caller may have changed it) */
-	if (key && cache_key && strcmp(key, cache_key) == 0 && fstat(cache_fd, &st) == 0 &&
-	    st.st_nlink > 0 &&
-	    !ward_hostpath_judge(WARD_HOSTPATH_PRIVATE_DIR, &st, geteuid(), why, sizeof(why))) {
-		c->path = strdup(cache_path);
-		c->skipped = cache_skipped ? strdup(cache_skipped) : NULL;
-		c->source = cache_source;
-		c->fd = fcntl(cache_fd, F_DUPFD_CLOEXEC, 3);
-		hit = c->path && c->fd >= 0 && (!cache_skipped || c->skipped);
+	if (key && cache_key && strcmp(key, cache_key) == 0) {
+		c->fd = open(cache_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (c->fd >= 0 && fstat(c->fd, &st) == 0 && st.st_dev == cache_dev &&
+		    st.st_ino == cache_ino && st.st_nlink > 0 &&
+		    !ward_hostpath_judge(WARD_HOSTPATH_PRIVATE_DIR, &st, geteuid(), why,
+					 sizeof(why))) {
+			c->path = strdup(cache_path);
+			c->skipped = cache_skipped ? strdup(cache_skipped) : NULL;
+			c->source = cache_source;
+			hit = c->path && (!cache_skipped || c->skipped);
+		}
 		if (!hit)
 			ward_state_choice_release(c);
 	}
@@ -161,9 +167,9 @@ static bool from_cache(const char *key, struct ward_state_choice *c)
 
 static void to_cache(char *key, const struct ward_state_choice *c)
 {
-	int fd;
+	struct stat st;
 
-	if (!key || c->fd < 0 || (fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+	if (!key || c->fd < 0 || fstat(c->fd, &st) < 0) {
 		free(key);
 		return;
 	}
@@ -171,13 +177,12 @@ static void to_cache(char *key, const struct ward_state_choice *c)
 	free(cache_key);
 	free(cache_path);
 	free(cache_skipped);
-	if (cache_fd >= 0)
-		close(cache_fd);
 	cache_key = key;
 	cache_path = strdup(c->path);
 	cache_skipped = c->skipped ? strdup(c->skipped) : NULL;
 	cache_source = c->source;
-	cache_fd = fd;
+	cache_dev = st.st_dev;
+	cache_ino = st.st_ino;
 	if (!cache_path) {
 		free(cache_key);
 		cache_key = NULL;
