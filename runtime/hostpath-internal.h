@@ -6,13 +6,17 @@
  * every directory on it is owned by the caller or root and writable by no
  * one else (a sticky directory such as /tmp excepted: others may add names
  * there but not rename or remove ours). Then no one but the caller and root
- * can change what the path names, so checking it once, from "/" down on
- * file descriptors, holds for as long as ward uses it. A symbolic link on
- * the way is followed only when root or the caller owns it (as the kernel's
+ * can change what the path names, so checking it once, from "/" down,
+ * holds for as long as ward uses it. Each directory is judged by lstat on
+ * the path walked so far (one system call a component: ward does this on
+ * every command); what the walk reached is then opened in one call that
+ * crosses no symbolic link (openat2 RESOLVE_NO_SYMLINKS) and checked to be
+ * the very directory judged (st_dev, st_ino). A symbolic link on the way is
+ * followed only when root or the caller owns it (as the kernel's
  * fs.protected_symlinks does in sticky directories), and its target is
  * walked and checked in turn; the last component of a file is never
- * followed (O_NOFOLLOW). The object itself is judged on the opened
- * descriptor (fstat), so nothing can be swapped in between.
+ * followed. The object itself is judged on the opened descriptor (fstat),
+ * so nothing can be swapped in between.
  *
  * ward_hostpath_judge() is the pure rule; the rest is the thin kernel part.
  * Messages name the path and the reason:
