@@ -105,7 +105,7 @@ $(B)/filters/rules.o: filters/validators.rules
 # The built-in seccomp profiles compiled once, at build time, into libward
 # (filters/seccomp-builtin.h says why).
 EMBED_SRCS := filters/gen/seccomp-embed.c filters/seccomp-compile.c filters/seccomp-profile.c \
-	      runtime/error.c runtime/util.c
+	      runtime/error.c runtime/hostpath.c runtime/util.c
 $(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp-builtin.h $(wildcard filters/*.profile)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWARD_SECCOMP_NO_BUILTIN -o $@ $(EMBED_SRCS) $(LDLIBS)

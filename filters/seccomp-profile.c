@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 
 /* The built-in profiles are the text files next to this one, embedded as
@@ -651,14 +652,18 @@ int ward_seccomp_profile_builtin(const char *name, struct ward_seccomp_profile *
 int ward_seccomp_profile_load_file(const char *path, struct ward_seccomp_profile **out,
 				   struct ward_error **err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* rules for the sandbox, named by a person or a policy: as a policy
+	 * file, never through a final symbolic link or from a file or
+	 * directory another user can write (hostpath-internal.h) */
+	_cleanup_close_ int fd = ward_hostpath_open_file("seccomp profile", path,
+							 WARD_HOSTPATH_CONFIG, O_RDONLY, 0, err);
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	size_t got = 0;
 
 	*out = NULL;
 	if (fd < 0)
-		return ward_error_make(err, errno, "open seccomp profile '%s'", path);
+		return -1;
 	if (fstat(fd, &st) < 0)
 		return ward_error_make(err, errno, "stat seccomp profile '%s'", path);
 	if (!S_ISREG(st.st_mode))

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 #include "runtime/workdir-internal.h"
 #include "ward/request.h"
@@ -1047,8 +1048,19 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 	if (!cs->state || !cs->storage)
 		return ward_error_make(err, EINVAL, "change set has no storage to keep");
 	snprintf(dir, sizeof(dir), "%s/changes", cs->state);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return ward_error_make(err, errno, "mkdir '%s'", dir);
+	{
+		/* kept only where no one else can reach: changes/ is checked as
+		 * the state directory was (hostpath-internal.h) */
+		_cleanup_close_ int sfd = open(cs->state, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+								  O_CLOEXEC);
+
+		if (sfd < 0)
+			return ward_error_make(err, errno, "state directory '%s'", cs->state);
+		fd = ward_state_subdir(sfd, cs->state, "changes", true, err);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
 	gmtime_r(&now, &tm);
 	for (unsigned k = 0;; k++) {
 		snprintf(nm, sizeof(nm), "%04d%02d%02d-%02d%02d%02d-%d%s%.0u", tm.tm_year + 1900,
@@ -1104,7 +1116,7 @@ int ward_changeset_keep(struct ward_changeset *cs, char *name, size_t size,
 struct ward_changeset *ward_changeset_open(const char *state_dir, const char *name,
 					   struct ward_error **err)
 {
-	_cleanup_free_ char *state = state_dir ? strdup(state_dir) : ward_state_dir();
+	_cleanup_free_ char *state = NULL;
 	char path[PATH_MAX], buf[PATH_MAX], upper[PATH_MAX];
 	struct ward_changeset *cs;
 	struct stat st;
@@ -1116,11 +1128,9 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 				     "'-', '_' or '.', not starting with '.')", name ? name : "");
 		return NULL;
 	}
-	if (!state) {
-		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-				     "no state directory (set XDG_STATE_HOME or HOME)");
+	state = ward_changes_dir_checked(state_dir, name, err);
+	if (!state)
 		return NULL;
-	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/changes/%s", state, name) >= sizeof(path) ||
 	    !join(upper, sizeof(upper), path, "upper") || !join(buf, sizeof(buf), path, "workdir")) {
 		ward_error_make(err, ENAMETOOLONG, "change set '%s'", name);
@@ -1159,16 +1169,32 @@ struct ward_changeset *ward_changeset_open(const char *state_dir, const char *na
 
 char **ward_changeset_list(const char *state_dir, struct ward_error **err)
 {
-	_cleanup_free_ char *state = state_dir ? strdup(state_dir) : ward_state_dir();
+	struct ward_state_choice c;
 	char dir[PATH_MAX];
+	char **names = NULL;
+	int fd = -1;
 
-	if (!state) {
-		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-				     "no state directory (set XDG_STATE_HOME or HOME)");
-		return NULL;
+	/* listed only when changes/ is ours alone; none yet is an empty list */
+	if (ward_state_choose(state_dir, false, &c, err) == 0) {
+		struct ward_error *e = NULL;
+
+		if (c.fd >= 0)
+			fd = ward_state_subdir(c.fd, c.path, "changes", false, &e);
+		if (e && e->code != ENOENT) {
+			if (err) {
+				ward_error_free(*err);
+				*err = steal_ptr(e);
+			}
+		} else {
+			snprintf(dir, sizeof(dir), "%s/changes", c.path);
+			names = names_of(dir, err);
+		}
+		ward_error_free(e);
 	}
-	snprintf(dir, sizeof(dir), "%s/changes", state);
-	return names_of(dir, err);
+	if (fd >= 0)
+		close(fd);
+	ward_state_choice_release(&c);
+	return names;
 }
 
 /* ---- diff --------------------------------------------------------------------------- */

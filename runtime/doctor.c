@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/cgroup-internal.h"
+#include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/sandbox.h"
 
@@ -283,6 +284,49 @@ static void check_overlay(struct ward_doctor *d)
 	rmdir(dir);
 }
 
+/* Where ward keeps its state, and why the candidates before it were passed
+ * over (ward_state_choose(), nothing made). */
+static void check_state(struct ward_doctor *d)
+{
+	struct ward_state_choice c;
+	struct ward_error *err = NULL;
+	const char *fix = "set XDG_STATE_HOME to a directory of yours that no other user can write "
+			  "(every directory above it root's or yours, none group- or "
+			  "world-writable unless sticky)";
+	char skipped[400] = "";
+
+	if (ward_state_choose(NULL, false, &c, &err) < 0) {
+		add(d, "state directory", WARD_CHECK_MISSING, fix,
+		    "none usable: overlay change sets and the per-user rate limit fail: %s",
+		    err ? err->message : "unknown error");
+		ward_error_free(err);
+		ward_state_choice_release(&c);
+		return;
+	}
+	if (c.skipped) {
+		/* one line: the reasons joined by "; " */
+		size_t n = 0;
+
+		for (const char *p = c.skipped; *p && n + 3 < sizeof(skipped); p++) {
+			if (*p != '\n') {
+				skipped[n++] = *p;
+			} else if (p[1]) {
+				skipped[n++] = ';';
+				skipped[n++] = ' ';
+			}
+		}
+		skipped[n] = '\0';
+	}
+	add(d, "state directory", c.skipped ? WARD_CHECK_LIMITED : WARD_CHECK_OK,
+	    c.skipped ? fix : NULL, "%s (%s%s%s)%s%s%s", c.path,
+	    c.source[0] == '/' ? "fallback in " : "from $", c.source,
+	    c.fd < 0 ? ", made on first use" : "",
+	    strcmp(c.source, "/tmp") == 0 || strcmp(c.source, "XDG_RUNTIME_DIR") == 0 ?
+		    "; not kept across reboots" : "",
+	    *skipped ? "; skipped: " : "", skipped);
+	ward_state_choice_release(&c);
+}
+
 void ward_doctor_probe(struct ward_doctor *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -294,6 +338,7 @@ void ward_doctor_probe(struct ward_doctor *d)
 	check_net_admin(d);
 	check_sandbox(d);
 	check_overlay(d);
+	check_state(d);
 	snprintf(d->mode, sizeof(d->mode), "%s", d->sandbox_works ? "required" : "off");
 	if (d->sandbox_works)
 		snprintf(d->summary, sizeof(d->summary),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/hostpath-internal.h"
 #include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/ratelimit.h"
@@ -826,12 +827,17 @@ int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_erro
 	size_t got = 0, cap;
 	struct stat st;
 
-	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang ward (a pipe,
-	 * as from --policy <(...), is read to its end, blocking, below) */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno, "policy '%s'",
-					    path);
+	/* Not a final symbolic link, the caller's or root's, writable by no
+	 * one else, in directories no one else can write (hostpath-internal.h):
+	 * the policy decides what the sandbox lets through. A FIFO no one
+	 * writes to does not hang ward (a pipe, as from --policy <(...), is
+	 * read to its end, blocking, below). */
+	fd = ward_hostpath_open_file("policy", path, WARD_HOSTPATH_CONFIG, O_RDONLY, 0, err);
+	if (fd < 0) {
+		if (err && *err)
+			(*err)->kind = WARD_ERR_INVALID_PARAMETERS;
+		return -1;
+	}
 	if (fstat(fd, &st) < 0)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
 					    "stat policy '%s'", path);
@@ -841,9 +847,6 @@ int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_erro
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "policy '%s' is not a regular file", path);
-	if (fcntl(fd, F_SETFL, 0) < 0)
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
-					    "policy '%s'", path);
 	/* A buffer the size of the file (+1 to see its end), grown for a pipe
 	 * or a file growing meanwhile, up to one byte past the largest policy:
 	 * a 1 MiB buffer would be an mmap and a munmap on every start. */

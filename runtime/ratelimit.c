@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 
 #define MINUTE_MS 60000LL
@@ -182,42 +183,75 @@ char *ward_ratelog_format(const struct ward_ratelog *log)
 
 char *ward_ratelimit_default_path(void)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	struct ward_state_choice c;
 	char *p = NULL;
 
-	/* XDG says a relative XDG_STATE_HOME is to be ignored */
-	if (xdg && xdg[0] == '/')
-		return asprintf(&p, "%s/ward/ratelimit", xdg) < 0 ? NULL : p;
-	if (home && home[0] == '/')
-		return asprintf(&p, "%s/.local/state/ward/ratelimit", home) < 0 ? NULL : p;
-	return NULL;
+	if (ward_state_choose(NULL, false, &c, NULL) == 0 &&
+	    asprintf(&p, "%s/ratelimit", c.path) < 0)
+		p = NULL;
+	ward_state_choice_release(&c);
+	return p;
 }
 
-/* mkdir -p of path's directory, 0700 for what is made. */
-static int make_parents(const char *path, struct ward_error **err)
+/* The state file, opened read-write (made when missing) and checked to be
+ * the caller's alone: at the path given, its missing directories made, or
+ * in the state directory (ward_state_choose()). *used: the path, for
+ * messages (malloc'd). */
+static int open_state(const char *path, char **used, struct ward_error **err)
 {
-	_cleanup_free_ char *d = strdup(path);
-	char *s;
+	const int flags = O_RDWR | O_CREAT;
+	struct ward_state_choice c;
+	int fd = -1;
 
-	if (!d)
-		return ward_error_make(err, ENOMEM, "rate limit");
-	s = strrchr(d, '/');
-	if (!s || s == d)
-		return 0;
-	*s = '\0';
-	for (s = d + 1; ; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
+	if (path) {
+		_cleanup_free_ char *d = strdup(path);
+		char *s = d ? strrchr(d, '/') : NULL;
 
+		*used = strdup(path);
+		if (!d || !*used)
+			return ward_error_make(err, ENOMEM, "rate limit");
+		/* the directories are there but on the first run: made only then */
+		fd = ward_hostpath_open_file("rate limit state", path, WARD_HOSTPATH_PRIVATE_FILE,
+					     flags, 0600, NULL);
+		if (fd >= 0)
+			return fd;
+		if (s && s != d) {
 			*s = '\0';
-			if (mkdir(d, 0700) < 0 && errno != EEXIST)
-				return ward_error_make(err, errno, "rate limit state directory '%s'", d);
-			*s = c;
-			if (!c)
-				break;
+			fd = d[0] == '/' ? ward_hostpath_open_dir("rate limit state directory", "/",
+								  d + 1, true, false, err) :
+					   ward_hostpath_open_dir("rate limit state directory", ".",
+								  d, true, false, err);
+			if (fd < 0)
+				return -1;
+			close(fd);
+		}
+		return ward_hostpath_open_file("rate limit state", path,
+					       WARD_HOSTPATH_PRIVATE_FILE, flags, 0600, err);
+	}
+	if (ward_state_choose(NULL, true, &c, err) == 0) {
+		char why[96];
+		struct stat st;
+
+		if (asprintf(used, "%s/ratelimit", c.path) < 0) {
+			*used = NULL;
+			ward_state_choice_release(&c);
+			return ward_error_make(err, ENOMEM, "rate limit");
+		}
+		/* O_NONBLOCK: a FIFO must not hang ward (refused below) */
+		fd = openat(c.fd, "ratelimit", flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			ward_error_make(err, errno, "rate limit state '%s'", *used);
+		} else if (fstat(fd, &st) < 0 || fcntl(fd, F_SETFL, 0) < 0) {
+			ward_error_make(err, errno, "rate limit state '%s'", *used);
+			close(steal_fd(&fd));
+		} else if (ward_hostpath_judge(WARD_HOSTPATH_PRIVATE_FILE, &st, geteuid(), why,
+					       sizeof(why))) {
+			ward_error_make(err, EPERM, "rate limit state '%s' %s", *used, why);
+			close(steal_fd(&fd));
 		}
 	}
-	return 0;
+	ward_state_choice_release(&c);
+	return fd;
 }
 
 static long long now_ms(void)
@@ -244,25 +278,14 @@ int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per
 		*retry_after_s = 0;
 	if (!per_minute && !per_hour)
 		return 0;
-	if (!path) {
-		path = def = ward_ratelimit_default_path();
-		if (!path)
-			return ward_error_make(err, 0, "rate limit: no state directory (neither "
-						       "XDG_STATE_HOME nor HOME is an absolute path)");
+	fd = open_state(path, &def, err);
+	if (fd < 0) {
+		if (err && *err)
+			ward_error_prefix(*err, "rate limit (set XDG_STATE_HOME to a writable "
+						"directory of yours, or rate_limit to 0 in the policy)");
+		return -1;
 	}
-	/* the directories exist but on the first run: made only then */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == ENOENT) {
-		if (make_parents(path, err) < 0) {
-			if (err && *err)
-				ward_error_prefix(*err, "rate limit (set XDG_STATE_HOME to a writable "
-							"directory, or rate_limit to 0 in the policy)");
-			return -1;
-		}
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	}
-	if (fd < 0)
-		return ward_error_make(err, errno, "rate limit state '%s'", path);
+	path = def;
 	/* Read, decide and write back under one exclusive lock: two ward
 	 * processes started at once are both counted. */
 	while (flock(fd, LOCK_EX) < 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/hostpath-internal.h"
 #include "runtime/noshell-internal.h"
 #include "runtime/net-internal.h"
 #include "runtime/proxy-internal.h"
@@ -208,10 +209,17 @@ static int prepare_net(struct run_state *st, const struct ward_config *cfg,
 	if (ward_net_prepare(&st->net, cfg, err) < 0)
 		return -1;
 	if (cfg->net_log) {
-		st->net_log_fd = open(cfg->net_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-		if (st->net_log_fd < 0)
-			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
-						    "network log '%s'", cfg->net_log);
+		/* appended to as the caller (root, often): never through a final
+		 * symbolic link, a hard link, or a directory another user can
+		 * write (hostpath-internal.h) */
+		st->net_log_fd = ward_hostpath_open_file("network log", cfg->net_log,
+							 WARD_HOSTPATH_LOG,
+							 O_WRONLY | O_APPEND | O_CREAT, 0600, err);
+		if (st->net_log_fd < 0) {
+			if (err && *err)
+				(*err)->kind = WARD_ERR_INVALID_PARAMETERS;
+			return -1;
+		}
 	}
 	st->proxy = ward_proxy_new(&cfg->netpolicy, st->net_log_fd, err);
 	return st->proxy ? 0 : -1;

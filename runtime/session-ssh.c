@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/hostpath-internal.h"
 #include "runtime/session-internal.h"
 #include "runtime/util-internal.h"
 
@@ -235,9 +236,21 @@ int ward_session_ssh_open(struct ward_session *s, struct ward_error **err)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "ssh: a known_hosts file is required: host keys are "
 					    "always verified");
-	if (access(o->known_hosts, R_OK) < 0)
-		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
-					    "ssh: known_hosts '%s'", o->known_hosts);
+	{
+		/* the host keys trusted: taken as a policy file is (another user
+		 * able to change it could stand in for the remote host);
+		 * ssh(1) reads it by the same path, which no one else can
+		 * redirect once this check passed (hostpath-internal.h) */
+		int fd = ward_hostpath_open_file("ssh: known_hosts", o->known_hosts,
+						 WARD_HOSTPATH_CONFIG, O_RDONLY, 0, err);
+
+		if (fd < 0) {
+			if (err && *err)
+				(*err)->kind = WARD_ERR_INVALID_PARAMETERS;
+			return -1;
+		}
+		close(fd);
+	}
 	if (o->identity && access(o->identity, R_OK) < 0)
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
 					    "ssh: identity '%s'", o->identity);

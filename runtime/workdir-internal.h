@@ -136,9 +136,14 @@ int ward_rmtree(const char *path);
 /* The same for name in the directory dfd, never following a symbolic link. */
 int ward_rmtree_at(int dfd, const char *name);
 
-/* The state directory for cfg (its own, or ward_state_dir(), or
- * /tmp/ward-UID made 0700), created. malloc'd or NULL with err. */
+/* The state directory for cfg (its own, else ward_state_choose()'s), made
+ * and checked to be the caller's alone. malloc'd or NULL with err. */
 char *ward_state_dir_for(const char *configured, struct ward_error **err);
+
+/* The state directory (as ward_state_dir_for()) when its changes/NAME is
+ * there and, like changes/, a directory of the caller's alone; NULL with
+ * *err otherwise (InvalidParameters when there is no such set). */
+char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err);
 
 /* A change set over an existing run directory: the set owns rundir and
  * removes it on discard/apply, moves its upper on keep; and lock_fd, the

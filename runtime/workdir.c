@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/admit.h"
 
@@ -53,80 +54,37 @@
 
 char *ward_state_dir(void)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	struct ward_state_choice c;
 	char *p = NULL;
 
-	if (xdg && xdg[0] == '/') {
-		if (asprintf(&p, "%s/ward", xdg) < 0)
-			return NULL;
-	} else if (home && home[0] == '/') {
-		if (asprintf(&p, "%s/.local/state/ward", home) < 0)
-			return NULL;
-	}
+	if (ward_state_choose(NULL, false, &c, NULL) == 0)
+		p = steal_ptr(c.path);
+	ward_state_choice_release(&c);
 	return p;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
+/* The state directory as a lookup sees it: configured or chosen, checked,
+ * nothing made. NULL when there is none to use. */
+static char *state_lookup(const char *configured)
 {
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
+	struct ward_state_choice c;
+	char *p = NULL;
 
-	if (n >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	if (ward_state_choose(configured, false, &c, NULL) == 0)
+		p = steal_ptr(c.path);
+	ward_state_choice_release(&c);
+	return p;
 }
 
 char *ward_state_dir_for(const char *configured, struct ward_error **err)
 {
-	char *dir = configured ? strdup(configured) : ward_state_dir();
-	struct stat st;
+	struct ward_state_choice c;
+	char *p = NULL;
 
-	/* a read-only or foreign HOME: the private directory in /tmp instead */
-	if (dir && !configured && mkdir_p(dir, 0700) < 0 &&
-	    (errno == EACCES || errno == EROFS || errno == EPERM)) {
-		free(dir);
-		dir = NULL;
-	}
-	if (!dir) {
-		/* No HOME: a private directory in /tmp, checked to be ours. */
-		if (asprintf(&dir, "/tmp/ward-%u", (unsigned)geteuid()) < 0) {
-			ward_error_make(err, ENOMEM, "state directory");
-			return NULL;
-		}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			ward_error_make(err, errno, "mkdir '%s'", dir);
-			free(dir);
-			return NULL;
-		}
-		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-		    (st.st_mode & 077)) {
-			ward_error_make(err, EPERM, "state directory '%s' is not a private directory "
-						    "of this user",
-					dir);
-			free(dir);
-			return NULL;
-		}
-		return dir;
-	}
-	if (mkdir_p(dir, 0700) < 0) {
-		ward_error_make(err, errno, "create state directory '%s'", dir);
-		free(dir);
-		return NULL;
-	}
-	return dir;
+	if (ward_state_choose(configured, true, &c, err) == 0)
+		p = steal_ptr(c.path);
+	ward_state_choice_release(&c);
+	return p;
 }
 
 #ifndef SYS_fchmodat2
@@ -356,6 +314,25 @@ static bool ph_release(const char *path, int fd, const struct stat *id)
 
 static atomic_uint pool_seq;
 
+/* The pool's directory, only when it is ours alone (ward_hostpath_judge):
+ * placeholders are renamed into the workdir from it. -1 with errno (EPERM
+ * for one that is not). */
+static int pool_open_dir(const char *path)
+{
+	char why[96];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 ||
+			ward_hostpath_judge(WARD_HOSTPATH_PRIVATE_DIR, &st, geteuid(), why,
+					    sizeof(why)))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 /* state/placeholders, listed once per run, on first need. */
 static void pool_open(struct ward_workdir_prep *w)
 {
@@ -375,7 +352,7 @@ static void pool_open(struct ward_workdir_prep *w)
 		return;
 	}
 	w->pool_dir = strdup(path);
-	w->pool_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	w->pool_fd = pool_open_dir(path);
 	if (w->pool_fd < 0 || !w->pool_dir) {
 		/* none yet: made when the first placeholder is put there */
 		w->pool_off = w->pool_fd < 0 && errno != ENOENT;
@@ -437,7 +414,7 @@ static bool pool_put(struct ward_workdir_prep *w, int pfd, const char *name, int
 	if (w->pool_fd < 0) {
 		if (mkdir(w->pool_dir, 0700) < 0 && errno != EEXIST)
 			goto off;
-		w->pool_fd = open(w->pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		w->pool_fd = pool_open_dir(w->pool_dir);
 		if (w->pool_fd < 0)
 			goto off;
 	}
@@ -704,11 +681,19 @@ static void sweep_dead(const char *runs)
 /* state/runs as configured, not made; NULL without a state directory. */
 static char *runs_dir(const struct ward_config *cfg)
 {
-	char *state = cfg->state_dir ? strdup(cfg->state_dir) : ward_state_dir(), *runs = NULL;
+	struct ward_state_choice c;
+	char *runs = NULL;
+	int fd = -1;
 
-	if (state && asprintf(&runs, "%s/runs", state) < 0)
+	/* runs/ is looked into only when it is ours alone, like the state
+	 * directory (make_runs_dir() says why not, when it matters) */
+	if (ward_state_choose(cfg->state_dir, false, &c, NULL) == 0 && c.fd >= 0 &&
+	    (fd = ward_state_subdir(c.fd, c.path, "runs", false, NULL)) >= 0 &&
+	    asprintf(&runs, "%s/runs", c.path) < 0)
 		runs = NULL;
-	free(state);
+	if (fd >= 0)
+		close(fd);
+	ward_state_choice_release(&c);
 	return runs;
 }
 
@@ -717,20 +702,25 @@ static char *runs_dir(const struct ward_config *cfg)
 static char *make_runs_dir(const struct ward_config *cfg, const char *swept,
 			   struct ward_error **err)
 {
-	_cleanup_free_ char *state = ward_state_dir_for(cfg->state_dir, err);
-	char *runs;
+	struct ward_state_choice c;
+	char *runs = NULL;
+	int fd;
 
-	if (!state)
-		return NULL;
-	if (asprintf(&runs, "%s/runs", state) < 0) {
-		ward_error_make(err, ENOMEM, "run directory");
+	if (ward_state_choose(cfg->state_dir, true, &c, err) < 0) {
+		ward_state_choice_release(&c);
 		return NULL;
 	}
-	if (mkdir(runs, 0700) < 0 && errno != EEXIST) {
-		ward_error_make(err, errno, "mkdir '%s'", runs);
-		free(runs);
-		return NULL;
+	fd = ward_state_subdir(c.fd, c.path, "runs", true, err);
+	if (fd >= 0) {
+		close(fd);
+		if (asprintf(&runs, "%s/runs", c.path) < 0) {
+			runs = NULL;
+			ward_error_make(err, ENOMEM, "run directory");
+		}
 	}
+	ward_state_choice_release(&c);
+	if (!runs)
+		return NULL;
 	if (!swept || strcmp(swept, runs) != 0)
 		sweep_dead(runs);
 	return runs;
@@ -1373,7 +1363,7 @@ static void prep_release(struct ward_workdir_prep *w)
 static int protect_state_dir(const struct ward_config *cfg, const char *workdir,
 			     struct ward_workdir_prep *w, struct ward_error **err)
 {
-	char *state = cfg->state_dir ? strdup(cfg->state_dir) : ward_state_dir();
+	char *state = state_lookup(cfg->state_dir);
 	char real[PATH_MAX];
 	size_t n = strlen(workdir), k = 0;
 
@@ -1407,21 +1397,46 @@ static int protect_state_dir(const struct ward_config *cfg, const char *workdir,
 	return 0;
 }
 
+char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err)
+{
+	struct ward_state_choice c;
+	int changes = -1, set = -1;
+	char *state = NULL;
+
+	/* the set is read from, and its upper given to overlayfs: changes/
+	 * and changes/NAME must be ours alone as the state directory is */
+	if (ward_state_choose(configured, true, &c, err) == 0 &&
+	    (changes = ward_state_subdir(c.fd, c.path, "changes", false, err)) >= 0 &&
+	    (set = ward_state_subdir(changes, c.path, name, false, err)) >= 0)
+		state = steal_ptr(c.path);
+	else if (err && *err && (*err)->code == ENOENT)
+		/* no such set */
+		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, ENOENT, "change set '%s'",
+				     name);
+	if (set >= 0)
+		close(set);
+	if (changes >= 0)
+		close(changes);
+	ward_state_choice_release(&c);
+	return state;
+}
+
 /* Overlay over a kept change set: its upper, locked for the run. */
 static int continue_set(const struct ward_config *cfg, const char *workdir,
 			struct ward_workdir_prep *w, struct ward_error **err)
 {
-	_cleanup_free_ char *state = ward_state_dir_for(cfg->state_dir, err);
+	_cleanup_free_ char *state = NULL;
 	char kept_wd[PATH_MAX];
 	struct stat st;
 
-	if (!state)
-		return -1;
 	if (!ward_changeset_valid_name(cfg->continue_changes))
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "change set name '%s' is not valid (1 to 63 letters, digits, "
 				     "'-', '_' or '.', not starting with '.')",
 					    cfg->continue_changes);
+	state = ward_changes_dir_checked(cfg->state_dir, cfg->continue_changes, err);
+	if (!state)
+		return -1;
 	if (asprintf(&w->set_dir, "%s/changes/%s", state, cfg->continue_changes) < 0 ||
 	    asprintf(&w->upper, "%s/upper", w->set_dir) < 0 || !(w->state = strdup(state))) {
 		w->upper = NULL;

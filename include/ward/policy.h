@@ -38,7 +38,9 @@
  *
  * Where ward looks when no --policy is given: $WARD_POLICY, then
  * $XDG_CONFIG_HOME/ward/policy.json (or ~/.config/ward/policy.json), then
- * /etc/ward/policy.json; the first that exists is used, none is fine.
+ * /etc/ward/policy.json; the first that exists is used, none is fine. One
+ * that exists but is not safe to take rules from (ward_policy_load()) is
+ * refused, not skipped.
  */
 #ifndef WARD_POLICY_H
 #define WARD_POLICY_H
@@ -61,7 +63,12 @@ extern "C" {
 WARD_API int ward_policy_apply(const char *text, size_t len, const char *origin,
 			       struct ward_config *cfg, struct ward_error **err);
 
-/* Read the file at path and apply it. A missing file is an error here. */
+/* Read the file at path and apply it. A missing file is an error here; so is
+ * one that is a symbolic link, is neither the caller's nor root's, is
+ * writable by its group or others, or lies in a directory another user can
+ * write (not sticky): the message names the path and the reason.
+ * "/dev/fd/N", "/proc/self/fd/N" and "/dev/stdin" read that descriptor
+ * (--policy <(...)). */
 WARD_API int ward_policy_load(const char *path, struct ward_config *cfg, struct ward_error **err);
 
 /* The policy file used when none is named (see above), or NULL for none.

@@ -54,16 +54,17 @@ WARD_API int ward_ratelog_parse(const char *text, size_t len, int64_t now_ms,
 				struct ward_ratelog *log, struct ward_error **err);
 WARD_API char *ward_ratelog_format(const struct ward_ratelog *log);
 
-/* The state file ($XDG_STATE_HOME/ward/ratelimit or
- * ~/.local/state/ward/ratelimit), malloc'd; NULL when neither XDG_STATE_HOME
- * nor HOME is set. */
+/* The state file: "ratelimit" in the state directory (ward_state_dir()),
+ * malloc'd; NULL when no state directory is usable. */
 WARD_API char *ward_ratelimit_default_path(void);
 
 /* Take one slot in the state file at path (NULL: the default path), creating
  * it and its directories (0700) when missing. With both limits 0 the file is
  * not touched. RateLimited as above; ExecutionFailed when the file cannot be
  * used (the message names it). A state file that is not ward's is refused,
- * not overwritten. */
+ * not overwritten; so is one that is a symbolic link, has another name (a
+ * hard link), is not the caller's alone, or lies in a directory another
+ * user can write. */
 WARD_API int ward_ratelimit_take_file(const char *path, unsigned per_minute, unsigned per_hour,
 				      unsigned *retry_after_s, struct ward_error **err);
 

@@ -146,6 +146,10 @@ struct ward_config {
 	struct ward_netpolicy netpolicy;
 	uint16_t proxy_port;   /* default WARD_NET_DEFAULT_PORT */
 	struct ward_cidr net_subnet; /* default WARD_NET_DEFAULT_SUBNET */
+	/* appended to, one JSON line per proxy connection: opened without
+	 * following a symbolic link, refused unless the caller's or root's,
+	 * one link, writable by no one else, in directories no other user
+	 * can write (made 0600) */
 	char *net_log;
 	uint16_t local_ports[16];
 	size_t n_local_ports;

@@ -273,8 +273,15 @@ WARD_API struct ward_changeset *ward_changeset_open(const char *state_dir, const
 /* The names of kept sets, sorted, NULL-terminated (ward_protect_strv_free). */
 WARD_API char **ward_changeset_list(const char *state_dir, struct ward_error **err);
 
-/* The state directory: $XDG_STATE_HOME/ward, else $HOME/.local/state/ward.
- * malloc'd, NULL if neither variable is set. */
+/* The state directory: the first usable of $XDG_STATE_HOME/ward,
+ * $HOME/.local/state/ward, $XDG_RUNTIME_DIR/ward, /tmp/ward-UID and a
+ * private /tmp/ward-UID.XXXXXX (when another user holds /tmp/ward-UID).
+ * Usable: every directory on the way root's or the caller's and writable by
+ * no one else (sticky ones excepted), the last one the caller's alone; a
+ * symbolic link on the way is followed only when root or the caller owns it.
+ * Nothing is made here (ward makes it on first use). malloc'd, NULL when
+ * none is usable. `ward doctor` says which one is used and why the others
+ * were passed over. */
 WARD_API char *ward_state_dir(void);
 
 /* ---- the workdir part of a result ------------------------------------------- */

@@ -192,18 +192,38 @@ START_TEST(test_default_path)
 	ck_assert_uint_eq(cfg.rate_per_hour, 300);
 	ward_config_release(&cfg);
 
-	setenv("XDG_STATE_HOME", "/x/state", 1);
+	unsetenv("XDG_RUNTIME_DIR");
+	/* XDG_STATE_HOME is made when missing (below "/", root's) */
+	setenv("XDG_STATE_HOME", "/ward-test-no-such/state", 1);
 	p = ward_ratelimit_default_path();
-	ck_assert_str_eq(p, "/x/state/ward/ratelimit");
+	ck_assert_str_eq(p, "/ward-test-no-such/state/ward/ratelimit");
 	free(p);
-	setenv("XDG_STATE_HOME", "relative", 1);
-	setenv("HOME", "/home/u", 1);
-	p = ward_ratelimit_default_path();
-	ck_assert_str_eq(p, "/home/u/.local/state/ward/ratelimit");
-	free(p);
-	unsetenv("XDG_STATE_HOME");
-	unsetenv("HOME");
-	ck_assert_ptr_null(ward_ratelimit_default_path());
+	{
+		char *home = harness_tmpdir(), want[4200], tmp[64];
+
+		/* a relative XDG_STATE_HOME is ignored: HOME's */
+		setenv("XDG_STATE_HOME", "relative", 1);
+		setenv("HOME", home, 1);
+		p = ward_ratelimit_default_path();
+		snprintf(want, sizeof(want), "%s/.local/state/ward/ratelimit", home);
+		ck_assert_str_eq(p, want);
+		free(p);
+		/* a HOME that is not there (uid 65534's /nonexistent), or none:
+		 * the private directory in /tmp (ward-UID, or ward-UID.XXXXXX
+		 * when another user holds that name) */
+		snprintf(tmp, sizeof(tmp), "/tmp/ward-%u", (unsigned)geteuid());
+		setenv("HOME", "/nonexistent", 1);
+		p = ward_ratelimit_default_path();
+		ck_assert_msg(p && strncmp(p, tmp, strlen(tmp)) == 0, "%s", p ? p : "(null)");
+		free(p);
+		unsetenv("XDG_STATE_HOME");
+		unsetenv("HOME");
+		p = ward_ratelimit_default_path();
+		ck_assert_msg(p && strncmp(p, tmp, strlen(tmp)) == 0, "%s", p ? p : "(null)");
+		free(p);
+		harness_rmtree(home);
+		free(home);
+	}
 }
 END_TEST
 
