@@ -177,7 +177,7 @@ static void check_cgroups(struct ward_doctor *d)
 					      n ? ", " : "", p.v1_mount[i]);
 	if (p.version == 1)
 		add(d, "cgroup v1", WARD_CHECK_OK, NULL,
-		    "fallback in use (hybrid host): ward makes its cgroups under ward/ of %s", v1);
+		    "fallback in use (hybrid host): each command gets a cgroup ward-<name> at the top of %s", v1);
 	else if (p.version == 0 && v1[0])
 		add(d, "cgroup v1", WARD_CHECK_LIMITED,
 		    "run ward as root for cgroup v1 limits, or use a cgroup v2 host",
@@ -218,12 +218,22 @@ static void check_sandbox(struct ward_doctor *d)
 	struct ward_result res;
 	struct ward_error *err = NULL;
 	char *argv[] = { (char *)"/bin/true", NULL };
+	/* a directory of its own: the shared /tmp is no workdir (ward/admit.h) */
+	char dir[] = "/tmp/ward-doctor.XXXXXX";
+	int rc;
 
+	if (!mkdtemp(dir)) {
+		add(d, "sandbox", WARD_CHECK_MISSING, "make /tmp writable",
+		    "cannot run: mkdtemp '%s': %s", dir, strerror(errno));
+		return;
+	}
 	ward_config_init(&cfg);
 	cfg.timeout = 10;
-	/* no placeholders in the shared /tmp: this checks the sandbox, not them */
+	/* no placeholders: this checks the sandbox, not them */
 	cfg.protect = ward_protect_new(false, NULL);
-	if (ward_config_set_workdir(&cfg, "/tmp", &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
+	rc = ward_config_set_workdir(&cfg, dir, &err) < 0 ? -1 : ward_run(&cfg, argv, &res, &err);
+	rmdir(dir);
+	if (rc < 0) {
 		add(d, "sandbox", WARD_CHECK_MISSING, "see the checks above", "cannot run: %s",
 		    err ? err->message : "unknown error");
 		ward_error_free(err);

@@ -77,7 +77,7 @@ static const struct hcase refused[] = {
 	{ { "run", "-C", "/etc/passwd", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
 	  "workdir '/etc/passwd': Not a directory" },
 	{ { "run", "-C", "/nonexistent\nx", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
-	  "workdir '/nonexistent\nx': No such file or directory" },
+	  "workdir '/nonexistent\\nx': No such file or directory" },
 	{ { "run", "--hostname", "a b/c", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
 	  "hostname 'a b/c' is not valid" },
 	{ { "run", "--namespaces", "", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
@@ -85,7 +85,7 @@ static const struct hcase refused[] = {
 	{ { "run", "--namespaces", "user,,pid", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
 	  "unknown namespace ''" },
 	{ { "run", "--setenv", "A\nB=1", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
-	  "setenv 'A\nB': not a valid variable name" },
+	  "setenv 'A\\nB': not a valid variable name" },
 	{ { "run", "--protect", "../../etc", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e',
 	  "protected path '../../etc' must be a path inside the workdir" },
 	{ { "run", "-C", "", "-c", "true" }, NULL, 0, 0, NULL, 0, 125, 'e', "workdir is empty" },
@@ -520,17 +520,28 @@ START_TEST(test_serve_survives)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve: status %d", status);
 	out = slurp(out_path);
-	/* one answer per line, in order */
-	for (i = 0, p = out; i < n; i++) {
-		ck_assert_msg(p && *p, "serve: answer %zu missing; got %.2000s", i, out);
+	/* one answer per line; JSON-RPC promises no order (errors found while
+	 * reading are answered by the reader, the rest after), so each expected
+	 * answer is one line of its own, and nothing else is there */
+	char *ans[64];
+	bool used[64] = { false };
+	size_t na = 0;
+
+	for (p = out; *p && na < 64; p = nl + 1) {
 		nl = strchr(p, '\n');
 		ck_assert_ptr_nonnull(nl);
 		*nl = '\0';
-		ck_assert_msg(strstr(p, expect[i]), "serve: answer %zu '%s' lacks '%s'", i, p,
-			      expect[i]);
-		p = nl + 1;
+		ans[na++] = p;
 	}
-	ck_assert_msg(!*p, "serve: more answers than lines: %.500s", p);
+	ck_assert_msg(na == n, "serve: %zu answers to %zu lines", na, n);
+	for (i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < na && (used[k] || !strstr(ans[k], expect[i])); k++)
+			;
+		ck_assert_msg(k < na, "serve: no answer has '%s'", expect[i]);
+		used[k] = true;
+	}
 	free(out);
 	nothing_left("serve", pid);
 }

@@ -26,12 +26,12 @@ static const char *probe_source(void)
 static const char program[] =
 	"#include <stdio.h>\n"
 	"#include <ward/sandbox.h>\n"
-	"int main(void) {\n"
+	"int main(int argc, char **argv) {\n"
 	"	struct ward_config cfg; struct ward_result res;\n"
-	"	char *argv[] = { \"/bin/echo\", \"from-the-library\", NULL };\n"
+	"	char *cmd[] = { \"/bin/echo\", \"from-the-library\", NULL };\n"
 	"	ward_config_init(&cfg);\n"
-	"	ward_config_set_workdir(&cfg, \"/tmp\", NULL);\n"
-	"	if (ward_run(&cfg, argv, &res, NULL) < 0) return 2;\n"
+	"	if (argc < 2 || ward_config_set_workdir(&cfg, argv[1], NULL) < 0) return 3;\n"
+	"	if (ward_run(&cfg, cmd, &res, NULL) < 0) return 2;\n"
 	"	fputs(res.output, stdout);\n"
 	"	return res.exit_code;\n"
 	"}\n";
@@ -54,8 +54,8 @@ START_TEST(test_install_and_link)
 		 "PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1; "
 		 "pkg-config --exists ward; "
 		 "cc -o '%s/prog' '%s/prog.c' $(pkg-config --cflags --libs ward); "
-		 "LD_LIBRARY_PATH='%s/usr/lib' '%s/prog'",
-		 src_dir, harness_build_dir(), dest, dest, dest, dest, dest, dest, dest, dest, dest);
+		 "LD_LIBRARY_PATH='%s/usr/lib' '%s/prog' '%s' 2>&1",
+		 src_dir, harness_build_dir(), dest, dest, dest, dest, dest, dest, dest, dest, dest, dest);
 	status = harness_capture(sh, &out, NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install/link failed: %s", out);
 	ck_assert_str_eq(out, "from-the-library\n");
