@@ -222,6 +222,7 @@ START_TEST(test_forged_record_ignored)
 	sv.pidfd = pidfd;
 	sv.pid = pid;
 	sv.out_fd = sv.err_fd = -1;
+	sv.pty_fd = sv.pty_sink = sv.in_src = sv.in_dst = sv.tty_fd = sv.cancel_fd = -1;
 	sv.report_fd = rep[0];
 	sv.report_nonce = genuine.nonce;
 	sv.deadline_ns = 0x7fffffffffffffffLL;
