@@ -671,3 +671,62 @@ bool harness_cmdline_alive(const char *prefix, const char *marker)
 		closedir(d);
 	return found;
 }
+
+const char *harness_sleep_marker(void)
+{
+	static char buf[64];
+	static unsigned count;
+
+	count++;
+	snprintf(buf, sizeof(buf), "%u.%08ld%02u", 3600 + count, (long)getpid(), count % 100);
+	return buf;
+}
+
+int harness_pidfds_of(const char *prefix, const char *marker, int *fds, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		char path[300], buf[4096];
+		ssize_t len, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if ((prefix && strncmp(buf, prefix, strlen(prefix)) != 0) || !strstr(buf, marker))
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)atol(e->d_name), 0);
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+void harness_wait_gone(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct pollfd pf = { fds[i], POLLIN, 0 };
+
+		while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+			;
+		close(fds[i]);
+	}
+}

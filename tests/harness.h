@@ -70,6 +70,21 @@ const char *harness_fences_policy_opt(void);
  * started it). */
 bool harness_cmdline_alive(const char *prefix, const char *marker);
 
+/* A number of seconds for `sleep` that no other process of the machine has
+ * in its command line: 3600 plus a count, a point, then this process's pid
+ * in eight digits and the count again ("3601.0001234501"), so that a test
+ * looking for its sleeper among every process finds its own only. Returns a
+ * static string, overwritten by the next call. */
+const char *harness_sleep_marker(void);
+
+/* pidfds (O_CLOEXEC) of every process whose command line starts with
+ * prefix and has marker, at most max; returns how many. */
+int harness_pidfds_of(const char *prefix, const char *marker, int *fds, int max);
+
+/* Block until every pidfd of fds says its process has exited, then close
+ * them. No clock: a process that never ends is the test's own timeout. */
+void harness_wait_gone(int *fds, int n);
+
 /* A fresh world-readable (0755) temporary directory under $TMPDIR or /tmp,
  * malloc'd; harness_rmtree() removes a tree. */
 char *harness_tmpdir(void);

@@ -109,13 +109,15 @@ static enum ward_session_isolation iso_of(int i)
 
 START_TEST(test_env)
 {
-	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session *s;
 	struct ward_error *err = NULL;
 	char **env;
 	size_t k;
 	bool found = false;
 
+	/* in the host's environment before the session starts from it */
 	setenv("WARD_TEST_SECRET_TOKEN", "leak", 1);
+	s = open_session(iso_of(_i), false);
 	ck_assert_int_eq(ward_session_setenv(s, "GREETING", "hello world", &err), 0);
 	expect(s, "printf '%s' \"$GREETING\"", "hello world");
 	/* changes persist, and never reach the host */
