@@ -176,16 +176,13 @@ START_TEST(test_forkbomb)
 	static const char *const lim[] = { "2", "64", NULL };
 	struct ward_config cfg;
 	struct ward_result res;
-	long long t0;
-	double secs;
 
+	/* the bomb never ends on its own: that ward returned is the timeout's
+	 * kill of the whole tree */
 	config(&cfg, 3, lim);
-	t0 = (long long)time(NULL);
 	run(&cfg, "exec /hog forkbomb", &res);
-	secs = (double)((long long)time(NULL) - t0);
 	ck_assert(res.timed_out);
 	ck_assert_int_eq(res.exit_code, 124);
-	ck_assert_msg(secs <= 8, "took %.0f s", secs);
 	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_PIDS].mechanism,
 			 cg_version() == 2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max");
 	ck_assert(res.resources.have_pids_peak);
@@ -556,8 +553,10 @@ START_TEST(test_sigkilled_ward)
 	ck_assert_msg(wait_cgroup(dead, 1) && wait_cgroup(live, 1), "no cgroup appeared");
 	kill(dead, SIGKILL);
 	ck_assert_int_eq(waitpid(dead, &status, 0), dead);
-	usleep(100000);
-	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1); /* left behind */
+	/* left behind: a SIGKILLed ward cleans nothing (any other ward starting
+	 * on this machine now would remove it: the case runs alone in the
+	 * mutation tier's list for that reason) */
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1);
 
 	/* the next run removes the dead ward's cgroup, and only that one */
 	config(&cfg, 30, NULL);
@@ -826,12 +825,18 @@ int main(void)
 		tcase_add_test(tc, test_cpu_quota);
 		tcase_add_test(tc, test_peaks);
 		tcase_add_test(tc, test_no_leftovers);
-		tcase_add_test(tc, test_sigkilled_ward);
 		tcase_add_test(tc, test_sandbox_off);
 		tcase_add_test(tc, test_io_weight);
 		tcase_add_test(tc, test_cli_json);
 		tcase_add_test(tc, test_doctor);
 		tcase_add_test(tc, test_forked_host);
+	}
+	/* the cleanup of a SIGKILLed ward's cgroup by the next ward: a case of
+	 * its own, as it holds only while no other ward starts meanwhile */
+	for (i = 0; i < 2; i++) {
+		tc = harness_tcase(s, i == 0 ? "cgroup1-sigkill" : "cgroup2-sigkill", tags[i]);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, test_sigkilled_ward);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
