@@ -158,19 +158,22 @@ for i in "${!names[@]}"; do
 		exit 1
 	fi
 	chmod -R a+rX build
-	caught=""
+	caught="" why=""
 	for t in ${tests[$i]}; do
 		if ! run_test "${uids[$i]}" "$t" >"$S/log" 2>&1; then
 			caught+="${caught:+ }$t"
+			# the first failure Check reports: which test caught it, and why
+			why+=$(grep -m1 -E ':[FE]:|^# FAIL|Timeout' "$S/log" | cut -c1-200 | sed 's/^/\n        /')
 		fi
 	done
 	# back to the original text, newer than the mutant's objects
 	cp "$S/orig" "$f"
 	touch "$f"
 	if [ -n "$caught" ]; then
-		printf 'caught  %-28s %4d s  by %s\n' "${names[$i]}" $((SECONDS - start)) "$caught"
+		printf 'caught  %-34s %4d s  by %s%b\n' "${names[$i]}" $((SECONDS - start)) "$caught" \
+			"$why"
 	else
-		printf 'MISSED  %-28s %4d s  (%s)\n' "${names[$i]}" $((SECONDS - start)) "${tests[$i]}"
+		printf 'MISSED  %-34s %4d s  (%s)\n' "${names[$i]}" $((SECONDS - start)) "${tests[$i]}"
 		missed=$((missed + 1))
 	fi
 done
