@@ -60,9 +60,11 @@ run_test() {
 	bin=$S/src/build/tests/${spec%%:*}
 	[[ $spec == *:* ]] && case=${spec#*:}
 	[ -x "$bin" ] || { echo "mutants: no test binary '$spec'" >&2; return 2; }
-	local run=(env HOME=/tmp TMPDIR="$S/tmp" WARD_BUILD="$S/src/build" WARD_TEST_COPY=1
-		WARD_POLICY="$S/policy.json" WARD_TEST_FENCES_POLICY="$S/fences.json"
-		CK_RUN_CASE="$case" CK_TIMEOUT_MULTIPLIER=0.5)
+	local run=(env -u CK_RUN_CASE HOME=/tmp TMPDIR="$S/tmp" WARD_BUILD="$S/src/build"
+		WARD_TEST_COPY=1 WARD_POLICY="$S/policy.json" WARD_TEST_FENCES_POLICY="$S/fences.json"
+		CK_TIMEOUT_MULTIPLIER=0.5)
+	# Check takes an empty CK_RUN_CASE for a case named "": set it only to select one
+	[ -n "$case" ] && run+=(CK_RUN_CASE="$case")
 	if [ "$uid" = root ]; then
 		unshare --mount --propagation private "${run[@]}" XDG_STATE_HOME="$state" \
 			timeout 300 "$bin"
@@ -126,7 +128,19 @@ for i in "${!names[@]}"; do
 	cp -p "$S/orig" "${files[$i]}"
 done
 
-# The unmutated tree passes every test named (else a "catch" means nothing).
+# The unmutated tree, built (the copied build tree may be older than the
+# sources), passes every test named (else a "catch" means nothing).
+targets=(build/ward)
+for i in "${!names[@]}"; do
+	for t in ${tests[$i]}; do targets+=("build/tests/${t%%:*}"); done
+done
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 B=build $(printf '%s\n' "${targets[@]}" | sort -u) \
+	>"$S/build.log" 2>&1; then
+	tail -20 "$S/build.log"
+	echo "# FAIL mutants: the unmutated scratch tree does not build"
+	exit 1
+fi
+chmod -R a+rX build
 declare -A baseline=()
 start=$SECONDS
 for i in "${!names[@]}"; do
@@ -137,6 +151,12 @@ for i in "${!names[@]}"; do
 		if ! run_test "${uids[$i]}" "$t" >"$S/log" 2>&1; then
 			tail -30 "$S/log"
 			echo "# FAIL mutants: '$t' (uid ${uids[$i]}) fails without any mutant"
+			exit 1
+		fi
+		# a test that runs nothing (a case renamed, a tag skipped) catches nothing
+		if ! grep -qE 'Checks: [1-9]' "$S/log" || grep -q '^# SKIP' "$S/log"; then
+			tail -30 "$S/log"
+			echo "# FAIL mutants: '$t' (uid ${uids[$i]}) runs no test or skips some"
 			exit 1
 		fi
 	done
@@ -159,12 +179,14 @@ for i in "${!names[@]}"; do
 	fi
 	chmod -R a+rX build
 	caught="" why=""
+	: >"$S/all.log"
 	for t in ${tests[$i]}; do
 		if ! run_test "${uids[$i]}" "$t" >"$S/log" 2>&1; then
 			caught+="${caught:+ }$t"
 			# the first failure Check reports: which test caught it, and why
 			why+=$(grep -m1 -E ':[FE]:|^# FAIL|Timeout' "$S/log" | cut -c1-200 | sed 's/^/\n        /')
 		fi
+		cat "$S/log" >>"$S/all.log"
 	done
 	# back to the original text, newer than the mutant's objects
 	cp "$S/orig" "$f"
@@ -174,6 +196,7 @@ for i in "${!names[@]}"; do
 			"$why"
 	else
 		printf 'MISSED  %-34s %4d s  (%s)\n' "${names[$i]}" $((SECONDS - start)) "${tests[$i]}"
+		tail -5 "$S/all.log" | sed 's/^/        /' 
 		missed=$((missed + 1))
 	fi
 done
