@@ -399,11 +399,20 @@ START_TEST(test_sandbox_off)
 	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
 	ward_result_release(&res);
 
-	run(&cfg, "setsid sleep 3137.5 </dev/null >/dev/null 2>&1 & sleep 0.3; echo started", &res);
-	ck_assert_str_eq(res.output, "started\n");
-	ward_result_release(&res);
-	ward_config_release(&cfg);
-	ck_assert_msg(!harness_cmdline_alive(NULL, "sleep 3137.5"), "the daemon outlived its cgroup");
+	{
+		const char *m = harness_sleep_marker();
+
+		/* "started" once the daemon is sleep (setsid execs in place) */
+		snprintf(cmd, sizeof(cmd),
+			 "setsid sleep %s </dev/null >/dev/null 2>&1 & p=$!; "
+			 "until grep -qa ^sleep /proc/$p/cmdline; do sleep 0.01; done; echo started",
+			 m);
+		run(&cfg, cmd, &res);
+		ck_assert_str_eq(res.output, "started\n");
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+		ck_assert_msg(!harness_cmdline_alive("sleep ", m), "the daemon outlived its cgroup");
+	}
 }
 END_TEST
 
@@ -540,7 +549,8 @@ START_TEST(test_forked_host)
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		run(&cfg, "sleep 1.5; echo survived", &res);
+		/* runs until the parent, done with its cleanup, says go */
+		run(&cfg, "until [ -e go ]; do sleep 0.05; done; echo survived", &res);
 		_exit(res.exit_code == 0 && strcmp(res.output, "survived\n") == 0 ? 0 : 1);
 	}
 	for (i = 0; i < 500 && our_cgroups(cg_base(), child) == 0; i++)
@@ -550,6 +560,12 @@ START_TEST(test_forked_host)
 	ck_assert_int_eq(res.exit_code, 0);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
+	{
+		char go[4200];
+
+		snprintf(go, sizeof(go), "%s/go", workdir);
+		fclose(fopen(go, "w"));
+	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the forked host's command was killed");

@@ -908,11 +908,13 @@ START_TEST(test_nothing_left_behind)
 	/* ward killed with SIGKILL in the middle of a command */
 	{
 		char *ward = harness_path("ward"), started[PATH_MAX], script[PATH_MAX + 64];
+		const char *m = harness_sleep_marker();
 		pid_t pid;
-		int i, status;
+		int status, fds_sleep[2], n;
 
 		snprintf(started, sizeof(started), "%s/started", W.dir);
-		snprintf(script, sizeof(script), "touch %s; exec sleep 29.517", started);
+		/* the mark once sleep has replaced the shell (exec keeps the pid) */
+		snprintf(script, sizeof(script), "touch %s; exec sleep %s", started, m);
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
@@ -921,15 +923,15 @@ START_TEST(test_nothing_left_behind)
 			      "-c", script, (char *)NULL);
 			_exit(127);
 		}
-		for (i = 0; i < 500 && access(started, F_OK) != 0; i++)
+		/* until the command runs (never: the case's timeout fails it) */
+		while ((n = harness_pidfds_of("sleep ", m, fds_sleep, 2)) == 0)
 			usleep(10000);
-		ck_assert_msg(i < 500, "the sandbox did not start");
-		ck_assert(harness_cmdline_alive(NULL, "sleep 29.517"));
+		ck_assert_int_eq(n, 1);
+		ck_assert_int_eq(access(started, F_OK), 0);
 		kill(pid, SIGKILL);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		for (i = 0; i < 200 && harness_cmdline_alive(NULL, "sleep 29.517"); i++)
-			usleep(10000);
-		ck_assert_msg(!harness_cmdline_alive(NULL, "sleep 29.517"), "the sandbox outlived ward");
+		/* the sandbox dies with ward (a survivor hangs the case) */
+		harness_wait_gone(fds_sleep, n);
 		ck_assert_uint_eq(count_links(), links);
 		ck_assert_uint_eq(count_listeners(), listeners);
 		free(ward);
