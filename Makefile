@@ -4,6 +4,7 @@
 #   make deps         install the Debian packages the build and the tests need
 #   make test         unit tests, then integration and escape tests as root and as uid 65534
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
+#   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
@@ -71,7 +72,7 @@ FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
 	     runtime/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-vm install \
+.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-mutants test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -206,6 +207,11 @@ test-integration: check
 
 test-escape: check
 	B=$(B) ./tests/run.sh escape
+
+# The mutation tier: each line of tests/mutants/list removes one defence from
+# a scratch copy of the tree; its tests must fail (scripts/mutants.sh).
+test-mutants: check
+	B=$(B) ./scripts/mutants.sh
 
 # The parser's libFuzzer target: the pure sources only, built with clang.
 # `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the

@@ -249,24 +249,65 @@ bool harness_have(const char *tag)
 	return probe_reason(tag) == NULL;
 }
 
-static bool required(const char *tag)
+/* Whether a comma- (or space-) separated list names word. */
+static bool in_list(const char *list, const char *word)
 {
-	const char *req = getenv("WARD_TEST_REQUIRE");
-	size_t len = strlen(tag);
+	size_t len = strlen(word);
 	const char *p;
 
-	if (!req || !*req)
-		return false;
-	if (strcmp(req, "all") == 0)
-		return true;
-	for (p = req; (p = strstr(p, tag)); p += len) {
-		bool start = p == req || p[-1] == ',' || p[-1] == ' ';
+	for (p = list; (p = strstr(p, word)); p += len) {
+		bool start = p == list || p[-1] == ',' || p[-1] == ' ';
 		bool end = p[len] == '\0' || p[len] == ',' || p[len] == ' ';
 
 		if (start && end)
 			return true;
 	}
 	return false;
+}
+
+/* Tags that hold in one tier of tests/run.sh only, by definition: root
+ * things in the root tier, unprivileged ones in the uid-65534 tier, the
+ * source tree where the tests run from the checkout. A case that needs one
+ * of these in the other tier is not for this tier: it is never required
+ * there (that is what lets WARD_TEST_REQUIRE=all pass in both tiers). */
+static const char *not_in_tier(const char *tag)
+{
+	bool root = geteuid() == 0;
+	const char *copy = getenv("WARD_TEST_COPY");
+
+	if (!root && (!strcmp(tag, "root") || !strcmp(tag, "cgroup1") ||
+		      !strcmp(tag, "netadmin")))
+		return "root tier only";
+	if (root && (!strcmp(tag, "unpriv") || !strcmp(tag, "nocgroup")))
+		return "unprivileged tier only";
+	if (copy && *copy && !strcmp(tag, "source"))
+		return "not in a copy of the build tree";
+	return NULL;
+}
+
+/* WARD_TEST_REQUIRE: tags, comma-separated; "all" for every tag this tier
+ * can have; "-tag" excuses one from "all" (a host that cannot offer it, said
+ * where it is set). */
+static bool required(const char *tag)
+{
+	const char *req = getenv("WARD_TEST_REQUIRE");
+	char minus[80];
+
+	if (!req || !*req || not_in_tier(tag))
+		return false;
+	snprintf(minus, sizeof(minus), "-%s", tag);
+	if (in_list(req, minus))
+		return false;
+	return in_list(req, "all") || in_list(req, tag);
+}
+
+/* The case Check runs alone ($CK_RUN_CASE), or every case. A case not
+ * selected is neither run nor reported as skipped. */
+static bool selected(const char *tcase)
+{
+	const char *c = getenv("CK_RUN_CASE");
+
+	return !c || !*c || strcmp(c, tcase) == 0;
 }
 
 TCase *harness_tcase(Suite *s, const char *name, const char *tags)
@@ -302,12 +343,43 @@ static void add_word(char *list, size_t size, const char *word)
 		snprintf(list + n, size - n, "%s ", word);
 }
 
-int harness_main(Suite *s)
+/* Call fn for each tag of a space-separated list; stop at the first that
+ * returns true, and return it. */
+static const char *first_tag(const char *tags, char *tag, size_t size,
+			     bool (*fn)(const char *tag))
 {
-	char exclude[2048] = "", tag[64];
+	while (*tags) {
+		size_t n = strcspn(tags, " ");
+
+		if (n == 0) {
+			tags++;
+			continue;
+		}
+		snprintf(tag, size, "%.*s", (int)n, tags);
+		tags += n;
+		if (fn(tag))
+			return tag;
+	}
+	return NULL;
+}
+
+static bool tag_not_in_tier(const char *tag)
+{
+	return not_in_tier(tag) != NULL;
+}
+
+static bool tag_missing(const char *tag)
+{
+	return probe_reason(tag) != NULL;
+}
+
+/* WARD_TEST_LIST_TAGS=1: each tag the binary's cases use, once, with what
+ * this tier makes of it: "# TAG name ok", "# TAG name missing: reason",
+ * "# TAG name n/a: reason" (tests/run.sh tags adds them up). */
+static int list_tags(void)
+{
+	char seen[4096] = "", tag[64];
 	size_t i;
-	int failed_required = 0, nfailed;
-	SRunner *sr;
 
 	for (i = 0; i < n_tcases; i++) {
 		const char *t = tcases[i].tags;
@@ -322,19 +394,55 @@ int harness_main(Suite *s)
 			}
 			snprintf(tag, sizeof(tag), "%.*s", (int)n, t);
 			t += n;
-			why = probe_reason(tag);
-			if (!why)
-				continue;
-			if (required(tag)) {
-				printf("# FAIL %s: required prerequisite '%s' missing: %s\n",
-				       tcases[i].name, tag, why);
-				failed_required++;
-			} else {
-				printf("# SKIP %s (%s: %s)\n", tcases[i].name, tag, why);
+			{
+				char key[80];
+
+				snprintf(key, sizeof(key), " %s ", tag);
+				if (strstr(seen, key))
+					continue;
 			}
-			add_word(exclude, sizeof(exclude), tag);
-			break;
+			add_word(seen, sizeof(seen), tag);
+			if ((why = not_in_tier(tag)))
+				printf("# TAG %s n/a: %s\n", tag, why);
+			else if ((why = probe_reason(tag)))
+				printf("# TAG %s missing: %s\n", tag, why);
+			else
+				printf("# TAG %s ok\n", tag);
 		}
+	}
+	return 0;
+}
+
+int harness_main(Suite *s)
+{
+	char exclude[2048] = "", tag[64];
+	size_t i;
+	int failed_required = 0, nfailed;
+	const char *list = getenv("WARD_TEST_LIST_TAGS");
+	SRunner *sr;
+
+	if (list && *list)
+		return list_tags();
+	for (i = 0; i < n_tcases; i++) {
+		const char *t = tcases[i].tags, *bad, *why;
+
+		if (!selected(tcases[i].name))
+			continue;
+		/* a case for the other tier first: not a missing prerequisite */
+		if ((bad = first_tag(t, tag, sizeof(tag), tag_not_in_tier)))
+			why = not_in_tier(bad);
+		else if ((bad = first_tag(t, tag, sizeof(tag), tag_missing)))
+			why = probe_reason(bad);
+		else
+			continue;
+		if (required(bad)) {
+			printf("# FAIL %s: required prerequisite '%s' missing: %s\n", tcases[i].name,
+			       bad, why);
+			failed_required++;
+		} else {
+			printf("# SKIP %s (%s: %s)\n", tcases[i].name, bad, why);
+		}
+		add_word(exclude, sizeof(exclude), bad);
 	}
 	fflush(stdout);
 
@@ -562,4 +670,63 @@ bool harness_cmdline_alive(const char *prefix, const char *marker)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+const char *harness_sleep_marker(void)
+{
+	static char buf[64];
+	static unsigned count;
+
+	count++;
+	snprintf(buf, sizeof(buf), "%u.%08ld%02u", 3600 + count, (long)getpid(), count % 100);
+	return buf;
+}
+
+int harness_pidfds_of(const char *prefix, const char *marker, int *fds, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		char path[300], buf[4096];
+		ssize_t len, i;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if ((prefix && strncmp(buf, prefix, strlen(prefix)) != 0) || !strstr(buf, marker))
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)atol(e->d_name), 0);
+		if (fd >= 0)
+			fds[n++] = fd;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+void harness_wait_gone(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct pollfd pf = { fds[i], POLLIN, 0 };
+
+		while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+			;
+		close(fds[i]);
+	}
 }

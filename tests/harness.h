@@ -9,14 +9,24 @@
  *     return harness_main(s);
  *
  * harness_main() probes each tag once. A tag whose probe fails excludes its
- * test cases, printing "# SKIP <tcase> (<tag>: <reason>)"; if the tag is named
- * in WARD_TEST_REQUIRE (comma-separated, or "all"), the failed probe is a test
- * failure instead, so CI never skips silently. Tests always run forked
- * (CK_FORK): unshare, seccomp and Landlock cannot be undone.
+ * test cases, printing "# SKIP <tcase> (<tag>: <reason>)" for each case that
+ * was selected ($CK_RUN_CASE, when set, selects one; the others are neither
+ * run nor counted); if the tag is required by WARD_TEST_REQUIRE, the failed
+ * probe is a test failure instead, so CI never skips silently.
+ * WARD_TEST_REQUIRE is comma-separated tags; "all" is every tag this tier
+ * can have, "-tag" excuses one from it. Tags that belong to one tier of
+ * tests/run.sh by definition (root, cgroup1, netadmin in the root tier;
+ * unpriv, nocgroup in the uid-65534 tier; source outside a copied build
+ * tree, $WARD_TEST_COPY) are never required in the other: such a case is
+ * skipped as "not for this tier". WARD_TEST_LIST_TAGS=1 prints each tag the
+ * binary uses ("# TAG name ok|missing: why|n/a: why") and runs nothing.
+ * Tests always run forked (CK_FORK): unshare, seccomp and Landlock cannot be
+ * undone.
  *
  * Tags: root, unpriv, userns, landlock, seccomp, cgroup1, cgroup2, netadmin,
  * devtools (make, cc, git, python3, node and ip on PATH), and whatever a test
- * binary registers with harness_add_probe().
+ * binary registers with harness_add_probe() (`tests/run.sh tags` lists them
+ * all with their probes).
  */
 #ifndef WARD_TEST_HARNESS_H
 #define WARD_TEST_HARNESS_H
@@ -59,6 +69,21 @@ const char *harness_fences_policy_opt(void);
  * that starts with prefix ("sleep ": the sleep itself, not the shell that
  * started it). */
 bool harness_cmdline_alive(const char *prefix, const char *marker);
+
+/* A number of seconds for `sleep` that no other process of the machine has
+ * in its command line: 3600 plus a count, a point, then this process's pid
+ * in eight digits and the count again ("3601.0001234501"), so that a test
+ * looking for its sleeper among every process finds its own only. Returns a
+ * static string, overwritten by the next call. */
+const char *harness_sleep_marker(void);
+
+/* pidfds (O_CLOEXEC) of every process whose command line starts with
+ * prefix and has marker, at most max; returns how many. */
+int harness_pidfds_of(const char *prefix, const char *marker, int *fds, int max);
+
+/* Block until every pidfd of fds says its process has exited, then close
+ * them. No clock: a process that never ends is the test's own timeout. */
+void harness_wait_gone(int *fds, int n);
 
 /* A fresh world-readable (0755) temporary directory under $TMPDIR or /tmp,
  * malloc'd; harness_rmtree() removes a tree. */

@@ -1,11 +1,14 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|escape|fuzz|vm|bench|all] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|escape|fuzz|vm|bench|all|tags] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
 # checkout may sit under a 0700 home). WARD_TEST_REQUIRE lists prerequisites
-# that must not be skipped; for the uid-65534 tier the root-only ones are
-# dropped from it. The last line is the total: "tests: N passed, N failed, N skipped".
+# (tags) that must not be skipped: "all" is every tag the tier can have, "-tag"
+# excuses one; a tag that belongs to the other tier (root, unpriv, cgroup1, …)
+# is never required (tests/harness.c decides, not this script). `tests/run.sh
+# tags` prints every tag the test binaries use, with its probe in each tier.
+# The last line is the total: "tests: N passed, N failed, N skipped".
 set -u
 B=$(realpath "${B:-build}")
 what=${1:-all}
@@ -46,14 +49,43 @@ run_one() { # label, then the command
 	if [ $rc -ne 0 ]; then bins_failed+=("$label"); fi
 }
 
-drop_root_only() { # the require list without what only root can have
-	local out="" t
-	IFS=, read -ra tags <<<"${WARD_TEST_REQUIRE:-}"
-	for t in "${tags[@]}"; do
-		case $t in root | cgroup1 | cgroup2 | netadmin | vm) ;; *) out+="${out:+,}$t" ;; esac
-	done
-	echo "$out"
+copy_build() { # a world-readable copy of the build tree for uid 65534, in $T
+	T=$(mktemp -d /tmp/ward-tests.XXXXXX)
+	trap 'rm -rf "$T" "$STATE"' EXIT
+	chmod 755 "$T"
+	cp -a "$B" "$T/build"
+	chmod -R a+rX "$T"
 }
+
+as_65534() { # run a command as uid 65534 from the copy
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_COPY=1 \
+		XDG_STATE_HOME="$STATE/state-65534" "$@"
+}
+
+# tests/run.sh tags: what every tag of every test binary is in this tier (and
+# in the uid-65534 tier when root): "ok", "missing: why", "n/a: why"; one
+# line per tag and tier, the binaries that use it after.
+if [ "$what" = tags ]; then
+	{
+		for t in "$B"/tests/unit/test-* "$B"/tests/integration/test-* "$B"/tests/escape/test-*; do
+			[ -x "$t" ] || continue
+			WARD_TEST_LIST_TAGS=1 WARD_BUILD="$B" "$t" 2>/dev/null |
+				sed -n "s|^# TAG \([^ ]*\) \(.*\)|\1\tuid $(id -u)\t\2\t${t#"$B"/tests/}|p"
+		done
+		if [ "$(id -u)" = 0 ]; then
+			copy_build
+			for t in "$T"/build/tests/integration/test-* "$T"/build/tests/escape/test-*; do
+				[ -x "$t" ] || continue
+				as_65534 env WARD_TEST_LIST_TAGS=1 "$t" 2>/dev/null |
+					sed -n "s|^# TAG \([^ ]*\) \(.*\)|\1\tuid 65534\t\2\t${t#"$T"/build/tests/}|p"
+			done
+		fi
+	} | sort | awk -F'\t' '
+		{ k = $1 "\t" $2 "\t" $3; if (!(k in bins)) { order[n++] = k; bins[k] = $4 } else bins[k] = bins[k] " " $4 }
+		END { for (i = 0; i < n; i++) { split(order[i], f, "\t"); printf "%-10s %-10s %-60s %s\n", f[1], f[2], f[3], bins[order[i]] } }'
+	exit 0
+fi
 
 if [ "$what" = all ] || [ "$what" = unit ]; then
 	for t in "$B"/tests/unit/test-*; do
@@ -75,20 +107,12 @@ if [ ${#tiers[@]} -gt 0 ]; then
 		done
 	done
 	if [ "$(id -u)" = 0 ]; then
-		T=$(mktemp -d /tmp/ward-tests.XXXXXX)
-		trap 'rm -rf "$T" "$STATE"' EXIT
-		chmod 755 "$T"
-		cp -a "$B" "$T/build"
-		chmod -R a+rX "$T"
-		req=$(drop_root_only)
+		copy_build
 		mkdir -p "$STATE/state-65534" && chown 65534:65534 "$STATE/state-65534"
 		for tier in "${tiers[@]}"; do
 			for t in "$T"/build/tests/$tier/test-*; do
 				[ -x "$t" ] || continue
-				run_one "$tier/${t##*/} (uid 65534)" \
-					setpriv --reuid=65534 --regid=65534 --clear-groups \
-					env HOME=/tmp TMPDIR=/tmp WARD_BUILD="$T/build" WARD_TEST_REQUIRE="$req" \
-					XDG_STATE_HOME="$STATE/state-65534" "$t"
+				run_one "$tier/${t##*/} (uid 65534)" as_65534 "$t"
 			done
 		done
 	fi

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,8 +319,12 @@ static void nothing_left(const char *label, pid_t pid)
 				      "%s: cgroup %s/%s left", label, path, de->d_name);
 		closedir(d);
 	}
+	/* a subreaper (setup): a process ward left is our child, running (0) or
+	 * dead since (its pid); none at all is ECHILD */
+	errno = 0;
 	orphan = waitpid(-1, NULL, WNOHANG);
-	ck_assert_msg(orphan <= 0, "%s: process %d left behind", label, (int)orphan);
+	ck_assert_msg(orphan == -1 && errno == ECHILD, "%s: %s left behind", label,
+		      orphan == 0 ? "a running process" : "a process");
 	d = opendir(tmp);
 	ck_assert_ptr_nonnull(d);
 	while ((de = readdir(d)))
@@ -548,32 +553,53 @@ START_TEST(test_serve_survives)
 END_TEST
 
 /* Killed while its command runs: the command, its cgroup and its mounts go
- * with it. */
+ * with it. The command says it has started through a FIFO in the workdir, so
+ * the signal lands while it runs, not before the sandbox exists. */
 START_TEST(test_killed_mid_run)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	char fifo[4200];
 	size_t k;
 
+	snprintf(fifo, sizeof(fifo), "%s/started", workdir);
 	for (k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++) {
-		char env[4300];
-		pid_t pid = fork();
-		int status;
+		char env[4300], buf[8] = "";
+		pid_t pid;
+		int status, fd;
+		ssize_t n = 0;
 
+		unlink(fifo);
+		ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+		chmod(fifo, 0666);
+		/* non-blocking: no writer yet is not an end of file on Linux */
+		fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
 			snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
 			if (chdir(workdir) < 0 || putenv(env) < 0)
 				_exit(99);
-			execl(ward, ward, "run", "-c", "sleep 30", (char *)NULL);
+			execl(ward, ward, "run", "-c", "echo up > started; exec sleep 3600", (char *)NULL);
 			_exit(98);
 		}
-		sleep(1);
+		while (n <= 0) {
+			struct pollfd pf = { fd, POLLIN, 0 };
+
+			ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0,
+				      "ward ended before its command started: status %d", status);
+			if (poll(&pf, 1, 100) > 0)
+				n = read(fd, buf, sizeof(buf) - 1);
+		}
+		close(fd);
+		ck_assert_str_eq(buf, "up\n");
 		kill(pid, sigs[k]);
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + sigs[k],
 			      "signal %d: status %d", sigs[k], status);
 		nothing_left("killed", pid);
 	}
+	unlink(fifo);
 }
 END_TEST
 

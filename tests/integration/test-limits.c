@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <grp.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -176,16 +177,13 @@ START_TEST(test_forkbomb)
 	static const char *const lim[] = { "2", "64", NULL };
 	struct ward_config cfg;
 	struct ward_result res;
-	long long t0;
-	double secs;
 
+	/* the bomb never ends on its own: that ward returned is the timeout's
+	 * kill of the whole tree */
 	config(&cfg, 3, lim);
-	t0 = (long long)time(NULL);
 	run(&cfg, "exec /hog forkbomb", &res);
-	secs = (double)((long long)time(NULL) - t0);
 	ck_assert(res.timed_out);
 	ck_assert_int_eq(res.exit_code, 124);
-	ck_assert_msg(secs <= 8, "took %.0f s", secs);
 	ck_assert_str_eq(res.resources.applied[WARD_LIMIT_PIDS].mechanism,
 			 cg_version() == 2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max");
 	ck_assert(res.resources.have_pids_peak);
@@ -202,24 +200,70 @@ START_TEST(test_forkbomb)
 }
 END_TEST
 
+/* Watches the cpu.stat of this process's command cgroups until the kernel
+ * says it throttled one (nr_throttled > 0), then makes `stop`. */
+struct throttle_watch {
+	char stop[4200];
+};
+
+static void *watch_throttle(void *arg)
+{
+	struct throttle_watch *w = arg;
+	const char *base = cg_version() == 2 ? "/sys/fs/cgroup/ward" : "/sys/fs/cgroup/cpu";
+	char prefix[32];
+	bool throttled = false;
+
+	snprintf(prefix, sizeof(prefix), "%sw%ld-", cg_version() == 2 ? "" : "ward-",
+		 (long)getpid());
+	while (!throttled) {
+		struct timespec pause = { 0, 20 * 1000000 };
+		DIR *d = opendir(base);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)) && !throttled) {
+			char path[4400], line[128];
+			FILE *f;
+
+			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/cpu.stat", base, e->d_name);
+			f = fopen(path, "re");
+			while (f && fgets(line, sizeof(line), f))
+				throttled = throttled || (strncmp(line, "nr_throttled ", 13) == 0 &&
+							  atol(line + 13) > 0);
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		if (!throttled)
+			nanosleep(&pause, NULL);
+	}
+	fclose(fopen(w->stop, "w"));
+	return NULL;
+}
+
+/* The CPU quota throttles: a command that spins until told to stop is
+ * throttled by the kernel (its cgroup's nr_throttled), and only that stops
+ * it. Without the quota it would spin until its timeout and fail. */
 START_TEST(test_cpu_quota)
 {
 	static const char *const lim[] = { "3", "0.2", NULL };
 	struct ward_config cfg;
 	struct ward_result res;
-	double used, wall;
+	struct throttle_watch w;
+	pthread_t t;
 
-	config(&cfg, 60, lim);
-	run(&cfg, "exec /hog spin 2", &res);
-	ck_assert_msg(res.exit_code == 0, "exit %d %s", res.exit_code, res.output);
+	snprintf(w.stop, sizeof(w.stop), "%s/stop", workdir);
+	ck_assert_int_eq(pthread_create(&t, NULL, watch_throttle, &w), 0);
+	config(&cfg, 20, lim);
+	run(&cfg, "while [ ! -e stop ]; do :; done; echo stopped", &res);
+	ck_assert_msg(res.exit_code == 0 && !res.timed_out, "exit %d %s", res.exit_code,
+		      res.output);
+	ck_assert_str_eq(res.output, "stopped\n");
 	ck_assert(res.resources.have_cpu);
-	used = (double)(res.resources.cpu_user_us + res.resources.cpu_system_us) / 1e6;
-	wall = (double)res.duration_ms / 1e3;
-	/* 20 % of the wall time at most (with slack for the first period), and
-	 * clearly running: the machine is shared, so no tight lower bound */
-	ck_assert_msg(used <= 0.2 * wall * 1.25 + 0.05 && used >= 0.05,
-		      "%.3f s of CPU in %.3f s of wall time under --cpus 0.2", used, wall);
 	ck_assert_uint_eq(res.resources.applied[WARD_LIMIT_CPUS].value, 20000);
+	pthread_join(t, NULL);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 }
@@ -355,11 +399,20 @@ START_TEST(test_sandbox_off)
 	ck_assert_str_eq(res.error->message, "killed by the OOM killer: memory limit 32 MiB");
 	ward_result_release(&res);
 
-	run(&cfg, "setsid sleep 3137.5 </dev/null >/dev/null 2>&1 & sleep 0.3; echo started", &res);
-	ck_assert_str_eq(res.output, "started\n");
-	ward_result_release(&res);
-	ward_config_release(&cfg);
-	ck_assert_msg(!harness_cmdline_alive(NULL, "sleep 3137.5"), "the daemon outlived its cgroup");
+	{
+		const char *m = harness_sleep_marker();
+
+		/* "started" once the daemon is sleep (setsid execs in place) */
+		snprintf(cmd, sizeof(cmd),
+			 "setsid sleep %s </dev/null >/dev/null 2>&1 & p=$!; "
+			 "until grep -qa ^sleep /proc/$p/cmdline; do sleep 0.01; done; echo started",
+			 m);
+		run(&cfg, cmd, &res);
+		ck_assert_str_eq(res.output, "started\n");
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+		ck_assert_msg(!harness_cmdline_alive("sleep ", m), "the daemon outlived its cgroup");
+	}
 }
 END_TEST
 
@@ -496,7 +549,8 @@ START_TEST(test_forked_host)
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		run(&cfg, "sleep 1.5; echo survived", &res);
+		/* runs until the parent, done with its cleanup, says go */
+		run(&cfg, "until [ -e go ]; do sleep 0.05; done; echo survived", &res);
 		_exit(res.exit_code == 0 && strcmp(res.output, "survived\n") == 0 ? 0 : 1);
 	}
 	for (i = 0; i < 500 && our_cgroups(cg_base(), child) == 0; i++)
@@ -506,6 +560,12 @@ START_TEST(test_forked_host)
 	ck_assert_int_eq(res.exit_code, 0);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
+	{
+		char go[4200];
+
+		snprintf(go, sizeof(go), "%s/go", workdir);
+		fclose(fopen(go, "w"));
+	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "the forked host's command was killed");
@@ -556,8 +616,10 @@ START_TEST(test_sigkilled_ward)
 	ck_assert_msg(wait_cgroup(dead, 1) && wait_cgroup(live, 1), "no cgroup appeared");
 	kill(dead, SIGKILL);
 	ck_assert_int_eq(waitpid(dead, &status, 0), dead);
-	usleep(100000);
-	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1); /* left behind */
+	/* left behind: a SIGKILLed ward cleans nothing (any other ward starting
+	 * on this machine now would remove it: the case runs alone in the
+	 * mutation tier's list for that reason) */
+	ck_assert_int_eq(our_cgroups(cg_base(), dead), 1);
 
 	/* the next run removes the dead ward's cgroup, and only that one */
 	config(&cfg, 30, NULL);
@@ -826,12 +888,18 @@ int main(void)
 		tcase_add_test(tc, test_cpu_quota);
 		tcase_add_test(tc, test_peaks);
 		tcase_add_test(tc, test_no_leftovers);
-		tcase_add_test(tc, test_sigkilled_ward);
 		tcase_add_test(tc, test_sandbox_off);
 		tcase_add_test(tc, test_io_weight);
 		tcase_add_test(tc, test_cli_json);
 		tcase_add_test(tc, test_doctor);
 		tcase_add_test(tc, test_forked_host);
+	}
+	/* the cleanup of a SIGKILLed ward's cgroup by the next ward: a case of
+	 * its own, as it holds only while no other ward starts meanwhile */
+	for (i = 0; i < 2; i++) {
+		tc = harness_tcase(s, i == 0 ? "cgroup1-sigkill" : "cgroup2-sigkill", tags[i]);
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, test_sigkilled_ward);
 	}
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -392,17 +392,30 @@ START_TEST(test_concurrent)
 	json_t *r[3];
 	int i;
 
+	char go[4200];
+	FILE *f;
+
+	/* Each command marks that it runs, then waits for the other's mark
+	 * (one after the other, the first would wait until its timeout) and for
+	 * `go`, which this test makes only once the quick request is answered:
+	 * that answer cannot but come while both commands run. */
 	start(&s, "--isolation=shared");
 	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"session.pwd\"}"));
 	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session.exec\",\"params\":"
-		      "{\"command\":\"sleep 1; echo one\",\"concurrent\":true}}");
+		      "{\"command\":\"touch rv-1; until [ -e rv-2 ] && [ -e go ]; do sleep 0.05; "
+		      "done; echo one\",\"concurrent\":true}}");
 	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.exec\",\"params\":"
-		      "{\"command\":\"sleep 1; echo two\",\"concurrent\":true}}");
+		      "{\"command\":\"touch rv-2; until [ -e rv-1 ] && [ -e go ]; do sleep 0.05; "
+		      "done; echo two\",\"concurrent\":true}}");
 	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session.pwd\"}");
-	for (i = 0; i < 3; i++)
-		r[i] = next(&s);
-	/* the quick request was answered while both commands ran */
+	r[0] = next(&s);
 	ck_assert_int_eq(json_integer_value(json_object_get(r[0], "id")), 3);
+	snprintf(go, sizeof(go), "%s/go", workdir);
+	f = fopen(go, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	for (i = 1; i < 3; i++)
+		r[i] = next(&s);
 	for (i = 1; i < 3; i++) {
 		long long id = json_integer_value(json_object_get(r[i], "id"));
 
@@ -533,17 +546,16 @@ START_TEST(test_shell_tty)
 	/* ^C while a command runs stops the command, not the shell */
 	{
 		char line[64], marker[32];
-		int i;
 
-		snprintf(marker, sizeof(marker), "30.%d", (int)getpid());
+		snprintf(marker, sizeof(marker), "%s", harness_sleep_marker());
 		snprintf(line, sizeof(line), "sleep %s; echo not-stopped\r", marker);
 		pty_send(fd, line);
-		for (i = 0; i < 1000 && !harness_cmdline_alive("sleep ", marker); i++) {
+		/* until the sleep runs (never: the case's timeout fails it) */
+		while (!harness_cmdline_alive("sleep ", marker)) {
 			struct timespec pause = { 0, 10 * 1000000 };
 
 			nanosleep(&pause, NULL);
 		}
-		ck_assert_msg(i < 1000, "the command did not start");
 		pty_send(fd, "\x03");
 		ck_assert_msg(pty_wait(fd, marker, "$ ", buf, sizeof(buf)), "got: %s", buf);
 	}

@@ -1021,6 +1021,54 @@ START_TEST(test_kept_then_applied)
 }
 END_TEST
 
+/* A directory a kept set writes into becomes a symbolic link to elsewhere
+ * between the set's scan (ward_changeset_open) and its apply: the apply
+ * (forced, so that no conflict check stands in the way: only the
+ * resolution below the workdir without links does) refuses to follow it,
+ * and nothing is written where it points (a directory this test owns). */
+START_TEST(test_apply_not_through_symlink)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo new > d/f", NULL };
+	char *elsewhere = harness_tmpdir(), path[4200], *cmd, *out;
+	struct ward_changeset *cs;
+	char name[64];
+
+	out = host_sh(workdir, "mkdir d && echo ok");
+	free(out);
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, NULL), 0);
+	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+	ck_assert_msg(res.exit_code == 0 && res.workdir && res.workdir->changes, "%s", res.output);
+	cs = res.workdir->changes;
+	ck_assert_uint_eq(ward_changeset_count(cs), 1);
+	ck_assert_str_eq(ward_changeset_get(cs, 0)->path, "d/f");
+	ck_assert_int_eq(ward_changeset_keep(cs, name, sizeof(name), &err), 0);
+	ward_result_release(&res);
+	cs = ward_changeset_open(NULL, name, &err);
+	ck_assert_ptr_nonnull(cs);
+	/* scanned: now d becomes a link out of the workdir */
+	ck_assert_int_ge(asprintf(&cmd, "rmdir d && ln -s '%s' d && echo ok", elsewhere), 0);
+	out = host_sh(workdir, cmd);
+	ck_assert_str_eq(out, "ok\n");
+	free(out);
+	free(cmd);
+	ward_changeset_set_force(cs, true);
+	ck_assert_int_eq(ward_changeset_apply(cs, cfg.protect, &err), -1);
+	ck_assert_ptr_nonnull(err);
+	ward_error_free(err);
+	ward_changeset_free(cs);
+	snprintf(path, sizeof(path), "%s/f", elsewhere);
+	ck_assert_msg(access(path, F_OK) == -1, "the apply wrote through d into %s", elsewhere);
+	harness_rmtree(elsewhere);
+	free(elsewhere);
+	ward_config_release(&cfg);
+}
+END_TEST
+
 /* A kept set applied after someone edited a file it changes: refused, naming
  * it, unless forced; edits elsewhere do not matter. */
 START_TEST(test_apply_conflict)
@@ -1548,6 +1596,12 @@ int main(void)
 	tcase_add_test(ovl, test_apply_conflict);
 	tcase_add_test(ovl, test_apply_refuses_protected);
 	tcase_add_test(ovl, test_library_changeset);
+	{
+		TCase *links = harness_tcase(s, "apply-symlinks", "userns");
+
+		tcase_add_checked_fixture(links, setup, teardown);
+		tcase_add_test(links, test_apply_not_through_symlink);
+	}
 	tcase_add_test(ovl, test_changes_accumulate);
 	tcase_add_test(ovl, test_overlay_result_bounded);
 	tcase_add_test(ovl, test_overlay_read_only_parent);

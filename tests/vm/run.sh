@@ -33,6 +33,7 @@ export RUNVM_HOME=${WARD_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ward-vm}
 
 skip() {
 	case ",${WARD_TEST_REQUIRE:-}," in
+	*,-vm,*) ;;
 	*,vm,* | *,all,*) echo "# FAIL vm: required prerequisite missing: $1"; exit 1 ;;
 	esac
 	echo "# SKIP vm ($1)"
