@@ -2,7 +2,8 @@
 #
 #   make              build/ward, build/libward.a, build/libward.so, build/ward.pc
 #   make deps         install the Debian packages the build and the tests need
-#   make test         unit tests, then integration and escape tests as root and as uid 65534
+#   make test         everything: unit tests, integration and escape tests as root and as
+#                     uid 65534, fuzzing, the cgroup v2 VM, the mutation tier, a bench smoke run
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
 #   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
@@ -211,7 +212,7 @@ test-escape: check
 # The mutation tier: each line of tests/mutants/list removes one defence from
 # a scratch copy of the tree; its tests must fail (scripts/mutants.sh).
 test-mutants: check
-	B=$(B) ./scripts/mutants.sh
+	B=$(B) ./tests/run.sh mutants
 
 # The parser's libFuzzer target: the pure sources only, built with clang.
 # `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the

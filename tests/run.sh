@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|escape|fuzz|vm|bench|all|tags] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|escape|fuzz|vm|mutants|bench|all|tags] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -153,6 +153,32 @@ fi
 if [ "$what" = all ] || [ "$what" = vm ]; then
 	if [ -x tests/vm/run.sh ]; then
 		run_one "vm (cgroup v2 guest)" tests/vm/run.sh
+	fi
+fi
+
+# The mutation tier (scripts/mutants.sh): each mutant of tests/mutants/list,
+# one defence removed from a scratch copy, must make its tests fail; each
+# caught mutant is a pass, each missed one a failure. It needs root (its
+# tests drop to uid 65534 in mount namespaces of their own).
+if [ "$what" = all ] || [ "$what" = mutants ]; then
+	echo "== mutants"
+	if [ "$(id -u)" != 0 ]; then
+		echo "# SKIP mutants (root: the mutation tier runs as root)"
+		case ",${WARD_TEST_REQUIRE:-}," in
+		*,all,* | *,root,*) fail=$((fail + 1)) bins_failed+=("mutants") ;;
+		esac
+	else
+		mout=$(B="$B" "$(dirname "$0")/../scripts/mutants.sh" 2>&1)
+		mrc=$?
+		printf '%s\n' "$mout"
+		if [[ $mout =~ mutants:\ ([0-9]+)\ caught,\ ([0-9]+)\ missed ]]; then
+			pass=$((pass + BASH_REMATCH[1]))
+			fail=$((fail + BASH_REMATCH[2]))
+		fi
+		if [ $mrc -ne 0 ]; then
+			bins_failed+=("mutants")
+			[[ $mout =~ mutants:\ [0-9]+\ caught ]] || fail=$((fail + 1))
+		fi
 	fi
 fi
 
