@@ -286,6 +286,11 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 			return 0;
 	} else if (!inside_dir(workdir, path, real)) {
 		return 0;
+	} else if (S_ISDIR(st.st_mode) && ward_workdir_is_placeholder(path)) {
+		/* no repository: the placeholder of another ward's run (or of
+		 * one SIGKILLed) covering the missing .git; this run covers it
+		 * the same way */
+		return 0;
 	}
 	first = w->n_gitdirs;
 	free(w->gitdir_runs);

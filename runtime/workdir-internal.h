@@ -109,6 +109,10 @@ int ward_workdir_make_run_in(const char *runs, char **path, int *fd, struct ward
 /* Remove the runs in the directory runs whose ward is provably dead. */
 void ward_workdir_sweep_runs(const char *runs);
 
+/* Whether path is a placeholder (an empty directory with the placeholders'
+ * mark, ward's own or another ward's), not followed if a link. */
+bool ward_workdir_is_placeholder(const char *path);
+
 /* Note a violation in the report (once per path). */
 void ward_workdir_add_violation(struct ward_workdir_report *r, const char *path,
 				const char *seen);

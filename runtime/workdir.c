@@ -194,6 +194,14 @@ static bool fd_empty(int fd)
 	}
 }
 
+bool ward_workdir_is_placeholder(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && ph_mode(&st) && fd_empty(fd);
+}
+
 static bool same_id(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;

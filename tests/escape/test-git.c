@@ -498,6 +498,37 @@ START_TEST(test_nothing_left)
 }
 END_TEST
 
+/* A placeholder .git (another ward's, covering a missing one while its
+ * command runs, or left by a SIGKILLed ward) is no repository: no git
+ * overlay is mounted over it (a kernel without overlayfs in user
+ * namespaces would otherwise fail every command there). A real .git given
+ * the placeholders' mode is still one. */
+START_TEST(test_placeholder_not_a_repo)
+{
+	char path[4200], *out;
+	json_t *r;
+
+	snprintf(path, sizeof(path), "%s/.git", workdir);
+	ck_assert_int_eq(mkdir(path, 01555), 0);
+	ck_assert_int_eq(chmod(path, 01555), 0);
+	r = run_json("grep -c ' - overlay ' /proc/self/mountinfo || true", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "0\n");
+	json_decref(r);
+	/* ward may have taken the stale placeholder back (swept or pooled) */
+	if (chmod(path, 0755) == 0)
+		ck_assert_int_eq(rmdir(path), 0);
+	git_repo();
+	ck_assert_int_eq(chmod(path, 01555), 0);
+	r = run_json("grep -c ' - overlay ' /proc/self/mountinfo || true", NULL);
+	ck_assert_msg(atoi(json_string_value(json_object_get(r, "output"))) > 0, "no overlay: %s",
+		      json_string_value(json_object_get(r, "output")));
+	json_decref(r);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	out = host_sh("git status --porcelain | wc -l");
+	free(out);
+}
+END_TEST
+
 /* A ward killed while its command runs leaves its git overlay behind; the
  * next ward of the same user removes it. */
 START_TEST(test_killed_swept)
@@ -556,6 +587,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
+	tcase_add_test(tc, test_placeholder_not_a_repo);
 	tcase_add_test(tc, test_killed_swept);
 	return harness_main(s);
 }

@@ -178,7 +178,7 @@ START_TEST(test_policy_min_abi_above_kernel)
 	FILE *f;
 
 	min_abi_refusal(k, want, sizeof(want), &kind);
-	snprintf(policy, sizeof(policy), "%s/policy.json", outside);
+	snprintf(policy, sizeof(policy), "%s/policy.json", workdir); /* not world-writable */
 	f = fopen(policy, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "{\"landlock\": {\"mode\": \"required\", \"min_abi\": %d}}\n", k + 1);

@@ -149,7 +149,8 @@ START_TEST(test_oom)
 	run(&cfg, "/hog alloc 100; echo after", &res);
 	ck_assert(res.resources.oom_killed);
 	ck_assert_ptr_nonnull(strstr(res.output, "after"));
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ck_assert_ptr_null(res.error);
 	ward_result_release(&res);
 
@@ -367,7 +368,8 @@ START_TEST(test_no_leftovers)
 		struct ward_error *err = NULL;
 
 		ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
-		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+			      res.error ? res.error->message : res.output);
 		ck_assert_int_eq(res.resources.cgroup_version, cg_version());
 		ward_result_release(&res);
 	}
@@ -442,7 +444,8 @@ START_TEST(test_io_weight)
 		ck_assert_str_eq(res.error->message, "--io-weight: cgroup v1 weights go up to 1000, "
 						     "got 5000");
 	} else {
-		ck_assert_int_eq(res.exit_code, 0);
+		ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+			      res.error ? res.error->message : res.output);
 		ck_assert_str_eq(res.resources.applied[WARD_LIMIT_IO_WEIGHT].mechanism,
 				 "cgroup v2 io.weight");
 	}
@@ -557,7 +560,8 @@ START_TEST(test_forked_host)
 		usleep(10000);
 	ck_assert_int_eq(our_cgroups(cg_base(), child), 1);
 	run(&cfg, "true", &res); /* removes leftovers: must leave the child's alone */
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	{
@@ -624,7 +628,8 @@ START_TEST(test_sigkilled_ward)
 	/* the next run removes the dead ward's cgroup, and only that one */
 	config(&cfg, 30, NULL);
 	run(&cfg, "true", &res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	ck_assert_int_eq(our_cgroups(cg_base(), dead), 0);
@@ -649,7 +654,8 @@ START_TEST(test_rlimits)
 
 	config(&cfg, 30, lim);
 	run(&cfg, "ulimit -c; ulimit -n; ulimit -f; ulimit -Hn", &res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ck_assert_msg(strncmp(res.output, "0\n", 2) == 0, "%s", res.output);
 	nofile = atoi(res.output + 2);
 	ck_assert_msg(nofile > 0 && nofile <= 8192, "%s", res.output);
@@ -665,7 +671,8 @@ START_TEST(test_rlimits)
 	ck_assert_msg(res.signal == SIGXFSZ, "exit %d %s", res.exit_code, res.output);
 	ward_result_release(&res);
 	run(&cfg, "exec /hog write 1 small", &res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 }
@@ -682,7 +689,8 @@ START_TEST(test_no_cgroup)
 	config(&cfg, 30, NULL);
 	cfg.cgroup = false;
 	run(&cfg, "echo ran", &res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ck_assert_int_eq(res.resources.cgroup_version, 0);
 	ck_assert_str_eq(res.resources.note,
 			 "no cgroup limit applied (rlimits only): --no-cgroup was given");
@@ -715,7 +723,8 @@ START_TEST(test_rlimits_only)
 
 	config(&cfg, 30, NULL);
 	run(&cfg, "echo ran", &res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d: %s", res.exit_code,
+		      res.error ? res.error->message : res.output);
 	ck_assert_str_eq(res.output, "ran\n");
 	ck_assert_int_eq(res.resources.cgroup_version, 0);
 	ck_assert_msg(strstr(res.resources.note, "no cgroup limit applied"), "%s",
