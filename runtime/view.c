@@ -223,14 +223,28 @@ static void tmpfs_options(char *buf, size_t n, const char *mode, uint64_t size)
 
 static int build_dev(const char *R, uint64_t tmpfs_size, struct ward_error **err)
 {
-	char opts[96];
-
-	char dst[PATH_MAX], src[64];
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "ptmx" },		 { "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" },	 { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" },
+	};
+	char dst[PATH_MAX], src[64], opts[96];
 	size_t i;
 
 	snprintf(dst, sizeof(dst), "%s/dev", R);
 	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0)
 		return fail(err, "mount tmpfs on", "/dev");
+	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
+	if (mkdir(dst, 0755) < 0)
+		return fail(err, "mkdir", "/dev/pts");
+	snprintf(dst, sizeof(dst), "%s/dev/shm", R);
+	if (mkdir(dst, 01777) < 0)
+		return fail(err, "mkdir", "/dev/shm");
+	for (i = 0; i < ARRAY_SIZE(links); i++) {
+		snprintf(dst, sizeof(dst), "%s/dev/%s", R, links[i][1]);
+		if (symlink(links[i][0], dst) < 0)
+			return fail(err, "symlink", links[i][1]);
+	}
 	for (i = 0; i < ARRAY_SIZE(devices); i++) {
 		snprintf(dst, sizeof(dst), "%s/dev/%s", R, devices[i]);
 		snprintf(src, sizeof(src), "/dev/%s", devices[i]);
@@ -239,32 +253,16 @@ static int build_dev(const char *R, uint64_t tmpfs_size, struct ward_error **err
 			return fail(err, "create", src);
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return fail(err, "bind mount", src);
-		/* Read-only: the node still opens for writing (a device's data
-		 * is no change to the mount), but its inode — the host's — takes
-		 * no chmod, chown or utimes; as root inside, `chmod 000
-		 * /dev/null` would break the host's. */
-		if (setattr(dst, 0, MOUNT_ATTR_RDONLY, src, err) < 0)
-			return -1;
 	}
-	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
-	if (mkdir(dst, 0755) < 0)
-		return fail(err, "mkdir", "/dev/pts");
-	snprintf(dst, sizeof(dst), "%s/dev/shm", R);
-	if (mkdir(dst, 01777) < 0)
-		return fail(err, "mkdir", "/dev/shm");
-	{
-		static const char *const links[][2] = {
-			{ "pts/ptmx", "ptmx" },		 { "/proc/self/fd", "fd" },
-			{ "/proc/self/fd/0", "stdin" },	 { "/proc/self/fd/1", "stdout" },
-			{ "/proc/self/fd/2", "stderr" },
-		};
-
-		for (i = 0; i < ARRAY_SIZE(links); i++) {
-			snprintf(dst, sizeof(dst), "%s/dev/%s", R, links[i][1]);
-			if (symlink(links[i][0], dst) < 0)
-				return fail(err, "symlink", links[i][1]);
-		}
-	}
+	/* The /dev tmpfs and every node bound on it read-only, in one call: no
+	 * new nodes or files in /dev, and the nodes — the host's inodes — still
+	 * open for writing (a device's data is no change to the mount) but take
+	 * no chmod, chown or utimes; as root inside, `chmod 000 /dev/null`
+	 * would break the host's. devpts and /dev/shm are mounted after, on
+	 * their (read-only) mount points, and stay writable. */
+	snprintf(dst, sizeof(dst), "%s/dev", R);
+	if (setattr(dst, AT_RECURSIVE, MOUNT_ATTR_RDONLY, "/dev", err) < 0)
+		return -1;
 	snprintf(dst, sizeof(dst), "%s/dev/pts", R);
 	/* max: pseudo-terminals count against the host's kernel.pty.max,
 	 * shared with every user; a sandbox takes 256 at most */
@@ -275,9 +273,7 @@ static int build_dev(const char *R, uint64_t tmpfs_size, struct ward_error **err
 	tmpfs_options(opts, sizeof(opts), "1777", tmpfs_size);
 	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return fail(err, "mount tmpfs on", "/dev/shm");
-	/* The /dev tmpfs itself read-only: no new nodes or files in /dev. */
-	snprintf(dst, sizeof(dst), "%s/dev", R);
-	return setattr(dst, 0, MOUNT_ATTR_RDONLY, "/dev", err);
+	return 0;
 }
 
 /* The workdir as an overlay: the real one (wfd) the lower layer, under the
