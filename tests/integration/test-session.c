@@ -430,13 +430,53 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+struct seq {
+	struct ward_session *s;
+	const char *cmd;
+	struct ward_session_result r;
+};
+
+static void *seq_run(void *arg)
+{
+	struct seq *c = arg;
+	struct ward_session_exec_options eo = { .concurrent = false };
+	struct ward_error *err = NULL;
+
+	if (ward_session_exec(c->s, c->cmd, &eo, &c->r, &err) < 0)
+		ward_error_free(err);
+	return NULL;
+}
+
+/* One after another by default: a second command sent while the first runs
+ * waits for it. The first holds until the test says go, and looks whether
+ * the second ran meanwhile; the test gives the second every chance to (it
+ * waits for its mark a while before saying go — a wait that only makes an
+ * overlap likelier to be seen, never a pass or failure of its own). */
 START_TEST(test_sequential)
 {
 	struct ward_session *s = open_session(WARD_SESSION_SHARED, false);
+	struct seq a = { .s = s,
+			 .cmd = "touch seq-a; until [ -e seq-go ]; do sleep 0.02; done; "
+				"if [ -e seq-b ]; then echo overlap; else echo alone; fi" };
+	struct seq b = { .s = s, .cmd = "touch seq-b; cat seq-a >/dev/null && echo after" };
+	pthread_t ta, tb;
+	int i;
 
-	/* one after another: the second sees what the first wrote */
-	expect(s, "sleep 0.3; echo 1 > seq", "");
-	expect(s, "cat seq", "1\n");
+	ck_assert_int_eq(pthread_create(&ta, NULL, seq_run, &a), 0);
+	while (access(at("seq-a"), F_OK) < 0)
+		usleep(10000);
+	ck_assert_int_eq(pthread_create(&tb, NULL, seq_run, &b), 0);
+	for (i = 0; i < 100 && access(at("seq-b"), F_OK) < 0; i++)
+		usleep(20000);
+	close(open(at("seq-go"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	ck_assert_str_eq(a.r.run.output, "alone\n");
+	ck_assert_str_eq(b.r.run.output, "after\n");
+	ward_session_result_release(&a.r);
+	ward_session_result_release(&b.r);
+	/* and the second sees what the first wrote */
+	expect(s, "echo 1 > seq; cat seq", "1\n");
 	ward_session_free(s);
 }
 END_TEST
