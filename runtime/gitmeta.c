@@ -97,9 +97,51 @@ static enum ward_gitmeta_verdict classify_in(const char *p);
  * can begin a git directory's path; none means a directory on the way to a
  * new submodule git directory, or a name git would read as configuration
  * (modules/NAME/config): denied either way. */
+/* Names git reads as configuration, hooks or paths elsewhere, wherever a
+ * git directory's root may be. */
+static bool config_like(const char *s, size_t n)
+{
+	static const char *const names[] = { "hooks",	    "info",	"commondir", "gitdir",
+					     "description", "branches", "remotes" };
+
+	return (n >= 6 && memcmp(s, "config", 6) == 0) || in(s, n, names, ARRAY_SIZE(names));
+}
+
+/* Below modules/, where the submodule's name ends cannot be told from the
+ * path alone: a submodule at vendor/logs has its git directory at
+ * modules/vendor/logs, whose config looks like the reflog "logs/config" of
+ * a submodule "vendor". Deny-by-default under that doubt: a configuration
+ * name anywhere after the first component is refused, whatever it would
+ * be under another reading (a branch named "hooks" of a submodule cannot
+ * be written inside). objects/info's data keeps its place: those names
+ * are harmless at a git directory's root too. */
+static bool config_like_below_modules(const char *p)
+{
+	const char *prev = NULL;
+	size_t prev_n = 0;
+
+	for (const char *s = p + comp_len(p); *s == '/';) {
+		const char *c = s + 1;
+		size_t n = comp_len(c);
+		const char *next = c[n] == '/' ? c + n + 1 : NULL;
+
+		if (config_like(c, n) &&
+		    !(is(c, n, "info") && prev && is(prev, prev_n, "objects") && next &&
+		      in(next, comp_len(next), objects_info, ARRAY_SIZE(objects_info))))
+			return true;
+		prev = c;
+		prev_n = n;
+		s = c + n;
+	}
+	return false;
+}
+
 static enum ward_gitmeta_verdict in_modules(const char *p)
 {
 	const char *s = p + comp_len(p); /* NAME has at least one component */
+
+	if (config_like_below_modules(p))
+		return WARD_GITMETA_DENY;
 
 	while (*s == '/') {
 		size_t n = comp_len(s + 1);

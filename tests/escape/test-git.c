@@ -379,6 +379,49 @@ START_TEST(test_worktree_pointers)
 }
 END_TEST
 
+/* A submodule whose path has a component git uses for its data (vendor/logs):
+ * its git directory .git/modules/vendor/logs has a config that reads like
+ * the reflog "logs/config" of a submodule "vendor". It is refused all the
+ * same, and the host's git in it runs nothing. */
+START_TEST(test_submodule_data_name)
+{
+	char gitdir[4200], sub[4200], *before, *evil = evil_setup(), *cmd;
+	json_t *r;
+
+	git_repo();
+	free(host_sh("mkdir '%s/lib2' && cd '%s/lib2' && git init -q -b main && echo l > l && "
+		     "git add l && " G "commit -qm lib && cd '%s' && "
+		     G "-c protocol.file.allow=always submodule add -q '%s/lib2' vendor/logs && "
+		     G "commit -qm sub",
+		     outside, outside, workdir, outside));
+	snprintf(gitdir, sizeof(gitdir), "%s/.git", workdir);
+	before = gitdir_manifest(gitdir);
+	ck_assert_int_ge(asprintf(&cmd,
+				  "%s t() { \"$@\" 2>/dev/null; true; }; "
+				  "t cp evil.cfg .git/modules/vendor/logs/config; "
+				  "t cp evil.cfg .git/modules/vendor/logs/hooks/post-checkout; "
+				  "echo done",
+				  evil),
+			 0);
+	r = run_json(cmd, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	{
+		char *after = gitdir_manifest(gitdir);
+
+		assert_same(before, after, "the host's .git");
+		free(after);
+	}
+	snprintf(sub, sizeof(sub), "%s/vendor/logs", workdir);
+	ck_assert_msg(!host_git_ran_code(sub), "the host's git ran the command's code");
+	ck_assert_msg(!host_git_ran_code(workdir), "the host's git ran the command's code");
+	ck_assert(violated(r, ".git/modules/vendor/logs/config"));
+	json_decref(r);
+	free(cmd);
+	free(evil);
+	free(before);
+}
+END_TEST
+
 /* .git a gitfile naming a git directory elsewhere in the workdir: that one
  * gets the same rule (and the gitfile stays as it is). */
 START_TEST(test_gitfile_inside)
@@ -583,6 +626,7 @@ int main(void)
 	tcase_add_test(tc, test_direct_attacks);
 	tcase_add_test(tc, test_overlay_apply_attacks);
 	tcase_add_test(tc, test_worktree_pointers);
+	tcase_add_test(tc, test_submodule_data_name);
 	tcase_add_test(tc, test_gitfile_inside);
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);

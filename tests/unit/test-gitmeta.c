@@ -22,6 +22,7 @@ static const char *const merged[] = {
 	"rebase-apply/0001", "sequencer/todo", "rr-cache/abc/preimage", "reftable/tables.list",
 	"modules/lib/HEAD", "modules/lib/index", "modules/lib/refs/heads/main",
 	"modules/lib/objects/ab/cd", "modules/a/b/c/HEAD", "modules/a/b/logs/HEAD",
+	"modules/lib/objects/info/commit-graph", "modules/lib/objects/info/packs",
 	"modules/x/modules/y/HEAD", "worktrees/wt/HEAD", "worktrees/wt/index",
 	"worktrees/wt/logs/HEAD", "worktrees/wt/ORIG_HEAD", "worktrees/wt/rebase-merge/done",
 };
@@ -40,6 +41,11 @@ static const char *const denied[] = {
 	"modules/lib/info/exclude", "modules/lib/commondir", "modules/a/b/config",
 	"modules/x/modules/y/config", "modules/HEAD/config", "modules/a/index/config",
 	"modules/lib/objects/info/alternates", "worktrees/wt", "worktrees/wt/commondir",
+	/* a submodule at vendor/logs (or lib/objects, deps/refs): its git
+	 * directory's config, not a reflog of a submodule "vendor" */
+	"modules/vendor/logs/config", "modules/a/objects/config",
+	"modules/a/objects/hooks/post-checkout", "modules/deps/refs/config.worktree",
+	"modules/x/rr-cache/info/attributes", "modules/a/logs/commondir",
 	"worktrees/wt/gitdir", "worktrees/wt/locked", "worktrees/wt/config.worktree",
 	"worktrees/wt/hooks/x", "HEAD/x", "index/config", "evil", "evil/config", "fsmonitor",
 	"CONFIG", "Config", "head", "refs/heads/.git/config", "refs/.GIT", "logs/.git",
