@@ -124,7 +124,7 @@ void ward_print_changes_summary(FILE *f, const struct ward_result *res)
 			fprintf(f, "ward: not merged back into the git directory (not what ordinary "
 				   "git work writes):");
 		if (k <= 10)
-			fprintf(f, " '%s'", w->violations[i].path);
+			fprintf(f, " '%s'", ward_shown(w->violations[i].path));
 	}
 	if (k > 10)
 		fprintf(f, " and %zu more", k - 10);

@@ -541,6 +541,26 @@ START_TEST(test_nothing_left)
 }
 END_TEST
 
+/* What was not merged back is named for a person with its control
+ * characters escaped: a name the command chose cannot rewrite the
+ * terminal's lines or title. */
+START_TEST(test_dropped_names_escaped)
+{
+	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+			 workdir, (char *)"-c",
+			 (char *)"touch .git/\"$(printf 'evil\\033[2K\\033]0;T\\007x')\"", NULL };
+	char *out = NULL, *err = NULL;
+
+	git_repo();
+	harness_capture(argv, &out, &err);
+	ck_assert_msg(strstr(err, "not merged back"), "%s", err);
+	ck_assert_msg(!strchr(err, '\033') && !strchr(err, '\007'), "raw escape: %s", err);
+	ck_assert_msg(strstr(err, "evil\\x1b[2K"), "%s", err);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* A placeholder .git (another ward's, covering a missing one while its
  * command runs, or left by a SIGKILLed ward) is no repository: no git
  * overlay is mounted over it (a kernel without overlayfs in user
@@ -631,6 +651,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
+	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
 	tcase_add_test(tc, test_killed_swept);
 	return harness_main(s);
