@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/gitmeta-internal.h"
 #include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
 #include "runtime/workdir-internal.h"
@@ -838,7 +839,10 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 	}
 	for (size_t i = 0; i < cs->n; i++) {
 		if (!ward_protect_touches(resolved, cs->v[i].path) &&
-		    !ward_protect_git_change_denied(protect, &cs->v[i]))
+		    !ward_protect_git_change_denied(protect, &cs->v[i]) &&
+		    !(cs->v[i].kind != WARD_CHANGE_DELETED && ward_gitmeta_in_gitdir(cs->v[i].path) &&
+		      ward_gitmeta_is_todo(cs->v[i].path) &&
+		      ward_gitmeta_todo_refused(cs->upper, cs->v[i].path)))
 			continue;
 		if (len < sizeof(list) - 1)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",

@@ -14,6 +14,7 @@
 #define WARD_GITMETA_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum ward_gitmeta_verdict {
 	WARD_GITMETA_MERGE = 0,   /* ordinary git data: may change */
@@ -40,5 +41,20 @@ bool ward_gitmeta_denied_in_workdir(const char *rel);
 /* Whether rel (relative to the workdir) lies inside a git directory: below
  * a ".git" component. */
 bool ward_gitmeta_in_gitdir(const char *rel);
+
+/* Whether rel (relative to a git directory or to the workdir) is the to-do
+ * list of a rebase or of a cherry-pick/revert sequence
+ * (rebase-merge/git-rebase-todo, sequencer/todo): lines git runs when the
+ * person continues. */
+bool ward_gitmeta_is_todo(const char *rel);
+
+/* Whether a to-do list's text (len bytes) holds a line that runs a command
+ * ("exec"/"x"), which the host's `git rebase --continue` would run. */
+bool ward_gitmeta_todo_runs_code(const char *text, size_t len);
+
+/* Whether the to-do list at base/rel must not reach the host: it holds a
+ * command line, or cannot be read whole (not a regular file, over 1 MiB).
+ * Opened without following a symbolic link. */
+bool ward_gitmeta_todo_refused(const char *base, const char *rel);
 
 #endif

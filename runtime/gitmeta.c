@@ -2,9 +2,14 @@
  * deny-by-default). */
 #include "runtime/gitmeta-internal.h"
 
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/util-internal.h"
 
@@ -262,4 +267,63 @@ bool ward_gitmeta_in_gitdir(const char *rel)
 			s++;
 	}
 	return false;
+}
+
+static bool ends_with_path(const char *rel, const char *tail)
+{
+	size_t n = strlen(rel), k = strlen(tail);
+
+	return n >= k && strcmp(rel + n - k, tail) == 0 && (n == k || rel[n - k - 1] == '/');
+}
+
+bool ward_gitmeta_is_todo(const char *rel)
+{
+	return rel && (ends_with_path(rel, "rebase-merge/git-rebase-todo") ||
+		       ends_with_path(rel, "sequencer/todo"));
+}
+
+bool ward_gitmeta_todo_runs_code(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t j = i, k;
+
+		while (j < len && (text[j] == ' ' || text[j] == '\t'))
+			j++;
+		k = j;
+		while (k < len && text[k] != ' ' && text[k] != '\t' && text[k] != '\n' &&
+		       text[k] != '\r')
+			k++;
+		if ((k - j == 4 && memcmp(text + j, "exec", 4) == 0) ||
+		    (k - j == 1 && text[j] == 'x'))
+			return true;
+		while (k < len && text[k] != '\n')
+			k++;
+		i = k + 1;
+	}
+	return false;
+}
+
+bool ward_gitmeta_todo_refused(const char *base, const char *rel)
+{
+	char path[4096], *buf;
+	struct stat st;
+	ssize_t n;
+	bool refused;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, rel) >= sizeof(path))
+		return true;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20) ||
+	    !(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return true;
+	}
+	n = read(fd, buf, (size_t)st.st_size + 1);
+	close(fd);
+	refused = n < 0 || n > st.st_size || ward_gitmeta_todo_runs_code(buf, (size_t)n);
+	free(buf);
+	return refused;
 }

@@ -541,6 +541,37 @@ START_TEST(test_nothing_left)
 }
 END_TEST
 
+/* An interactive rebase left stopped inside, its to-do list holding an exec
+ * line: the host's `git rebase --continue` would run it. The list is not
+ * merged back (direct mode) and not applied (overlay). */
+START_TEST(test_rebase_exec_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	char mark[4400], *cmd, *out;
+	json_t *r;
+
+	for (int k = 0; k < 2; k++) {
+		git_repo();
+		free(host_sh(G "commit -q --allow-empty -m two"));
+		snprintf(mark, sizeof(mark), "%s/rebase-ran-%d", outside, k);
+		ck_assert_int_ge(asprintf(&cmd,
+					  "GIT_SEQUENCE_EDITOR=\"sed -i '1i break\\nexec touch %s'\" "
+					  G "rebase -i HEAD~1 >/dev/null 2>&1; echo done",
+					  mark),
+				 0);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		free(cmd);
+		out = host_sh(G "rebase --continue >/dev/null 2>&1; "
+			      "grep -c exec .git/rebase-merge/git-rebase-todo 2>/dev/null; true");
+		free(out);
+		ck_assert_msg(access(mark, F_OK) < 0, "the host's git ran the planted exec line");
+		free(host_sh(G "rebase --abort >/dev/null 2>&1; rm -rf .git .??* * 2>/dev/null; true"));
+	}
+}
+END_TEST
+
 /* What was not merged back is named for a person with its control
  * characters escaped: a name the command chose cannot rewrite the
  * terminal's lines or title. */
@@ -651,6 +682,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
+	tcase_add_test(tc, test_rebase_exec_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
 	tcase_add_test(tc, test_killed_swept);

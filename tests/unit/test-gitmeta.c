@@ -88,6 +88,24 @@ START_TEST(test_in_workdir)
 }
 END_TEST
 
+/* A rebase's or a sequence's to-do list with a command line in it. */
+START_TEST(test_todo)
+{
+	static const char runs[] = "pick 1 a\nbreak\n  exec id > /tmp/x\n";
+	static const char runs_x[] = "pick 1 a\nx id\n";
+	static const char quiet[] = "pick 1 a\n# exec in a comment\nedit 2 b\nexecute-not 3\n";
+
+	ck_assert(ward_gitmeta_is_todo("rebase-merge/git-rebase-todo"));
+	ck_assert(ward_gitmeta_is_todo(".git/rebase-merge/git-rebase-todo"));
+	ck_assert(ward_gitmeta_is_todo("modules/lib/sequencer/todo"));
+	ck_assert(!ward_gitmeta_is_todo("rebase-merge/done"));
+	ck_assert(!ward_gitmeta_is_todo("refs/heads/sequencer/todox"));
+	ck_assert(ward_gitmeta_todo_runs_code(runs, sizeof(runs) - 1));
+	ck_assert(ward_gitmeta_todo_runs_code(runs_x, sizeof(runs_x) - 1));
+	ck_assert(!ward_gitmeta_todo_runs_code(quiet, sizeof(quiet) - 1));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gitmeta");
@@ -95,5 +113,6 @@ int main(void)
 
 	tcase_add_test(tc, test_classify);
 	tcase_add_test(tc, test_in_workdir);
+	tcase_add_test(tc, test_todo);
 	return harness_main(s);
 }
