@@ -178,7 +178,8 @@ START_TEST(test_policy_min_abi_above_kernel)
 	FILE *f;
 
 	min_abi_refusal(k, want, sizeof(want), &kind);
-	snprintf(policy, sizeof(policy), "%s/policy.json", outside);
+	/* not in outside: a policy in a directory anyone may write is refused */
+	snprintf(policy, sizeof(policy), "%s/policy.json", workdir);
 	f = fopen(policy, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "{\"landlock\": {\"mode\": \"required\", \"min_abi\": %d}}\n", k + 1);
