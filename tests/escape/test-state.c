@@ -195,6 +195,10 @@ static void private_tmp(void)
 	ward = strdup("/tmp/ward");
 	setenv("TMPDIR", "/tmp", 1);
 	dir = harness_tmpdir();
+	/* the workdir too: the one the test ran in may have been under the
+	 * covered /tmp (the mutation tier's scratch tree) */
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chdir(dir), 0);
 }
 
 /* ---- issue 14 item 10: the fallback in /tmp squatted ---------------------------------- */

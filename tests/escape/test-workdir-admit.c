@@ -170,11 +170,12 @@ START_TEST(test_request_roots)
 
 	/* a sibling of the start directory: outside the default root */
 	refused(other, "workdir-outside-roots", NULL);
-	/* the start's parent: outside the roots, or a shared temporary
-	 * directory ($TMPDIR=/tmp) */
+	/* the start's parent: a shared temporary directory ($TMPDIR=/tmp),
+	 * or (another $TMPDIR) a directory holding the caller's home made up
+	 * in the start, a rule judged before the roots */
 	p = in_start("link-up");
 	refused(p, strcmp(dirname_of(start), "/tmp") == 0 ? "workdir-system" :
-							      "workdir-outside-roots",
+							      "workdir-above-home",
 		NULL);
 	free(p);
 	p = in_start("proj");
