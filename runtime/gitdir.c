@@ -81,14 +81,17 @@ static bool pointer(const char *file, const char *prefix, const char *base, char
  * own, and those overlayfs makes and probes in its work directory at each
  * mount) cost 10 to 25 ms a command on this project's VM, whose ext4 is
  * mounted with discard; on tmpfs they cost nearly nothing. The pages are
- * charged to the cgroup of the command that writes them. malloc'd or NULL. */
-static char *shm_runs(void)
+ * charged to the cgroup of the command that writes them — so only where
+ * one is sure to hold them: as root (its cgroup is made or the run fails;
+ * an unprivileged caller's may fall back to rlimits only, and /dev/shm is
+ * half the RAM), and not with --no-cgroup. malloc'd or NULL. */
+static char *shm_runs(const struct ward_config *cfg)
 {
 	struct statfs sf;
 	struct stat st;
 	char *dir;
 
-	if (statfs("/dev/shm", &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
+	if (!cfg->cgroup || geteuid() != 0 || statfs("/dev/shm", &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
 	    asprintf(&dir, "/dev/shm/ward-git-%u", (unsigned)geteuid()) < 0)
 		return NULL;
 	if (mkdir(dir, 0700) == 0) {
@@ -294,7 +297,7 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 	}
 	first = w->n_gitdirs;
 	free(w->gitdir_runs);
-	w->gitdir_runs = shm_runs();
+	w->gitdir_runs = shm_runs(cfg);
 	if (w->gitdir_runs)
 		ward_workdir_sweep_runs(w->gitdir_runs); /* what a killed ward left */
 	if (add_gitdir(cfg, workdir, real, w->gitdir_runs, w, err) < 0)
