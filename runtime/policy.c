@@ -50,8 +50,14 @@ static int only_keys(struct ctx *c, json_t *obj, const char *where, const char *
 		(void)v;
 		for (p = keys; *p; p++)
 			known = known || strcmp(*p, k) == 0;
-		if (!known)
-			return bad(c, where[0] ? where : "top level", "unknown key \"%s\"", k);
+		if (!known) {
+			char valid[512];
+
+			/* the valid ones too: a typo is fixed without the manual */
+			return bad(c, where[0] ? where : "top level",
+				   "unknown key \"%s\" (valid: %s)", k,
+				   ward_names_join(keys, valid, sizeof(valid)));
+		}
 	}
 	return 0;
 }

@@ -96,6 +96,26 @@ START_TEST(test_mistakes)
 }
 END_TEST
 
+START_TEST(test_unknown_key_lists_valid)
+{
+	/* an unknown key is refused with the valid keys of its level, every
+	 * level: the top, a section, an array element, the session parser's */
+	expect_error("{\"timout\": 5}", "unknown key \"timout\" (valid: sandbox, timeout, "
+					  "namespaces, hostname, uid0, env, mounts, landlock, "
+					  "seccomp, network, workdir, validators, rate_limit, "
+					  "session, limits)");
+	expect_error("{\"network\": {\"allow_host\": []}}", "(valid: mode, allow_hosts, ");
+	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\" (valid: ");
+	expect_error("{\"rate_limit\": {\"per_min\": 1}}", "per_minute");
+	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"/x\", \"mode\": 1}]}",
+		     "mounts[0]: unknown key \"mode\" (valid: ");
+	expect_error("{\"session\": {\"isolate\": \"shared\"}}",
+		     "session: unknown key \"isolate\" (valid: isolation, timeout, env, ssh, limits)");
+	expect_error("{\"session\": {\"ssh\": {\"hots\": \"h\"}}}",
+		     "session.ssh: unknown key \"hots\" (valid: ");
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct ward_config cfg;
@@ -173,6 +193,7 @@ int main(void)
 
 	tcase_add_test(tc, test_everything);
 	tcase_add_test(tc, test_mistakes);
+	tcase_add_test(tc, test_unknown_key_lists_valid);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_piped);
 	return harness_main(s);
