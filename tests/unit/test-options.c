@@ -117,6 +117,56 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Each proxy rule asks for the proxy: without --net it is implied (before,
+ * '--allow-host x' was accepted and the network stayed off); with another
+ * --net, or a policy's network.mode "host", it is refused naming both. */
+START_TEST(test_net_rules_imply_proxy)
+{
+	static const char *const rules[][2] = {
+		{ "--allow-host", "example.com" },
+		{ "--deny-host", "example.com" },
+		{ "--allow-cidr", "10.0.0.0/8" },
+		{ "--allow-port", "8080" },
+		{ "--inject-header", "example.com=X-Key: v" },
+	};
+	struct run_options o;
+	char *dir = harness_tmpdir(), path[4200], want[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"network\": {\"mode\": \"host\"}}", f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const char *r = rules[i][0], *v = rules[i][1];
+
+		ck_assert_ptr_null(parse(&o, "--no-policy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+		ck_assert_ptr_null(parse(&o, "--no-policy", "--net", "proxy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+		snprintf(want, sizeof(want), "%s needs --net=proxy, not --net=none", r);
+		EXPECT_ERROR(want, "--no-policy", "--net=none", r, v, "-c", "x");
+		snprintf(want, sizeof(want), "%s needs --net=proxy, not --net=host", r);
+		EXPECT_ERROR(want, "--no-policy", r, v, "--net", "host", "-c", "x");
+		snprintf(want, sizeof(want), "%s needs --net=proxy; the policy sets network.mode", r);
+		EXPECT_ERROR(want, "--policy", path, r, v, "-c", "x");
+		/* the person's --net=proxy resolves it */
+		ck_assert_ptr_null(
+			parse(&o, "--policy", path, "--net=proxy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+	}
+	/* nothing asked: the network stays off */
+	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.net, WARD_NET_NONE);
+	ward_run_options_release(&o);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_policy_then_flags)
 {
 	struct run_options o;
@@ -170,5 +220,6 @@ int main(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_policy_then_flags);
+	tcase_add_test(tc, test_net_rules_imply_proxy);
 	return harness_main(s);
 }
