@@ -314,6 +314,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 
 	memset(o, 0, sizeof(*o));
 	ward_config_init(&o->cfg);
+	/* A person at a terminal (or their script) is not rate-limited unless
+	 * the policy says so; ward serve, the agents' door, keeps the default. */
+	o->cfg.rate_per_minute = o->cfg.rate_per_hour = 0;
 	if (apply_policy(argc, argv, o, err) < 0)
 		goto fail;
 	{

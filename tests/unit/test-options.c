@@ -1,5 +1,6 @@
 /* test-options.c — `ward run` option parsing and config validation. */
 #include "harness.h"
+#include "ward/ratelimit.h"
 #include "runtime/cli-internal.h"
 
 #include <stdarg.h>
@@ -120,6 +121,43 @@ END_TEST
 /* Each proxy rule asks for the proxy: without --net it is implied (before,
  * '--allow-host x' was accepted and the network stayed off); with another
  * --net, or a policy's network.mode "host", it is refused naming both. */
+/* ward run has no rate limit unless a policy sets one (ward serve keeps
+ * the library's default, ward_config_init's 30 a minute and 300 an hour). */
+START_TEST(test_no_rate_limit_unless_policy)
+{
+	struct run_options o;
+	char *dir = harness_tmpdir(), path[4200];
+	struct ward_config lib;
+	FILE *f;
+
+	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 0);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 0);
+	ward_run_options_release(&o);
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"timeout\": 30}", f);
+	fclose(f);
+	ck_assert_ptr_null(parse(&o, "--policy", path, "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 0);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 0);
+	ward_run_options_release(&o);
+	f = fopen(path, "w");
+	fputs("{\"rate_limit\": {\"per_minute\": 5, \"per_hour\": 50}}", f);
+	fclose(f);
+	ck_assert_ptr_null(parse(&o, "--policy", path, "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 5);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 50);
+	ward_run_options_release(&o);
+	ward_config_init(&lib);
+	ck_assert_uint_eq(lib.rate_per_minute, WARD_RATE_PER_MINUTE_DEFAULT);
+	ck_assert_uint_eq(lib.rate_per_hour, WARD_RATE_PER_HOUR_DEFAULT);
+	ward_config_release(&lib);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_net_rules_imply_proxy)
 {
 	static const char *const rules[][2] = {
@@ -221,5 +259,6 @@ int main(void)
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_policy_then_flags);
 	tcase_add_test(tc, test_net_rules_imply_proxy);
+	tcase_add_test(tc, test_no_rate_limit_unless_policy);
 	return harness_main(s);
 }
