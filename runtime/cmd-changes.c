@@ -151,12 +151,31 @@ static const char *const kind_names[] = {
 	[WARD_CHANGE_REPLACED] = "replaced",
 };
 
+static const char changes_usage[] =
+	"usage: ward changes | ward diff NAME | ward apply NAME "
+	"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n";
+
 static int usage_error(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "ward %s: %s\n", cmd, ward_shown(msg));
-	fprintf(stderr, "usage: ward changes | ward diff NAME | ward apply NAME "
-			"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n");
+	fputs(changes_usage, stderr);
 	return WARD_EXIT_OWN_ERROR;
+}
+
+/* '--help' anywhere asks for the usage, which is an answer, not an error:
+ * exit 0 like every other subcommand. No change-set name starts with '-'. */
+static bool asks_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+static int help(const char *what)
+{
+	printf("%s\n%s", what, changes_usage);
+	return 0;
 }
 
 static int fail(const char *cmd, struct ward_error *err)
@@ -171,10 +190,10 @@ int ward_cmd_changes(int argc, char **argv)
 	struct ward_error *err = NULL;
 	char **names;
 
+	if (asks_help(argc, argv))
+		return help("ward changes: list the kept change sets");
 	if (argc > 1)
-		return usage_error("changes", strcmp(argv[1], "--help") == 0 ?
-						      "list the kept change sets" :
-						      "takes no arguments");
+		return usage_error("changes", "takes no arguments");
 	names = ward_changeset_list(NULL, &err);
 	if (!names)
 		return fail("changes", err);
@@ -213,6 +232,8 @@ int ward_cmd_diff(int argc, char **argv)
 	struct ward_error *err = NULL;
 	struct ward_changeset *cs;
 
+	if (asks_help(argc, argv))
+		return help("ward diff: show a kept change set as a unified diff");
 	if (argc > 2)
 		return usage_error("diff", "takes one name");
 	cs = open_named("diff", argc, argv);
@@ -249,6 +270,8 @@ int ward_cmd_apply(int argc, char **argv)
 	char *policy;
 	int c, rc = 0;
 
+	if (asks_help(argc, argv))
+		return help("ward apply: copy a kept change set into its workdir");
 	cs = open_named("apply", argc, argv);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
@@ -306,6 +329,8 @@ int ward_cmd_discard(int argc, char **argv)
 {
 	struct ward_changeset *cs;
 
+	if (asks_help(argc, argv))
+		return help("ward discard: drop a kept change set");
 	if (argc > 2)
 		return usage_error("discard", "takes one name");
 	cs = open_named("discard", argc, argv);

@@ -27,6 +27,26 @@ static bool ask_tty(void *ctx, const struct ward_verdict *v)
 	return yes;
 }
 
+/* A refusal says what lifts it (the rate limit's message does already):
+ * the person may be the one who writes the policy. */
+static void name_the_way_out(struct ward_error *e)
+{
+	size_t n = strlen(e->message);
+	const char *rule = e->rule[0] ? e->rule : "RULE";
+
+	/* here NotAuthorized and ApprovalRequired are a validator's verdict */
+	if (e->kind == WARD_ERR_NOT_AUTHORIZED)
+		snprintf(e->message + n, sizeof(e->message) - n,
+			 " (the policy's validators.relax asks instead of refusing, "
+			 "validators.remove lifts the rule: [\"%s\"])",
+			 rule);
+	else if (e->kind == WARD_ERR_APPROVAL_REQUIRED)
+		snprintf(e->message + n, sizeof(e->message) - n,
+			 " (--approve runs it; the policy's validators.remove lifts the rule: "
+			 "[\"%s\"])",
+			 rule);
+}
+
 int ward_cli_front_door(const struct ward_config *cfg, const char *command, char *const argv[],
 			bool approved, bool may_ask, struct ward_error **err)
 {
@@ -40,5 +60,7 @@ int ward_cli_front_door(const struct ward_config *cfg, const char *command, char
 		adm.ask = ask_tty;
 	rc = ward_frontdoor_check(cfg, command, argv, &adm, &v, err);
 	ward_verdict_release(&v);
+	if (rc < 0 && err && *err)
+		name_the_way_out(*err);
 	return rc;
 }

@@ -50,7 +50,8 @@ static const char usage[] =
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
 	"      --no-cgroup          no cgroup, rlimits only (measurement only)\n"
 	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
-	"                           proxy is reachable) or host (the host's network)\n"
+	"                           proxy is reachable) or host (the host's network);\n"
+	"                           the five options below imply proxy\n"
 	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
 	"                           example.com:8443, an IP literal (repeatable)\n"
 	"      --deny-host HOST     refuse HOST whatever allows it (repeatable)\n"
@@ -307,11 +308,15 @@ void ward_run_options_release(struct run_options *o)
 
 int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct ward_error **err)
 {
+	const char *net_opt = NULL, *net_rule = NULL; /* for the implied --net=proxy */
 	long long t;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	ward_config_init(&o->cfg);
+	/* A person at a terminal (or their script) is not rate-limited unless
+	 * the policy says so; ward serve, the agents' door, keeps the default. */
+	o->cfg.rate_per_minute = o->cfg.rate_per_hour = 0;
 	if (apply_policy(argc, argv, o, err) < 0)
 		goto fail;
 	{
@@ -430,10 +435,13 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		case OPT_NET:
 			if (ward_config_set_net(&o->cfg, optarg, err) < 0)
 				goto fail;
+			net_opt = optarg;
 			break;
 		/* the network module's messages name the rule, not the option */
 		case OPT_ALLOW_HOST:
 		case OPT_DENY_HOST:
+			net_rule = net_rule ? net_rule
+					    : c == OPT_DENY_HOST ? "--deny-host" : "--allow-host";
 			if (ward_netpolicy_add_host(&o->cfg.netpolicy, c == OPT_DENY_HOST, optarg,
 						    err) < 0) {
 				ward_error_prefix(*err, "%s", c == OPT_DENY_HOST ? "--deny-host" :
@@ -442,18 +450,21 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			}
 			break;
 		case OPT_ALLOW_CIDR:
+			net_rule = net_rule ? net_rule : "--allow-cidr";
 			if (ward_netpolicy_add_cidr(&o->cfg.netpolicy, optarg, err) < 0) {
 				ward_error_prefix(*err, "--allow-cidr");
 				goto fail;
 			}
 			break;
 		case OPT_ALLOW_PORT:
+			net_rule = net_rule ? net_rule : "--allow-port";
 			if (ward_netpolicy_add_port(&o->cfg.netpolicy, optarg, err) < 0) {
 				ward_error_prefix(*err, "--allow-port");
 				goto fail;
 			}
 			break;
 		case OPT_INJECT_HEADER:
+			net_rule = net_rule ? net_rule : "--inject-header";
 			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0) {
 				ward_error_prefix(*err, "--inject-header");
 				goto fail;
@@ -556,6 +567,21 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		o->argv = argv + optind;
 	if (o->help)
 		return 0;
+	/* A proxy rule asks for the proxy: without one, '--allow-host x' would
+	 * be accepted and the network stay off, silently. An explicit other
+	 * mode is a contradiction the person must resolve, not one ward picks. */
+	if (net_rule && o->cfg.net != WARD_NET_PROXY) {
+		if (net_opt) {
+			bad(err, "%s needs --net=proxy, not --net=%s", net_rule, net_opt);
+			goto fail;
+		}
+		if (o->cfg.net == WARD_NET_HOST) {
+			bad(err, "%s needs --net=proxy; the policy sets network.mode \"host\"",
+			    net_rule);
+			goto fail;
+		}
+		o->cfg.net = WARD_NET_PROXY;
+	}
 	if (o->json && (o->shell || o->argv)) {
 		bad(err, "--json takes the command from the request on stdin, not from arguments");
 		goto fail;

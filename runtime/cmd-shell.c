@@ -371,6 +371,8 @@ int ward_cmd_shell(int argc, char **argv)
 		return 0;
 	}
 	ward_config_init(&cfg);
+	/* a person types these: no rate limit unless the policy sets one */
+	cfg.rate_per_minute = cfg.rate_per_hour = 0;
 	ward_session_options_init(&opt);
 	if (serve_config(&o, &cfg, &err) < 0 || ward_session_options_from_config(&cfg, &opt, &err) < 0)
 		goto fail;

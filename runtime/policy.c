@@ -50,8 +50,14 @@ static int only_keys(struct ctx *c, json_t *obj, const char *where, const char *
 		(void)v;
 		for (p = keys; *p; p++)
 			known = known || strcmp(*p, k) == 0;
-		if (!known)
-			return bad(c, where[0] ? where : "top level", "unknown key \"%s\"", k);
+		if (!known) {
+			char valid[512];
+
+			/* the valid ones too: a typo is fixed without the manual */
+			return bad(c, where[0] ? where : "top level",
+				   "unknown key \"%s\" (valid: %s)", k,
+				   ward_names_join(keys, valid, sizeof(valid)));
+		}
 	}
 	return 0;
 }
@@ -323,6 +329,8 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 					    "allow_cidrs", "allow_ports", "credentials",
 					    "log",         "proxy_port",  "subnet",
 					    "transport",   "local_ports", NULL };
+	static const char *const proxy_rules[] = { "allow_hosts", "deny_hosts",	 "allow_cidrs",
+						   "allow_ports", "credentials", NULL };
 	const char *s = NULL;
 	json_t *x;
 
@@ -335,6 +343,19 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 			return -1;
 		if (ward_config_set_net(cfg, s, c->err) < 0)
 			return setter_failed(c, "network.mode");
+	}
+	/* a proxy rule asks for the proxy (as on the command line): implied
+	 * without a mode, a contradiction with another one */
+	for (const char *const *r = proxy_rules; *r; r++) {
+		if (!json_object_get(v, *r))
+			continue;
+		if (!s) {
+			cfg->net = WARD_NET_PROXY;
+		} else if (strcmp(s, "proxy") != 0) {
+			return bad(c, "network.mode",
+				   "\"%s\" contradicts network.%s, which needs \"proxy\"", s, *r);
+		}
+		break;
 	}
 	if ((x = json_object_get(v, "allow_hosts")) &&
 	    apply_strings(c, x, "network.allow_hosts", cfg, add_allow) < 0)

@@ -98,8 +98,9 @@ int ward_ratelog_take(struct ward_ratelog *log, int64_t now_ms, unsigned per_min
 		if (retry_after_s)
 			*retry_after_s = s;
 		ward_error_make_kind(err, WARD_ERR_RATE_LIMITED, 0,
-				     "rate limit of %u commands per %s reached: next slot in %u s",
-				     limit, which, s);
+				     "rate limit of %u commands per %s reached: next slot in %u s "
+				     "(the policy's rate_limit.per_%s sets it, 0 for no limit)",
+				     limit, which, s, which);
 		if (err && *err)
 			ward_error_set_rule(*err, strcmp(which, "minute") == 0 ? "rate_limit.per_minute" :
 									  "rate_limit.per_hour");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "runtime/session-internal.h"
+#include "runtime/util-internal.h"
 
 static int bad(const char *origin, const char *key, const char *what, struct ward_error **err)
 {
@@ -38,10 +39,14 @@ static int unknown_keys(json_t *obj, const char *const *keys, const char *origin
 		(void)v;
 		for (p = keys; *p; p++)
 			known = known || strcmp(*p, k) == 0;
-		if (!known)
+		if (!known) {
+			char valid[512];
+
 			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-						    "policy '%s': %s: unknown key \"%s\"", origin,
-						    where, k);
+						    "policy '%s': %s: unknown key \"%s\" (valid: %s)",
+						    origin, where, k,
+						    ward_names_join(keys, valid, sizeof(valid)));
+		}
 	}
 	return 0;
 }

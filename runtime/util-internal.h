@@ -63,4 +63,8 @@ long long ward_now_ns(void);
 struct json_t;
 const char *ward_json_type_name(const struct json_t *v);
 
+/* The NULL-terminated list of names joined by ", " into buf (truncated to
+ * fit): the valid keys a message about an unknown one lists. Returns buf. */
+char *ward_names_join(const char *const *names, char *buf, size_t size);
+
 #endif

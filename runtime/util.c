@@ -2,6 +2,7 @@
 #include "runtime/util-internal.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -59,4 +60,21 @@ long long ward_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+char *ward_names_join(const char *const *names, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	for (; *names; names++) {
+		int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", *names);
+
+		if (n < 0 || (size_t)n >= size - used)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
 }

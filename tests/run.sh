@@ -14,10 +14,11 @@ B=$(realpath "${B:-build}")
 what=${1:-all}
 pass=0 fail=0 skip=0 bins_failed=()
 
-# ward run's front door counts every command against a per-user rate limit
-# (30 a minute by default) kept under XDG_STATE_HOME. The suite runs ward
-# hundreds of times: it gets a state directory of its own, never the user's,
-# and a policy without limits (tests of the limits pass their own policy).
+# ward serve counts every command against a rate limit (30 a minute by
+# default), and ward run does when a policy sets one, kept under
+# XDG_STATE_HOME. The suite runs ward hundreds of times: it gets a state
+# directory of its own, never the user's, and a policy without limits (tests
+# of the limits pass their own policy).
 STATE=$(mktemp -d /tmp/ward-tests-state.XXXXXX)
 chmod 755 "$STATE"
 printf '{"rate_limit": {"per_minute": 0, "per_hour": 0}}\n' >"$STATE/policy.json"

@@ -36,6 +36,12 @@
  *                            "[local.y]\ncategory = blocked\n..."]},  // table syntax
  *     "rate_limit": {"per_minute": 30, "per_hour": 300}        // 0: no limit
  *
+ * Without "rate_limit", ward serve (and ward_config_init()) keeps 30 a
+ * minute and 300 an hour; ward run and ward shell, a person's, keep none.
+ * Any of "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
+ * "credentials" under "network" without a "mode" means "proxy"; with
+ * another mode the policy is refused.
+ *
  * Where ward looks when no --policy is given: $WARD_POLICY, then
  * $XDG_CONFIG_HOME/ward/policy.json (or ~/.config/ward/policy.json), then
  * /etc/ward/policy.json; the first that exists is used, none is fine. One

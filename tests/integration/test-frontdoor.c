@@ -4,6 +4,7 @@
  * validate` answers with its exit status. The library's ward_run() is not
  * behind the front door: test-run.c shows /etc/shadow masked inside. */
 #include "harness.h"
+#include "ward/ratelimit.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -74,6 +75,11 @@ START_TEST(test_refused_before_spawn)
 	ck_assert_int_eq(run_cli(a1, NULL, &out, &err), 125);
 	ck_assert_msg(strstr(err, "refused by rule dangerous.system-accounts") &&
 			      strstr(err, "'cat /etc/shadow' at 11"),
+		      "%s", err);
+	/* the refusal names the policy keys that lift it */
+	ck_assert_msg(strstr(err, "validators.relax") &&
+			      strstr(err, "validators.remove lifts the rule: "
+					  "[\"dangerous.system-accounts\"]"),
 		      "%s", err);
 	ck_assert(!exists("ran")); /* nothing of the string ran */
 	free(out);
@@ -259,6 +265,9 @@ START_TEST(test_rate_limit_across_invocations)
 	ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
 	ck_assert_msg(strstr(err, "rate limit of 3 commands per minute reached: next slot in "),
 		      "%s", err);
+	/* and names the key that changes it */
+	ck_assert_msg(strstr(err, "the policy's rate_limit.per_minute sets it, 0 for no limit"),
+		      "%s", err);
 	free(out);
 	free(err);
 	ck_assert_int_eq(run_cli(jargv, "{\"command\": \"true\"}", &out, NULL), 125);
@@ -274,6 +283,54 @@ START_TEST(test_rate_limit_across_invocations)
 	free(pol);
 	harness_rmtree(state);
 	free(state);
+}
+END_TEST
+
+/* A person's ward run is not rate-limited unless the policy says so: one
+ * more command than ward serve's default allows a minute runs, and no rate
+ * state is kept. Before, the 31st failed with RateLimited. */
+START_TEST(test_cli_no_rate_limit_by_default)
+{
+	char *state = harness_tmpdir(), *pol = policy("{}");
+	char *argv[] = { ward, (char *)"run", (char *)"--policy", pol, (char *)"-C", workdir,
+			 (char *)"--", (char *)"true", NULL };
+	char path[4300];
+
+	setenv("XDG_STATE_HOME", state, 1);
+	for (unsigned i = 0; i <= WARD_RATE_PER_MINUTE_DEFAULT; i++) {
+		char *out = NULL, *err = NULL;
+
+		ck_assert_msg(run_cli(argv, NULL, &out, &err) == 0, "run %u: %s", i, err);
+		free(out);
+		free(err);
+	}
+	snprintf(path, sizeof(path), "%s/ward/ratelimit", state);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	unlink(pol);
+	free(pol);
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
+/* Without a terminal to ask, a command needing approval is refused with
+ * the flag and the policy key that let it run. */
+START_TEST(test_approval_refusal_names_the_flag)
+{
+	char *argv[] = { ward, (char *)"run", (char *)"-C", workdir, (char *)"-c",
+			 (char *)"touch ran; rm -rf sub", NULL };
+	char *out = NULL, *err = NULL, d[4300];
+
+	snprintf(d, sizeof(d), "%s/sub", workdir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	ck_assert_int_eq(run_cli(argv, "", &out, &err), 125);
+	ck_assert_msg(strstr(err, "needs approval by rule approval.rm-recursive-force") &&
+			      strstr(err, "(--approve runs it; the policy's validators.remove "
+					  "lifts the rule: [\"approval.rm-recursive-force\"])"),
+		      "%s", err);
+	ck_assert(!exists("ran") && exists("sub"));
+	free(out);
+	free(err);
 }
 END_TEST
 
@@ -407,6 +464,8 @@ int main(void)
 	tcase_add_test(tc, test_prompt_on_terminal);
 	tcase_add_test(tc, test_rate_limit_across_invocations);
 	tcase_add_test(tc, test_rate_limit_concurrent);
+	tcase_add_test(tc, test_cli_no_rate_limit_by_default);
+	tcase_add_test(tc, test_approval_refusal_names_the_flag);
 	tcase_add_test(tc, test_validate_cli);
 	return harness_main(s);
 }

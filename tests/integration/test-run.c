@@ -736,6 +736,56 @@ START_TEST(test_doctor)
 }
 END_TEST
 
+/* Every way of asking for help answers on stdout and exits 0, whatever
+ * the subcommand: a person (or a script checking an install) reads a
+ * non-zero exit as a failure. Before, 'ward changes --help' and 'ward diff
+ * --help' exited 125. */
+START_TEST(test_every_help_exits_zero)
+{
+	static const char *const asks[][3] = {
+		{ "--help" },		 { "-h" },		  { "help" },
+		{ "run", "--help" },	 { "run", "-h" },	  { "validate", "--help" },
+		{ "doctor", "--help" },	 { "serve", "--help" },	  { "shell", "--help" },
+		{ "changes", "--help" }, { "diff", "--help" },	  { "apply", "--help" },
+		{ "discard", "--help" }, { "changes", "-h" },	  { "diff", "-h" },
+		{ "apply", "-h" },	 { "discard", "-h" },
+	};
+	char *ward = harness_path("ward");
+
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		char out[8192] = "";
+		ssize_t n, got = 0;
+		int p[2], status;
+		pid_t pid;
+
+		ck_assert_int_eq(pipe(p), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			dup2(null, 0);
+			dup2(p[1], 1);
+			close(p[0]);
+			execl(ward, ward, asks[i][0], asks[i][1], (char *)NULL);
+			_exit(127);
+		}
+		close(p[1]);
+		while ((n = read(p[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+			got += n;
+		close(p[0]);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "'ward %s %s' exited %d", asks[i][0], asks[i][1] ? asks[i][1] : "",
+			      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		ck_assert_msg(strstr(out, "usage: ward") != NULL,
+			      "'ward %s %s' printed no usage on stdout", asks[i][0],
+			      asks[i][1] ? asks[i][1] : "");
+	}
+	free(ward);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("run");
@@ -773,6 +823,7 @@ int main(void)
 	tcase_add_test(io, test_cli_json);
 	tcase_add_test(io, test_cli_streaming);
 	tcase_add_test(off, test_sandbox_off);
+	tcase_add_test(off, test_every_help_exits_zero);
 	tcase_add_test(io, test_doctor);
 	return harness_main(s);
 }

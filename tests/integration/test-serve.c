@@ -2,6 +2,7 @@
  * conversation (initialize, tools/list, tools/call of shell), the session
  * methods, malformed input that must not cost a session, concurrency. */
 #include "harness.h"
+#include "ward/ratelimit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -427,6 +428,78 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+/* ward shell is a person's: no rate limit unless a policy sets one. One
+ * command more than ward serve's default allows a minute all run (before,
+ * the 31st was refused with RateLimited). */
+START_TEST(test_shell_no_rate_limit)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd_opt;
+	char *input = NULL, *state = harness_tmpdir();
+	size_t len = 0;
+	FILE *in = open_memstream(&input, &len);
+	int status;
+
+	setenv("XDG_STATE_HOME", state, 1);
+	for (int i = 0; i <= 30; i++)
+		fprintf(in, "echo line-%d\n", i);
+	fclose(in);
+	ck_assert_int_ge(asprintf(&wd_opt, "--workdir=%s", workdir), 0);
+	{
+		char *argv[] = { ward, (char *)"shell", (char *)"--no-policy", wd_opt, NULL };
+
+		status = harness_capture_input(argv, input, &out, &err);
+	}
+	ck_assert_msg(WIFEXITED(status), "shell: %d", status);
+	ck_assert_msg(strstr(out, "line-29\nline-30\n") && !strstr(err, "rate limit"),
+		      "out: '%s' err: '%s'", out, err);
+	free(out);
+	free(err);
+	free(input);
+	free(wd_opt);
+	free(ward);
+	unsetenv("XDG_STATE_HOME");
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
+/* ward serve, the agents' door, keeps its default rate limit without a
+ * policy: 30 a minute (the default session's creation counts as one, then
+ * 29 commands), the next command is refused naming the key. */
+START_TEST(test_serve_keeps_rate_limit)
+{
+	char *state = harness_tmpdir(), line[256], *dump;
+	struct srv s;
+	json_t *r;
+
+	setenv("XDG_STATE_HOME", state, 1);
+	start(&s, NULL);
+	for (int i = 1; i < WARD_RATE_PER_MINUTE_DEFAULT; i++) {
+		snprintf(line, sizeof(line),
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"session.exec\","
+			 "\"params\":{\"command\":\"true\"}}",
+			 i);
+		r = call(&s, line);
+		dump = json_dumps(r, 0);
+		ck_assert_msg(json_object_get(r, "result") && !strstr(dump, "RateLimited"),
+			      "call %d refused: %s", i, dump);
+		free(dump);
+		json_decref(r);
+	}
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"session.exec\","
+		     "\"params\":{\"command\":\"true\"}}");
+	dump = json_dumps(r, 0);
+	ck_assert_msg(strstr(dump, "RateLimited") && strstr(dump, "rate_limit.per_minute"), "%s",
+		      dump);
+	free(dump);
+	json_decref(r);
+	stop(&s);
+	unsetenv("XDG_STATE_HOME");
+	harness_rmtree(state);
+	free(state);
+}
+END_TEST
+
 START_TEST(test_shell_lines)
 {
 	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd_opt;
@@ -654,6 +727,8 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_shell_lines);
+	tcase_add_test(tc, test_shell_no_rate_limit);
+	tcase_add_test(tc, test_serve_keeps_rate_limit);
 	tcase_add_test(tc, test_shell_tty);
 	tcase_add_test(tc, test_sigterm);
 	return harness_main(s);

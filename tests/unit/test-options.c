@@ -1,5 +1,6 @@
 /* test-options.c — `ward run` option parsing and config validation. */
 #include "harness.h"
+#include "ward/ratelimit.h"
 #include "runtime/cli-internal.h"
 
 #include <stdarg.h>
@@ -117,6 +118,93 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Each proxy rule asks for the proxy: without --net it is implied (before,
+ * '--allow-host x' was accepted and the network stayed off); with another
+ * --net, or a policy's network.mode "host", it is refused naming both. */
+/* ward run has no rate limit unless a policy sets one (ward serve keeps
+ * the library's default, ward_config_init's 30 a minute and 300 an hour). */
+START_TEST(test_no_rate_limit_unless_policy)
+{
+	struct run_options o;
+	char *dir = harness_tmpdir(), path[4200];
+	struct ward_config lib;
+	FILE *f;
+
+	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 0);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 0);
+	ward_run_options_release(&o);
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"timeout\": 30}", f);
+	fclose(f);
+	ck_assert_ptr_null(parse(&o, "--policy", path, "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 0);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 0);
+	ward_run_options_release(&o);
+	f = fopen(path, "w");
+	fputs("{\"rate_limit\": {\"per_minute\": 5, \"per_hour\": 50}}", f);
+	fclose(f);
+	ck_assert_ptr_null(parse(&o, "--policy", path, "-c", "x", NULL));
+	ck_assert_uint_eq(o.cfg.rate_per_minute, 5);
+	ck_assert_uint_eq(o.cfg.rate_per_hour, 50);
+	ward_run_options_release(&o);
+	ward_config_init(&lib);
+	ck_assert_uint_eq(lib.rate_per_minute, WARD_RATE_PER_MINUTE_DEFAULT);
+	ck_assert_uint_eq(lib.rate_per_hour, WARD_RATE_PER_HOUR_DEFAULT);
+	ward_config_release(&lib);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_net_rules_imply_proxy)
+{
+	static const char *const rules[][2] = {
+		{ "--allow-host", "example.com" },
+		{ "--deny-host", "example.com" },
+		{ "--allow-cidr", "10.0.0.0/8" },
+		{ "--allow-port", "8080" },
+		{ "--inject-header", "example.com=X-Key: v" },
+	};
+	struct run_options o;
+	char *dir = harness_tmpdir(), path[4200], want[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/policy.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"network\": {\"mode\": \"host\"}}", f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const char *r = rules[i][0], *v = rules[i][1];
+
+		ck_assert_ptr_null(parse(&o, "--no-policy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+		ck_assert_ptr_null(parse(&o, "--no-policy", "--net", "proxy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+		snprintf(want, sizeof(want), "%s needs --net=proxy, not --net=none", r);
+		EXPECT_ERROR(want, "--no-policy", "--net=none", r, v, "-c", "x");
+		snprintf(want, sizeof(want), "%s needs --net=proxy, not --net=host", r);
+		EXPECT_ERROR(want, "--no-policy", r, v, "--net", "host", "-c", "x");
+		snprintf(want, sizeof(want), "%s needs --net=proxy; the policy sets network.mode", r);
+		EXPECT_ERROR(want, "--policy", path, r, v, "-c", "x");
+		/* the person's --net=proxy resolves it */
+		ck_assert_ptr_null(
+			parse(&o, "--policy", path, "--net=proxy", r, v, "-c", "x", NULL));
+		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
+		ward_run_options_release(&o);
+	}
+	/* nothing asked: the network stays off */
+	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
+	ck_assert_int_eq(o.cfg.net, WARD_NET_NONE);
+	ward_run_options_release(&o);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_policy_then_flags)
 {
 	struct run_options o;
@@ -170,5 +258,7 @@ int main(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_policy_then_flags);
+	tcase_add_test(tc, test_net_rules_imply_proxy);
+	tcase_add_test(tc, test_no_rate_limit_unless_policy);
 	return harness_main(s);
 }

@@ -96,6 +96,58 @@ START_TEST(test_mistakes)
 }
 END_TEST
 
+START_TEST(test_unknown_key_lists_valid)
+{
+	/* an unknown key is refused with the valid keys of its level, every
+	 * level: the top, a section, an array element, the session parser's */
+	expect_error("{\"timout\": 5}", "unknown key \"timout\" (valid: sandbox, timeout, "
+					  "namespaces, hostname, uid0, env, mounts, landlock, "
+					  "seccomp, network, workdir, validators, rate_limit, "
+					  "session, limits)");
+	expect_error("{\"network\": {\"allow_host\": []}}", "(valid: mode, allow_hosts, ");
+	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\" (valid: ");
+	expect_error("{\"rate_limit\": {\"per_min\": 1}}", "per_minute");
+	expect_error("{\"mounts\": [{\"type\": \"tmpfs\", \"target\": \"/x\", \"mode\": 1}]}",
+		     "mounts[0]: unknown key \"mode\" (valid: ");
+	expect_error("{\"session\": {\"isolate\": \"shared\"}}",
+		     "session: unknown key \"isolate\" (valid: isolation, timeout, env, ssh, limits)");
+	expect_error("{\"session\": {\"ssh\": {\"hots\": \"h\"}}}",
+		     "session.ssh: unknown key \"hots\" (valid: ");
+}
+END_TEST
+
+/* A policy's proxy rule asks for the proxy as the flags do: implied without
+ * network.mode, refused with another mode naming both keys. */
+START_TEST(test_network_rules_imply_proxy)
+{
+	static const char *const rules[] = {
+		"\"allow_hosts\": [\"example.com\"]", "\"deny_hosts\": [\"example.com\"]",
+		"\"allow_cidrs\": [\"10.0.0.0/8\"]",	"\"allow_ports\": [8080]",
+		"\"credentials\": [{\"host\": \"a.example\", \"header\": \"X\", \"value\": \"v\"}]",
+	};
+	struct ward_config cfg;
+	char text[512], msg[1024];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		snprintf(text, sizeof(text), "{\"network\": {%s}}", rules[i]);
+		ck_assert_msg(apply(&cfg, text, msg, sizeof(msg)) == 0, "%s: %s", text, msg);
+		ck_assert_int_eq(cfg.net, WARD_NET_PROXY);
+		ward_config_release(&cfg);
+		snprintf(text, sizeof(text), "{\"network\": {\"mode\": \"proxy\", %s}}", rules[i]);
+		ck_assert_msg(apply(&cfg, text, msg, sizeof(msg)) == 0, "%s: %s", text, msg);
+		ck_assert_int_eq(cfg.net, WARD_NET_PROXY);
+		ward_config_release(&cfg);
+		snprintf(text, sizeof(text), "{\"network\": {\"mode\": \"none\", %s}}", rules[i]);
+		expect_error(text, "network.mode: \"none\" contradicts network.");
+		snprintf(text, sizeof(text), "{\"network\": {%s, \"mode\": \"host\"}}", rules[i]);
+		expect_error(text, "network.mode: \"host\" contradicts network.");
+	}
+	ck_assert_int_eq(apply(&cfg, "{\"network\": {\"log\": \"/dev/null\"}}", msg, sizeof(msg)), 0);
+	ck_assert_int_eq(cfg.net, WARD_NET_NONE);
+	ward_config_release(&cfg);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	struct ward_config cfg;
@@ -173,6 +225,8 @@ int main(void)
 
 	tcase_add_test(tc, test_everything);
 	tcase_add_test(tc, test_mistakes);
+	tcase_add_test(tc, test_network_rules_imply_proxy);
+	tcase_add_test(tc, test_unknown_key_lists_valid);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_piped);
 	return harness_main(s);
