@@ -627,7 +627,7 @@ END_TEST
  * next ward of the same user removes it. */
 START_TEST(test_killed_swept)
 {
-	char shm[64], cmd[128], marker[32], *out;
+	char shm[4200], cmd[128], marker[32], *out;
 	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
 			 workdir, (char *)"-c", cmd, NULL };
 	pid_t pid;
@@ -638,7 +638,12 @@ START_TEST(test_killed_swept)
 	/* a sleep of its own, told from any other on the host */
 	snprintf(marker, sizeof(marker), "59.%d", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "echo x > .git/junk; exec sleep %s", marker);
-	snprintf(shm, sizeof(shm), "/dev/shm/ward-git-%u", (unsigned)geteuid());
+	/* where the run's git layers go: /dev/shm as root (with a cgroup to
+	 * charge), the state directory otherwise */
+	if (geteuid() == 0)
+		snprintf(shm, sizeof(shm), "/dev/shm/ward-git-%u", (unsigned)geteuid());
+	else
+		snprintf(shm, sizeof(shm), "%s/ward/runs", state);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
