@@ -563,7 +563,7 @@ static json_t *exec_result(const char *id, const char *typed, const struct ward_
 	return o;
 }
 
-static bool ask_client(void *ctx, const struct ward_verdict *v);
+static bool ask_client(void *ctx, const char *command, const struct ward_verdict *v);
 
 /* What the question to the person needs. */
 struct question {
@@ -1482,12 +1482,12 @@ static char *shown(const char *text)
  * error response, no answer in time, the client gone, the server stopping:
  * false, and the command is refused with ApprovalRequired. Runs on the main
  * thread or a request's; the reader thread routes the answer. */
-static bool ask_client(void *ctx, const struct ward_verdict *v)
+static bool ask_client(void *ctx, const char *command, const struct ward_verdict *v)
 {
 	struct question *q = ctx;
 	struct server *sv = q->sv;
 	struct pending *p = NULL;
-	_cleanup_free_ char *cmd = NULL, *message = NULL;
+	_cleanup_free_ char *cmd = NULL, *typed = NULL, *how = NULL, *message = NULL;
 	char idbuf[48];
 	struct timespec deadline;
 	json_t *req;
@@ -1496,16 +1496,24 @@ static bool ask_client(void *ctx, const struct ward_verdict *v)
 
 	if (!sv->elicit || sv->stopping)
 		return false;
-	if (q->command)
-		cmd = shown(q->command);
-	else if (asprintf(&cmd, "history entry %llu", (unsigned long long)q->replay) < 0)
-		cmd = NULL;
+	/* What will run, aliases expanded: the person decides on that, not
+	 * on an alias's name or a history number the model chose. */
+	cmd = shown(command);
+	if (q->command && strcmp(q->command, command) != 0) {
+		typed = shown(q->command);
+		if (typed && asprintf(&how, "\n(typed as: %s)", typed) < 0)
+			how = NULL;
+	} else if (!q->command &&
+		   asprintf(&how, "\n(a replay of history entry %llu)",
+			    (unsigned long long)q->replay) < 0) {
+		how = NULL;
+	}
 	if (!cmd || asprintf(&message,
 			     "ward: a command needs your approval before it runs.\n\n"
-			     "Command: %s\n"
+			     "Command: %s%s\n"
 			     "Why: %s (rule %s: %s)\n\n"
 			     "Approve only if you want this to run; the model cannot approve it.",
-			     cmd, v->category ? v->category : "approval list",
+			     cmd, how ? how : "", v->category ? v->category : "approval list",
 			     v->rule ? v->rule : "?", v->words ? v->words : "") < 0)
 		return false;
 

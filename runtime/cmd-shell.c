@@ -320,13 +320,13 @@ done:
 }
 
 /* The person at the terminal approves a command that needs approval. */
-static bool ask_person(void *ctx, const struct ward_verdict *v)
+static bool ask_person(void *ctx, const char *command, const struct ward_verdict *v)
 {
 	char answer[16] = "";
 
 	(void)ctx;
-	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ",
-		ward_shown(v->segment ? v->segment : ""), ward_shown(v->rule ? v->rule : ""));
+	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ", ward_shown(command),
+		ward_shown(v->rule ? v->rule : ""));
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
 		return false;

@@ -943,7 +943,7 @@ static int front_door(struct ward_session *s, const char *expanded,
 	/* The question is asked without the rate limit's lock: a person may
 	 * take minutes, and the server's other sessions share that lock. */
 	if (rc < 0 && opt->ask && v.kind == WARD_VERDICT_APPROVAL_REQUIRED &&
-	    (*err)->kind == WARD_ERR_APPROVAL_REQUIRED && opt->ask(opt->ask_ctx, &v)) {
+	    (*err)->kind == WARD_ERR_APPROVAL_REQUIRED && opt->ask(opt->ask_ctx, expanded, &v)) {
 		ward_error_free(*err);
 		*err = NULL;
 		rc = 0;

@@ -224,8 +224,10 @@ struct ward_session_exec_options {
 	 * sandbox's command runs on to its end or its timeout). */
 	bool forward_signals;
 	/* Asked when the command needs approval and `approved` is false (a
-	 * person at a terminal); NULL: refused with ApprovalRequired. */
-	bool (*ask)(void *ctx, const struct ward_verdict *v);
+	 * person at a terminal); NULL: refused with ApprovalRequired. command
+	 * is the text that will run — aliases expanded, a replayed entry's
+	 * own — which is what the person must be shown. */
+	bool (*ask)(void *ctx, const char *command, const struct ward_verdict *v);
 	void *ask_ctx;
 };
 

@@ -346,6 +346,55 @@ START_TEST(test_elicitation_accept)
 }
 END_TEST
 
+/* The person is shown what will run: an alias's expansion, a replayed
+ * entry's command — not the alias's name or a history number the model
+ * chose. */
+START_TEST(test_question_shows_what_runs)
+{
+	char *pol = policy("{" NO_RATE "}");
+	struct srv s;
+	json_t *q, *r;
+	const char *msg;
+	char *id;
+
+	make_victim();
+	start(&s, pol, NULL);
+	initialize(&s, true);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"alias_set\",\"arguments\":{\"name\":\"tidy\","
+		     "\"value\":\"rm -rf victim\"}}}");
+	ck_assert_msg(json_is_false(get(r, "result.isError")), "%s", json_dumps(r, 0));
+	json_decref(r);
+	q = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"tidy\"}}}");
+	id = strdup(expect_question(q)); /* the message names rm -rf victim */
+	msg = gets_(q, "params.message");
+	ck_assert_msg(strstr(msg, "typed as: tidy"), "%s", msg);
+	json_decref(q);
+	answer(&s, id, "\"result\":{\"action\":\"decline\"}");
+	free(id);
+	r = next(&s);
+	ck_assert_str_eq(gets_(r, "result.structuredContent.error.kind"), "ApprovalRequired");
+	json_decref(r);
+	/* the declined command replayed by its number: shown in full again */
+	q = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"history_replay\",\"arguments\":{\"id\":1}}}");
+	if (json_object_get(q, "method")) {
+		id = strdup(expect_question(q));
+		ck_assert_msg(strstr(gets_(q, "params.message"), "replay of history entry"), "%s",
+			      gets_(q, "params.message"));
+		answer(&s, id, "\"result\":{\"action\":\"decline\"}");
+		free(id);
+		json_decref(q);
+		q = next(&s);
+	}
+	json_decref(q);
+	ck_assert(exists("victim/file"));
+	stop(&s);
+	free(pol);
+}
+END_TEST
+
 /* Decline, cancel, an error response, no answer in time, the client gone:
  * refused, nothing ran. */
 START_TEST(test_elicitation_refusals)
@@ -686,6 +735,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tool_args_never_approve);
 	tcase_add_test(tc, test_elicitation_accept);
+	tcase_add_test(tc, test_question_shows_what_runs);
 	tcase_add_test(tc, test_elicitation_refusals);
 	tcase_add_test(tc, test_elicitation_no_capability);
 	tcase_add_test(tc, test_alias_bomb);
