@@ -124,6 +124,22 @@ static bool uncovers(const char *path, const char *m)
 		fnmatch(m, path, FNM_PATHNAME | FNM_LEADING_DIR) == 0);
 }
 
+/* "/" is the home of some system accounts: not a home */
+static bool home_like(const char *h)
+{
+	return h[0] == '/' && strcmp(h, "/") != 0;
+}
+
+/* path as a home h sees it: h itself, or a strict parent of h. */
+static unsigned home_bits(const char *path, const char *h)
+{
+	if (!home_like(h))
+		return 0;
+	if (strcmp(path, h) == 0)
+		return WARD_ADMIT_HOME;
+	return ward_admit_under(h, path) ? WARD_ADMIT_ABOVE_HOME : 0;
+}
+
 unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 {
 	unsigned bits = 0;
@@ -136,26 +152,12 @@ unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 	for (size_t i = 0; f->homes && f->homes[i]; i++) {
 		const char *h = f->homes[i];
 
-		/* "/" is the home of some system accounts: not a home */
-		if (strcmp(h, "/") == 0 || h[0] != '/')
-			continue;
-		if (strcmp(path, h) == 0)
-			bits |= WARD_ADMIT_HOME;
-		else if (ward_admit_under(h, path))
-			bits |= WARD_ADMIT_ABOVE_HOME;
-		if (ward_admit_under(path, h) && !listed(h, f->own_homes))
+		bits |= home_bits(path, h);
+		if (home_like(h) && ward_admit_under(path, h) && !listed(h, f->own_homes))
 			bits |= WARD_ADMIT_OTHER_HOME;
 	}
-	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++) {
-		const char *h = f->own_homes[i];
-
-		if (strcmp(h, "/") == 0 || h[0] != '/')
-			continue;
-		if (strcmp(path, h) == 0)
-			bits |= WARD_ADMIT_HOME;
-		else if (ward_admit_under(h, path))
-			bits |= WARD_ADMIT_ABOVE_HOME;
-	}
+	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++)
+		bits |= home_bits(path, f->own_homes[i]);
 	return bits;
 }
 
