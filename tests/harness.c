@@ -639,34 +639,39 @@ const char *harness_fences_policy_opt(void)
 	return opt;
 }
 
+/* Whether process pid's command line (arguments joined by spaces) holds
+ * marker, and starts with prefix when prefix is not NULL. */
+static bool cmdline_matches(const char *pid, const char *prefix, const char *marker)
+{
+	char path[300], buf[4096];
+	ssize_t n, i;
+	int fd;
+
+	if (pid[0] < '0' || pid[0] > '9')
+		return false;
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (!prefix || strncmp(buf, prefix, strlen(prefix)) == 0) && strstr(buf, marker) != NULL;
+}
+
 bool harness_cmdline_alive(const char *prefix, const char *marker)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	bool found = false;
 
-	while (d && (e = readdir(d)) && !found) {
-		char path[300], buf[4096];
-		ssize_t n, i;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		for (i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[n] = '\0';
-		found = (!prefix || strncmp(buf, prefix, strlen(prefix)) == 0) &&
-			strstr(buf, marker) != NULL;
-	}
+	while (d && (e = readdir(d)) && !found)
+		found = cmdline_matches(e->d_name, prefix, marker);
 	if (d)
 		closedir(d);
 	return found;
@@ -689,25 +694,9 @@ int harness_pidfds_of(const char *prefix, const char *marker, int *fds, int max)
 	int n = 0;
 
 	while (d && (e = readdir(d)) && n < max) {
-		char path[300], buf[4096];
-		ssize_t len, i;
 		int fd;
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		for (i = 0; i < len; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[len] = '\0';
-		if ((prefix && strncmp(buf, prefix, strlen(prefix)) != 0) || !strstr(buf, marker))
+		if (!cmdline_matches(e->d_name, prefix, marker))
 			continue;
 		fd = (int)syscall(SYS_pidfd_open, (pid_t)atol(e->d_name), 0);
 		if (fd >= 0)
