@@ -12,7 +12,7 @@
 set -u
 B=$(realpath "${B:-build}")
 what=${1:-all}
-pass=0 fail=0 skip=0 bins_failed=()
+pass=0 fail=0 skip=0 bins_failed=() why=()
 
 # ward serve counts every command against a rate limit (30 a minute by
 # default), and ward run does when a policy sets one, kept under
@@ -47,7 +47,12 @@ run_one() { # label, then the command
 	fi
 	skip=$((skip + $(printf '%s\n' "$out" | grep -c '^# SKIP')))
 	fail=$((fail + $(printf '%s\n' "$out" | grep -c '^# FAIL')))
-	if [ $rc -ne 0 ]; then bins_failed+=("$label"); fi
+	if [ $rc -ne 0 ]; then
+		bins_failed+=("$label")
+		# the first failures, repeated at the end where a truncated log still shows them
+		while IFS= read -r f; do why+=("$label: $f"); done < <(printf '%s\n' "$out" |
+			grep -m3 -E ':[FE]:|^# FAIL' | cut -c1-300)
+	fi
 }
 
 copy_build() { # a world-readable copy of the build tree for uid 65534, in $T
@@ -178,6 +183,8 @@ if [ "$what" = all ] || [ "$what" = mutants ]; then
 		fi
 		if [ $mrc -ne 0 ]; then
 			bins_failed+=("mutants")
+			while IFS= read -r f; do why+=("mutants: $f"); done < <(printf '%s\n' "$mout" |
+				grep -m5 -E '^# FAIL|^MISSED|^mutants:|:[FE]:' | cut -c1-300)
 			[[ $mout =~ mutants:\ [0-9]+\ caught ]] || fail=$((fail + 1))
 		fi
 	fi
@@ -197,6 +204,7 @@ fi
 
 if [ ${#bins_failed[@]} -gt 0 ]; then
 	echo "failed: ${bins_failed[*]}"
+	[ ${#why[@]} -eq 0 ] || printf '  %s\n' "${why[@]}"
 fi
 echo "tests: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ] && [ ${#bins_failed[@]} -eq 0 ]
