@@ -710,8 +710,8 @@ static int load3(const char *s)
 	return n;
 }
 
-/* The README's excerpt: the targets and the /bin/true ladders, linking the
- * full report and the chart as bench/results/latest.*. */
+/* bench/README.md's excerpt: the targets and the /bin/true ladders, linking the
+ * full report and the chart as results/latest.* (relative to bench/). */
 static int summary(const char *plotdir)
 {
 	char path[1024];
@@ -726,7 +726,7 @@ static int summary(const char *plotdir)
 		return -1;
 	}
 	fprintf(f, "Measured %s on %s (%s CPUs, kernel %s), ward %s, %s rounds; the full report is "
-		   "[bench/results/latest.md](bench/results/latest.md).",
+		   "[results/latest.md](results/latest.md).",
 		info(0, "date") ? info(0, "date") : "?", info(0, "host") ? info(0, "host") : "?",
 		info(0, "cpus") ? info(0, "cpus") : "?", info(0, "kernel") ? info(0, "kernel") : "?",
 		(v = info(0, "commit")) ? v : "?", info(0, "rounds") ? info(0, "rounds") : "?");
@@ -741,7 +741,7 @@ static int summary(const char *plotdir)
 		fprintf(f, " %s", v);
 	fprintf(f, "\n\n");
 	targets(f);
-	fprintf(f, "![ladder and peers](bench/results/latest.png)\n\n");
+	fprintf(f, "![ladder and peers](results/latest.png)\n\n");
 	for (i = 0; i < n_tiers; i++) {
 		fprintf(f, "`/bin/true`, %s:\n\n", tiers[i].name);
 		ladder_table(f, (int)i, "true");

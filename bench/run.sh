@@ -79,7 +79,7 @@ else
 	fi
 
 	if commit=$(git rev-parse --short HEAD 2>/dev/null); then
-		git diff --quiet HEAD -- . ':!bench/results' ':!README.md' ||
+		git diff --quiet HEAD -- . ':!bench/results' ':!bench/README.md' ||
 			commit="$commit (with uncommitted changes)"
 	else
 		commit=unknown
@@ -100,16 +100,16 @@ if [ -z "$QUICK" ]; then
 	cp "$out/$name.md" "$out/latest.md"
 	cp "$out/$name.png" "$out/latest.png"
 	sed -i "s|($name.png)|(latest.png)|" "$out/latest.md"
-	# The README shows the latest full run, between its two markers.
-	if grep -q '^<!-- bench:latest:begin -->$' README.md; then
+	# bench/README.md shows the latest full run, between its two markers.
+	if grep -q '^<!-- bench:latest:begin -->$' bench/README.md; then
 		awk -v summary="$T/plot/summary.md" '
 			/^<!-- bench:latest:end -->$/ { skip = 0 }
 			!skip { print }
 			/^<!-- bench:latest:begin -->$/ {
 				while ((getline line < summary) > 0) print line
 				skip = 1
-			}' README.md >"$T/README.md"
-		cat "$T/README.md" >README.md
+			}' bench/README.md >"$T/README.md"
+		cat "$T/README.md" >bench/README.md
 	fi
 fi
 echo "bench: $out/$name.md, $out/$name.png" >&2
