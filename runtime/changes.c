@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/gitindex-internal.h"
 #include "runtime/gitmeta-internal.h"
 #include "runtime/hostpath-internal.h"
 #include "runtime/util-internal.h"
@@ -842,7 +843,9 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 		    !ward_protect_git_change_denied(protect, &cs->v[i]) &&
 		    !(cs->v[i].kind != WARD_CHANGE_DELETED && ward_gitmeta_in_gitdir(cs->v[i].path) &&
 		      ward_gitmeta_is_todo(cs->v[i].path) &&
-		      ward_gitmeta_todo_refused(cs->upper, cs->v[i].path)))
+		      ward_gitmeta_todo_refused(cs->upper, cs->v[i].path)) &&
+		    !(cs->v[i].kind != WARD_CHANGE_DELETED &&
+		      ward_gitindex_workdir_refused(cs->upper, cs->workdir, cs->v[i].path)))
 			continue;
 		if (len < sizeof(list) - 1)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s'%s'",

@@ -130,6 +130,11 @@ void ward_print_changes_summary(FILE *f, const struct ward_result *res)
 		fprintf(f, " and %zu more", k - 10);
 	if (k)
 		fputc('\n', f);
+	for (size_t i = 0; w && i < w->n_violations; i++)
+		if (strcmp(w->violations[i].seen, "git-gitlink") == 0)
+			fprintf(f, "ward: the git index was not merged back: it makes '%s' a "
+				   "submodule, which the host's git would enter\n",
+				ward_shown(w->violations[i].path));
 	if (!w || !w->changes)
 		return;
 	n = ward_changeset_count(w->changes);

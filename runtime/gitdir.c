@@ -30,6 +30,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "runtime/gitindex-internal.h"
 #include "runtime/gitmeta-internal.h"
 #include "runtime/spawn-internal.h"
 #include "runtime/util-internal.h"
@@ -355,7 +356,7 @@ static void drop_dir(struct filter *f, const char *path)
 static bool keep(const struct ward_change *c, void *ctx)
 {
 	struct filter *f = ctx;
-	char full[PATH_MAX];
+	char full[PATH_MAX], gitlink[PATH_MAX];
 	enum ward_gitmeta_verdict v;
 	bool odd;
 
@@ -375,6 +376,15 @@ static bool keep(const struct ward_change *c, void *ctx)
 	if (!odd && c->kind != WARD_CHANGE_DELETED && ward_gitmeta_is_todo(c->path) &&
 	    ward_gitmeta_todo_refused(f->g->upper, c->path))
 		odd = true;
+	/* an index that makes a directory a submodule: the host's `git status`
+	 * would enter it and run what its own config says */
+	if (!odd && c->kind != WARD_CHANGE_DELETED &&
+	    ward_gitindex_refused(f->g->upper, f->g->path, c->path, ward_gitindex_kind(c->path),
+				  gitlink, sizeof(gitlink))) {
+		odd = true;
+		if (f->w->report && gitlink[0])
+			ward_workdir_add_violation(f->w->report, gitlink, "git-gitlink");
+	}
 	if (v == WARD_GITMETA_MERGE && !odd)
 		return true;
 	if (v == WARD_GITMETA_TRANSIENT && !odd) {

@@ -300,13 +300,16 @@ struct ward_workdir_report {
 	 * change set entries that touch one (overlay mode; refused on apply),
 	 * what the command changed in a git directory that the allowlist of
 	 * ordinary git work does not name (direct mode: the git directory was
-	 * an overlay, and that was not merged back), and paths named in the
+	 * an overlay, and that was not merged back), a submodule path a changed
+	 * index would have added (direct mode: the index was not merged back),
+	 * and paths named in the
 	 * command's captured stderr on a line that reports EROFS, EBUSY or
 	 * EISDIR (best effort: a refusal the command does not report, or
 	 * reports otherwise, is not seen). */
 	struct ward_violation {
 		char *path;         /* relative to the workdir */
-		const char *seen;   /* "change-set", "git-metadata" or "stderr" */
+		const char *seen;   /* "change-set", "git-metadata", "git-gitlink" or
+				       "stderr" */
 	} *violations;
 	size_t n_violations;
 	struct ward_changeset *changes; /* overlay mode: what the command changed */

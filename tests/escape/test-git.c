@@ -572,6 +572,75 @@ START_TEST(test_rebase_exec_planted)
 }
 END_TEST
 
+/* A nested repository made inside, with a config of the command's, then
+ * recorded in the top index as a submodule (a gitlink): the host's
+ * `git status` at the top would enter it and run that config. The index is
+ * not merged back, and the gitlink is named; an index that only adds files
+ * still is, and a submodule the index had before stays allowed. */
+START_TEST(test_gitlink_planted)
+{
+	char *cmd, *out;
+	json_t *r;
+
+	git_repo();
+	ck_assert_int_ge(asprintf(&cmd,
+				  "git init -q sub && cd sub && " G "commit -q --allow-empty -m s && "
+				  "printf '[core]\\n\\tfsmonitor = \"touch %s/MARK; false\"\\n' "
+				  ">> .git/config && cd .. && git add sub b.txt 2>/dev/null; "
+				  "echo done",
+				  outside),
+			 0);
+	free(host_sh("echo b > b.txt"));
+	r = run_json(cmd, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!host_git_ran_code(workdir), "the host's git ran the nested config");
+	ck_assert_msg(violated(r, "sub"), "the planted gitlink not reported");
+	out = host_sh("git ls-files -s");
+	ck_assert_msg(!strstr(out, "160000") && !strstr(out, "b.txt"), "index merged: %s", out);
+	free(out);
+	json_decref(r);
+	free(cmd);
+
+	/* the nested repository left by that run, recorded by an overlay run:
+	 * its change set is not applied */
+	{
+		static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+
+		r = run_json("git add sub 2>/dev/null; echo done", overlay);
+		ck_assert_str_eq(error_field(r, "kind"), "NotAuthorized");
+		ck_assert_msg(strstr(error_field(r, "message"), ".git/index"), "%s",
+			      error_field(r, "message"));
+		json_decref(r);
+		out = host_sh("git ls-files -s");
+		ck_assert_msg(!strstr(out, "160000"), "index applied: %s", out);
+		free(out);
+		ck_assert_msg(!host_git_ran_code(workdir), "the host's git ran the nested config");
+	}
+
+	/* ordinary staging still reaches the host */
+	r = run_json("rm -rf sub; git add b.txt && echo done", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, ".git/index"), "an ordinary index refused");
+	json_decref(r);
+	out = host_sh("git ls-files");
+	ck_assert_msg(strstr(out, "b.txt"), "index not merged: %s", out);
+	free(out);
+
+	/* a submodule the host recorded itself stays */
+	free(host_sh("git init -q lib && cd lib && " G "commit -q --allow-empty -m l && cd .. && "
+		     "git add lib 2>/dev/null && " G "commit -qm lib"));
+	r = run_json("echo c > c.txt && git add c.txt 2>/dev/null && git status --short >/dev/null 2>&1 && "
+		     "echo done",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, "lib") && !violated(r, ".git/index"), "an old gitlink refused");
+	json_decref(r);
+	out = host_sh("git ls-files -s");
+	ck_assert_msg(strstr(out, "160000") && strstr(out, "c.txt"), "index: %s", out);
+	free(out);
+}
+END_TEST
+
 /* What was not merged back is named for a person with its control
  * characters escaped: a name the command chose cannot rewrite the
  * terminal's lines or title. */
@@ -688,6 +757,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
 	tcase_add_test(tc, test_rebase_exec_planted);
+	tcase_add_test(tc, test_gitlink_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
 	tcase_add_test(tc, test_killed_swept);
