@@ -270,6 +270,21 @@ fuzz-validate: $(FUZZV_BIN)
 test-vm: deps-quiet
 	B=$(B) ./tests/run.sh vm
 
+# ---- man pages (firsthour) -------------------------------------------------
+# Hand-written roff in docs/man/; tests/integration/test-docs.c keeps them in
+# step with the policy parser and every --help. `make man-lint` renders each
+# with every groff warning on (and mandoc's lint, when installed).
+MAN1 := docs/man/ward.1 docs/man/ward-serve.1
+MAN5 := docs/man/ward-policy.5
+
+.PHONY: man-lint
+man-lint:
+	@for p in $(MAN1) $(MAN5); do \
+		out=$$(groff -man -ww -z $$p 2>&1) && [ -z "$$out" ] || { echo "$$p: $$out"; exit 1; }; \
+		if command -v mandoc >/dev/null; then mandoc -T lint -W warning $$p || exit 1; fi; \
+	done; echo "man pages: no warnings"
+# ---- end man pages ----------------------------------------------------------
+
 # ---- install --------------------------------------------------------------
 
 install: all

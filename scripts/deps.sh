@@ -5,7 +5,7 @@
 #   scripts/deps.sh bench      also the peer sandboxes the benchmark compares with
 set -eu
 
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev
+PKGS="gcc make pkg-config libc6-dev groff-base libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev
       libjansson-dev check util-linux procps git python3 curl openssl iproute2 diffutils
       qemu-system-x86 busybox-static cpio openssh-server openssh-client
       clang libclang-rt-14-dev gnuplot-nox dash nodejs"
