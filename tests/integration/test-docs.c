@@ -147,7 +147,15 @@ static void check_help(const char *sub, const char *page_rel)
 		size_t n = 0;
 
 		/* an option starts a word: "  -c, --command", " --policy FILE" */
-		if (p != out && p[-1] != ' ' && p[-1] != '\n' && p[-1] != '[' && p[-1] != '|') {
+		const char *bol = p;
+
+		while (bol > out && bol[-1] != '\n')
+			bol--;
+		/* options are on the usage lines and the option table's lines, not
+		 * in prose (the shell's own "history [-p PREFIX]") */
+		if (!(strncmp(bol, "usage:", 6) == 0 || strncmp(bol, "       ward", 11) == 0 ||
+		      bol[strspn(bol, " ")] == '-') ||
+		    (p != out && p[-1] != ' ' && p[-1] != '\n' && p[-1] != '[' && p[-1] != '|')) {
 			p++;
 			continue;
 		}
