@@ -285,7 +285,22 @@ man-lint:
 	done; echo "man pages: no warnings"
 # ---- end man pages ----------------------------------------------------------
 
-# ---- install --------------------------------------------------------------
+# ---- install (firsthour) -----------------------------------------------------
+# Everything under $(DESTDIR)$(PREFIX): the CLI, libward (static, shared,
+# headers, pkg-config), the manual pages, the bash/zsh/fish completions and the
+# example policies; `make uninstall` removes exactly that. The AppArmor
+# profile goes to $(DESTDIR)/etc/apparmor.d when DESTDIR is set (a package's
+# tree) or when this host has /etc/apparmor.d.
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/ward
+SYSCONFDIR ?= /etc
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/vendor-completions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+EXAMPLES   := $(sort $(wildcard docs/examples/*.json))
+APPARMOR_DIR := $(SYSCONFDIR)/apparmor.d
+INSTALL_APPARMOR ?= $(if $(DESTDIR),1,$(if $(wildcard $(APPARMOR_DIR)/.),1,0))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ward
@@ -296,11 +311,29 @@ install: all
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
 	$(PC_SED) ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 644 packaging/completions/ward.bash $(DESTDIR)$(BASHCOMPDIR)/ward
+	install -m 644 packaging/completions/_ward $(DESTDIR)$(ZSHCOMPDIR)/_ward
+	install -m 644 packaging/completions/ward.fish $(DESTDIR)$(FISHCOMPDIR)/ward.fish
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	$(if $(EXAMPLES),install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/)
+	$(if $(filter 1,$(INSTALL_APPARMOR)),$(if $(wildcard packaging/apparmor/ward), \
+		install -d $(DESTDIR)$(APPARMOR_DIR) && \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/apparmor/ward > $(DESTDIR)$(APPARMOR_DIR)/ward))
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward
+	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.a \
+	      $(DESTDIR)$(LIBDIR)/libward.so $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION) \
+	      $(DESTDIR)$(LIBDIR)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(DOCDIR)
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
+	      $(DESTDIR)$(BASHCOMPDIR)/ward $(DESTDIR)$(ZSHCOMPDIR)/_ward \
+	      $(DESTDIR)$(FISHCOMPDIR)/ward.fish $(DESTDIR)$(APPARMOR_DIR)/ward
+# ---- end install --------------------------------------------------------------
 
 clean:
 	rm -rf $(B)

@@ -65,6 +65,41 @@ START_TEST(test_install_and_link)
 }
 END_TEST
 
+/* Beside the library: the manual pages (man renders them from where they
+ * were put), the completions where bash-completion, zsh and fish look, the
+ * example policies; `make uninstall` leaves no file behind. */
+START_TEST(test_install_pages_completions_examples)
+{
+	char *dest = harness_tmpdir(), cmd[16384], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; make -s -C '%s' B='%s' install PREFIX=/usr DESTDIR='%s' >/dev/null 2>&1; "
+		 "d='%s/usr'; "
+		 "for f in bin/ward share/man/man1/ward.1 share/man/man1/ward-serve.1 "
+		 "share/man/man5/ward-policy.5 share/bash-completion/completions/ward "
+		 "share/zsh/vendor-completions/_ward share/fish/vendor_completions.d/ward.fish; do "
+		 "test -f \"$d/$f\" || { echo \"missing $f\"; exit 1; }; done; "
+		 "n=$(ls \"$d/share/doc/ward/examples\"/*.json | wc -l); "
+		 "[ \"$n\" -eq $(ls '%s/docs/examples'/*.json | wc -l) ] || { echo \"examples: $n\"; exit 1; }; "
+		 "MANWIDTH=80 man -M \"$d/share/man\" ward 2>&1 | grep -q 'ward run' || { echo 'man ward'; exit 1; }; "
+		 "MANWIDTH=80 man -M \"$d/share/man\" 5 ward-policy 2>&1 | grep -q 'rate_limit.per_minute' "
+		 "|| { echo 'man 5 ward-policy'; exit 1; }; "
+		 "make -s -C '%s' B='%s' uninstall PREFIX=/usr DESTDIR='%s' >/dev/null; "
+		 "left=$(find '%s' ! -type d); [ -z \"$left\" ] || { echo \"left: $left\"; exit 1; }; "
+		 "echo ok",
+		 src_dir, harness_build_dir(), dest, dest, src_dir, src_dir, harness_build_dir(), dest,
+		 dest);
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install: %s", out);
+	ck_assert_str_eq(out, "ok\n");
+	free(out);
+	harness_rmtree(dest);
+	free(dest);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("install");
@@ -73,5 +108,7 @@ int main(void)
 	harness_add_probe("source", probe_source);
 	tc = harness_tcase(s, "install", "source userns");
 	tcase_add_test(tc, test_install_and_link);
+	tc = harness_tcase(s, "files", "source");
+	tcase_add_test(tc, test_install_pages_completions_examples);
 	return harness_main(s);
 }
