@@ -20,7 +20,7 @@ _ward_opts_serve="-C --workdir --workdir-root --allow-workdir-anywhere --allow-h
 _ward_opts_validate="-c --command --json --policy --no-policy --rules -h --help"
 _ward_opts_doctor="--json -h --help"
 _ward_opts_changes="--all -C --workdir -h --help"
-_ward_opts_diff="-C --workdir -h --help"
+_ward_opts_diff="-h --help"
 _ward_opts_apply="-C --workdir --protect --allow-write --force --allow-outside-links -h --help"
 _ward_opts_discard="-C --workdir -h --help"
 

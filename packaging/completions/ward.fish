@@ -101,9 +101,9 @@ complete -c ward -n "__fish_seen_subcommand_from doctor" -l json
 complete -c ward -n "__fish_seen_subcommand_from doctor" -s h -l help
 
 # change sets
-set -l c "__fish_seen_subcommand_from changes diff apply discard"
+set -l c "__fish_seen_subcommand_from changes apply discard"
 complete -c ward -n $c -s C -l workdir -x -a '(__fish_complete_directories)'
-complete -c ward -n $c -s h -l help
+complete -c ward -n "__fish_seen_subcommand_from changes diff apply discard" -s h -l help
 complete -c ward -n "__fish_seen_subcommand_from changes" -l all -d 'every workdir'
 complete -c ward -n "__fish_seen_subcommand_from diff apply discard" -a '(__ward_change_sets)'
 complete -c ward -n "__fish_seen_subcommand_from apply" -l protect -r

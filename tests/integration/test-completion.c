@@ -176,7 +176,8 @@ static char *slurp(const char *rel)
 	return buf;
 }
 
-static const char *const subs[] = { "run", "shell", "serve", "validate", "doctor" };
+static const char *const subs[] = { "run",	"shell", "serve", "validate", "doctor",
+				    "changes", "diff",	 "apply", "discard" };
 
 START_TEST(test_every_help_option_completed)
 {
@@ -253,6 +254,9 @@ START_TEST(test_bash_change_set_names)
 	o = complete(false, a, "ward diff ''");
 	ck_assert_msg(has_line(o, name), "ward diff <TAB> in its workdir: '%s' lacks '%s'", o,
 		      name);
+	free(o);
+	o = complete(false, b, "ward discard ''");
+	ck_assert_msg(!has_line(o, name), "another workdir's set offered: '%s'", o);
 	free(o);
 	{
 		char *d[] = { ward, (char *)"discard", (char *)"-C", a, name, NULL };
