@@ -289,8 +289,12 @@ man-lint:
 # Everything under $(DESTDIR)$(PREFIX): the CLI, libward (static, shared,
 # headers, pkg-config), the manual pages, the bash/zsh/fish completions and the
 # example policies; `make uninstall` removes exactly that. The AppArmor
-# profile goes to $(DESTDIR)/etc/apparmor.d when DESTDIR is set (a package's
-# tree) or when this host has /etc/apparmor.d.
+# profile (packaging/apparmor/ward: `userns,` for $(BINDIR)/ward, for Ubuntu
+# 23.10+'s kernel.apparmor_restrict_unprivileged_userns=1) is kept in
+# $(DATADIR)/ward/apparmor/ and goes to $(DESTDIR)/etc/apparmor.d when DESTDIR
+# is set (a staging tree) or when this host's AppArmor has the 4.0 ABI that
+# knows the rule (an older parser refuses the profile: Debian 12 has 3.0).
+# INSTALL_APPARMOR=0/1 overrides.
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 DOCDIR     ?= $(DATADIR)/doc/ward
@@ -300,7 +304,8 @@ ZSHCOMPDIR  ?= $(DATADIR)/zsh/vendor-completions
 FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 EXAMPLES   := $(sort $(wildcard docs/examples/*.json))
 APPARMOR_DIR := $(SYSCONFDIR)/apparmor.d
-INSTALL_APPARMOR ?= $(if $(DESTDIR),1,$(if $(wildcard $(APPARMOR_DIR)/.),1,0))
+INSTALL_APPARMOR ?= $(if $(DESTDIR),1,$(if $(wildcard $(APPARMOR_DIR)/abi/4.0),1,0))
+AA_SED = sed 's|@BINDIR@|$(BINDIR)|g' packaging/apparmor/ward
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ward
@@ -320,15 +325,16 @@ install: all
 	install -m 644 packaging/completions/ward.fish $(DESTDIR)$(FISHCOMPDIR)/ward.fish
 	install -d $(DESTDIR)$(DOCDIR)/examples
 	$(if $(EXAMPLES),install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/)
-	$(if $(filter 1,$(INSTALL_APPARMOR)),$(if $(wildcard packaging/apparmor/ward), \
-		install -d $(DESTDIR)$(APPARMOR_DIR) && \
-		sed 's|@BINDIR@|$(BINDIR)|g' packaging/apparmor/ward > $(DESTDIR)$(APPARMOR_DIR)/ward))
+	install -d $(DESTDIR)$(DATADIR)/ward/apparmor
+	$(AA_SED) > $(DESTDIR)$(DATADIR)/ward/apparmor/ward
+	$(if $(filter 1,$(INSTALL_APPARMOR)),install -d $(DESTDIR)$(APPARMOR_DIR) && \
+		$(AA_SED) > $(DESTDIR)$(APPARMOR_DIR)/ward)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.a \
 	      $(DESTDIR)$(LIBDIR)/libward.so $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION) \
 	      $(DESTDIR)$(LIBDIR)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(DOCDIR)
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/ward
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
 	      $(DESTDIR)$(BASHCOMPDIR)/ward $(DESTDIR)$(ZSHCOMPDIR)/_ward \

@@ -86,11 +86,14 @@ START_TEST(test_install_pages_completions_examples)
 		 "MANWIDTH=80 man -M \"$d/share/man\" ward 2>&1 | grep -q 'ward run' || { echo 'man ward'; exit 1; }; "
 		 "MANWIDTH=80 man -M \"$d/share/man\" 5 ward-policy 2>&1 | grep -q 'rate_limit.per_minute' "
 		 "|| { echo 'man 5 ward-policy'; exit 1; }; "
+		 "grep -qx 'profile ward /usr/bin/ward flags=(unconfined) {' \"%s/etc/apparmor.d/ward\" "
+		 "|| { echo 'apparmor profile'; exit 1; }; "
+		 "grep -qx '  userns,' \"%s/etc/apparmor.d/ward\" || { echo 'userns rule'; exit 1; }; "
 		 "make -s -C '%s' B='%s' uninstall PREFIX=/usr DESTDIR='%s' >/dev/null; "
 		 "left=$(find '%s' ! -type d); [ -z \"$left\" ] || { echo \"left: $left\"; exit 1; }; "
 		 "echo ok",
-		 src_dir, harness_build_dir(), dest, dest, src_dir, src_dir, harness_build_dir(), dest,
-		 dest);
+		 src_dir, harness_build_dir(), dest, dest, src_dir, dest, dest, src_dir,
+		 harness_build_dir(), dest, dest);
 	status = harness_capture(sh, &out, NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install: %s", out);
 	ck_assert_str_eq(out, "ok\n");
