@@ -341,5 +341,35 @@ uninstall:
 	      $(DESTDIR)$(FISHCOMPDIR)/ward.fish $(DESTDIR)$(APPARMOR_DIR)/ward
 # ---- end install --------------------------------------------------------------
 
+# ---- Debian packages (firsthour) -----------------------------------------------
+# `make deb`: ward, libward0 and libward-dev built by dpkg-buildpackage and
+# debhelper from packaging/debian, in a copy of the tree under $(B)/deb (the
+# tree itself gets no debian/ directory); then lintian, failing on an error.
+# The .debs land in $(B)/deb/. `make test-deb` installs them into an empty
+# dpkg root (dpkg --root, maintainer scripts run chrootless with $DPKG_ROOT),
+# runs the installed ward, builds a program against the installed libward,
+# and purges them (scripts/test-deb.sh; a few minutes: not part of make test).
+DEB_DIR := $(B)/deb
+DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
+
+.PHONY: deb test-deb
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
+		{ echo "deb: needs dpkg-dev and debhelper (scripts/deps.sh deb)"; exit 1; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^$(B)/' | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
+	cp -a packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -j2
+	@if command -v lintian >/dev/null; then \
+		lintian --fail-on error --suppress-tags-from-file packaging/debian/lintian-ignore \
+			$(DEB_DIR)/*.changes; \
+	else echo "deb: no lintian, packages not checked"; fi
+	@ls $(DEB_DIR)/*.deb
+
+test-deb: deb
+	B=$(B) ./scripts/test-deb.sh $(DEB_DIR)
+# ---- end Debian packages --------------------------------------------------------
+
 clean:
 	rm -rf $(B)
