@@ -2,6 +2,7 @@
 #
 #   make              build/ward, build/libward.a, build/libward.so, build/ward.pc
 #   make deps         install the Debian packages the build and the tests need
+#                     (scripts/deps.sh SET: build, demo, test, deb, bench)
 #   make test         everything: unit tests, integration and escape tests as root and as
 #                     uid 65534, fuzzing, the cgroup v2 VM, the mutation tier, a bench smoke run
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
@@ -39,7 +40,9 @@ OPT      ?= -O2 -g
 CFLAGS   ?=
 # pkg-config is asked lazily, once, when a recipe first needs the answer: on a
 # fresh machine the packages are installed by the deps-quiet prerequisite of
-# the same make run, after this file has been read.
+# the same make run, after this file has been read. deps-quiet installs the
+# build set only (`make` and `make demo` need no more); deps-test the rest
+# of what the tests need (`make check`, `make test`).
 lazy = $(eval $(1) := $$(shell $$(PKG_CONFIG) $(2) 2>/dev/null))$($(1))
 PKG_CFLAGS    = $(call lazy,PKG_CFLAGS,--cflags $(PKGS))
 PKG_LIBS      = $(call lazy,PKG_LIBS,--libs $(PKGS))
@@ -73,7 +76,7 @@ FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
 	     runtime/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet deps-test check test test-unit test-integration test-escape test-mutants test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -89,7 +92,10 @@ demo: deps-quiet all
 	@$(B)/ward run -c 'cat /etc/shadow' || true
 
 deps-quiet:
-	@./scripts/deps.sh
+	@./scripts/deps.sh build
+
+deps-test:
+	@./scripts/deps.sh test
 
 deps:
 	./scripts/deps.sh
@@ -195,7 +201,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
+check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 test: check
 	B=$(B) ./tests/run.sh
@@ -240,7 +246,7 @@ $(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
 
 # bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
 # smoke run in under a minute, its report under $(B)/bench/results).
-bench: deps-quiet all $(B)/bench/ward-bench
+bench: deps-test all $(B)/bench/ward-bench
 	B=$(B) QUICK=$(QUICK) NOTE="$(NOTE)" FROM="$(FROM)" ./bench/run.sh
 
 bench-deps:
@@ -267,7 +273,7 @@ fuzz-validate: $(FUZZV_BIN)
 	@rm -rf $(B)/fuzz/corpus-validate && mkdir -p $(B)/fuzz/corpus-validate
 	$(FUZZV_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 $(B)/fuzz/corpus-validate tests/fuzz/validate tests/fuzz/shparse
-test-vm: deps-quiet
+test-vm: deps-test
 	B=$(B) ./tests/run.sh vm
 
 # ---- man pages (firsthour) -------------------------------------------------
@@ -354,6 +360,7 @@ DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
 
 .PHONY: deb test-deb
 deb:
+	@./scripts/deps.sh deb
 	@command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
 		{ echo "deb: needs dpkg-dev and debhelper (scripts/deps.sh deb)"; exit 1; }
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)

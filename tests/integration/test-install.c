@@ -103,6 +103,34 @@ START_TEST(test_install_pages_completions_examples)
 }
 END_TEST
 
+/* `make demo` installs what the build needs and nothing of the tests' (no
+ * qemu, clang or ssh server); the test set holds the build set. */
+START_TEST(test_demo_deps)
+{
+	char cmd[8192], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; demo=$(scripts/deps.sh --list demo); test=$(scripts/deps.sh --list test); "
+		 "for p in qemu-system-x86 clang openssh-server check nodejs gnuplot-nox zsh; do "
+		 "printf '%%s\\n' \"$demo\" | grep -qx \"$p\" && { echo \"demo installs $p\"; exit 1; }; "
+		 "printf '%%s\\n' \"$test\" | grep -qx \"$p\" || { echo \"test lacks $p\"; exit 1; }; done; "
+		 "for p in $demo; do printf '%%s\\n' \"$test\" | grep -qx \"$p\" || "
+		 "{ echo \"test lacks build package $p\"; exit 1; }; done; "
+		 "printf '%%s\\n' \"$demo\" | grep -qx libseccomp-dev || { echo 'demo lacks libseccomp-dev'; exit 1; }; "
+		 "n=$(make -n -s B='%s' demo | grep -c 'deps.sh') ; "
+		 "make -n -s B='%s' demo | grep -q 'scripts/deps.sh build$' && "
+		 "! make -n -s B='%s' demo | grep -q 'deps.sh test' || { echo \"make demo: $n\"; exit 1; }; "
+		 "echo ok",
+		 src_dir, harness_build_dir(), harness_build_dir(), harness_build_dir());
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "ok\n");
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("install");
@@ -113,5 +141,6 @@ int main(void)
 	tcase_add_test(tc, test_install_and_link);
 	tc = harness_tcase(s, "files", "source");
 	tcase_add_test(tc, test_install_pages_completions_examples);
+	tcase_add_test(tc, test_demo_deps);
 	return harness_main(s);
 }
