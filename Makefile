@@ -347,6 +347,16 @@ uninstall:
 	      $(DESTDIR)$(FISHCOMPDIR)/ward.fish $(DESTDIR)$(APPARMOR_DIR)/ward
 # ---- end install --------------------------------------------------------------
 
+# ---- example policies for the tests (firsthour) ----------------------------------
+# Copied into the build tree, so that the uid-65534 tier (which has only a copy
+# of the build tree) loads and runs them too (tests/integration/test-examples.c).
+TEST_EXAMPLES := $(EXAMPLES:docs/examples/%=$(B)/tests/examples/%)
+$(B)/tests/examples/%.json: docs/examples/%.json
+	@mkdir -p $(dir $@)
+	install -m 644 $< $@
+check: $(TEST_EXAMPLES)
+# ---- end example policies for the tests ----------------------------------------
+
 # ---- Debian packages (firsthour) -----------------------------------------------
 # `make deb`: ward, libward0 and libward-dev built by dpkg-buildpackage and
 # debhelper from packaging/debian, in a copy of the tree under $(B)/deb (the

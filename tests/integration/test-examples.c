@@ -16,10 +16,16 @@
 
 static char dir[4200];
 
-static const char *probe_source(void)
+/* The build tree's copy (make check puts it there, for the uid-65534 tier
+ * too), else the source tree's. */
+static const char *probe_examples(void)
 {
+	snprintf(dir, sizeof(dir), "%s/tests/examples", harness_build_dir());
+	if (access(dir, R_OK | X_OK) == 0)
+		return NULL;
 	snprintf(dir, sizeof(dir), "%s/../docs/examples", harness_build_dir());
-	return access(dir, R_OK | X_OK) == 0 ? NULL : "no source tree (docs/examples)";
+	return access(dir, R_OK | X_OK) == 0 ? NULL :
+					      "no examples (make check copies them to build/tests/examples)";
 }
 
 /* The examples' paths, NULL-terminated; at least four (the issue's agent
@@ -66,6 +72,7 @@ START_TEST(test_examples_run_true)
 {
 	char **v = examples(), *ward = harness_path("ward"), *wd = harness_tmpdir();
 	char *state = harness_tmpdir();
+	int ran = 0;
 
 	/* an overlay example keeps its (empty) change set: in a state
 	 * directory of the test's own, removed after */
@@ -79,13 +86,22 @@ START_TEST(test_examples_run_true)
 		int st;
 
 		st = harness_capture(argv, &out, &err);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "ward run --policy %s -- true: %s",
-			      *p, err);
+		/* cgroup limits need root or a delegated cgroup; the developer
+		 * machine's example sets none and must run anywhere */
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 125 && geteuid() != 0 &&
+		    strstr(err, "needs a cgroup") && !strstr(*p, "/developer.json")) {
+			fprintf(stderr, "# note: %s needs a cgroup this user cannot make\n", *p);
+		} else {
+			ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				      "ward run --policy %s -- true: %s", *p, err);
+			ran++;
+		}
 		free(out);
 		free(err);
 		free(*p);
 	}
 	free(v);
+	ck_assert_int_ge(ran, 1);
 	free(ward);
 	harness_rmtree(wd);
 	free(wd);
@@ -99,10 +115,10 @@ int main(void)
 	Suite *s = suite_create("examples");
 	TCase *tc;
 
-	harness_add_probe("source", probe_source);
-	tc = harness_tcase(s, "load", "source");
+	harness_add_probe("examples", probe_examples);
+	tc = harness_tcase(s, "load", "examples");
 	tcase_add_test(tc, test_examples_load);
-	tc = harness_tcase(s, "run", "source userns landlock seccomp");
+	tc = harness_tcase(s, "run", "examples userns landlock seccomp");
 	tcase_add_test(tc, test_examples_run_true);
 	return harness_main(s);
 }
