@@ -306,7 +306,9 @@ MANDIR     ?= $(DATADIR)/man
 DOCDIR     ?= $(DATADIR)/doc/ward
 SYSCONFDIR ?= /etc
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
-ZSHCOMPDIR  ?= $(DATADIR)/zsh/vendor-completions
+# Debian's zsh searches /usr/share/zsh/vendor-completions and
+# /usr/local/share/zsh/site-functions
+ZSHCOMPDIR  ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/zsh/vendor-completions,$(DATADIR)/zsh/site-functions)
 FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 EXAMPLES   := $(sort $(wildcard docs/examples/*.json))
 APPARMOR_DIR := $(SYSCONFDIR)/apparmor.d

@@ -2,6 +2,7 @@
 # Option lists kept in step with each --help by tests/integration/test-completion.c.
 
 function __ward_change_sets
+    command -q ward; or return
     ward changes 2>/dev/null | cut -f1
 end
 

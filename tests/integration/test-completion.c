@@ -236,6 +236,42 @@ START_TEST(test_fish_parses)
 }
 END_TEST
 
+/* fish's own completer, asked as its command line would ask it. */
+static char *fish_complete(const char *line)
+{
+	char script[4600], *out = NULL, *err = NULL;
+	char *argv[] = { (char *)"/usr/bin/fish", (char *)"--no-config", (char *)"-c", script, NULL };
+	int st;
+
+	snprintf(script, sizeof(script),
+		 "set PATH '%s' $PATH; source '%s/packaging/completions/ward.fish'; "
+		 "complete -C '%s' | cut -f1",
+		 harness_build_dir(), src_dir, line);
+	st = harness_capture(argv, &out, &err);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !err[0], "fish: %s", err);
+	free(err);
+	return out;
+}
+
+START_TEST(test_fish_completes)
+{
+	char *o = fish_complete("ward ru");
+
+	ck_assert_str_eq(o, "run\n");
+	free(o);
+	o = fish_complete("ward run --net ");
+	ck_assert_str_eq(o, "host\nnone\nproxy\n");
+	free(o);
+	o = fish_complete("ward run --ne");
+	ck_assert_msg(has_line(o, "--net") && has_line(o, "--net-log") && !has_line(o, "--memory"),
+		      "%s", o);
+	free(o);
+	o = fish_complete("ward apply --allow-o");
+	ck_assert_str_eq(o, "--allow-outside-links\n");
+	free(o);
+}
+END_TEST
+
 /* `ward diff <TAB>` offers the kept change sets of the workdir it is typed
  * in, not another's. */
 START_TEST(test_bash_change_set_names)
@@ -293,5 +329,6 @@ int main(void)
 	tcase_add_test(tc, test_zsh_parses);
 	tc = harness_tcase(s, "fish", "source fish");
 	tcase_add_test(tc, test_fish_parses);
+	tcase_add_test(tc, test_fish_completes);
 	return harness_main(s);
 }
