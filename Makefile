@@ -381,7 +381,7 @@ deb:
 	cp -a packaging/debian $(DEB_SRC)/debian
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -j2
 	@if command -v lintian >/dev/null; then \
-		lintian --fail-on error --suppress-tags-from-file packaging/debian/lintian-ignore \
+		lintian --fail-on error \
 			$(DEB_DIR)/*.changes; \
 	else echo "deb: no lintian, packages not checked"; fi
 	@ls $(DEB_DIR)/*.deb
