@@ -2,6 +2,7 @@
 #
 #   make              build/ward, build/libward.a, build/libward.so, build/ward.pc
 #   make deps         install the Debian packages the build and the tests need
+#                     (scripts/deps.sh SET: build, demo, test, deb, bench)
 #   make test         everything: unit tests, integration and escape tests as root and as
 #                     uid 65534, fuzzing, the cgroup v2 VM, the mutation tier, a bench smoke run
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
@@ -39,7 +40,9 @@ OPT      ?= -O2 -g
 CFLAGS   ?=
 # pkg-config is asked lazily, once, when a recipe first needs the answer: on a
 # fresh machine the packages are installed by the deps-quiet prerequisite of
-# the same make run, after this file has been read.
+# the same make run, after this file has been read. deps-quiet installs the
+# build set only (`make` and `make demo` need no more); deps-test the rest
+# of what the tests need (`make check`, `make test`).
 lazy = $(eval $(1) := $$(shell $$(PKG_CONFIG) $(2) 2>/dev/null))$($(1))
 PKG_CFLAGS    = $(call lazy,PKG_CFLAGS,--cflags $(PKGS))
 PKG_LIBS      = $(call lazy,PKG_LIBS,--libs $(PKGS))
@@ -73,7 +76,7 @@ FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
 	     runtime/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet deps-test check test test-unit test-integration test-escape test-mutants test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -89,7 +92,10 @@ demo: deps-quiet all
 	@$(B)/ward run -c 'cat /etc/shadow' || true
 
 deps-quiet:
-	@./scripts/deps.sh
+	@./scripts/deps.sh build
+
+deps-test:
+	@./scripts/deps.sh test
 
 deps:
 	./scripts/deps.sh
@@ -195,7 +201,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
+check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 test: check
 	B=$(B) ./tests/run.sh
@@ -240,7 +246,7 @@ $(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
 
 # bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
 # smoke run in under a minute, its report under $(B)/bench/results).
-bench: deps-quiet all $(B)/bench/ward-bench
+bench: deps-test all $(B)/bench/ward-bench
 	B=$(B) QUICK=$(QUICK) NOTE="$(NOTE)" FROM="$(FROM)" ./bench/run.sh
 
 bench-deps:
@@ -267,10 +273,47 @@ fuzz-validate: $(FUZZV_BIN)
 	@rm -rf $(B)/fuzz/corpus-validate && mkdir -p $(B)/fuzz/corpus-validate
 	$(FUZZV_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 $(B)/fuzz/corpus-validate tests/fuzz/validate tests/fuzz/shparse
-test-vm: deps-quiet
+test-vm: deps-test
 	B=$(B) ./tests/run.sh vm
 
-# ---- install --------------------------------------------------------------
+# ---- man pages (firsthour) -------------------------------------------------
+# Hand-written roff in docs/man/; tests/integration/test-docs.c keeps them in
+# step with the policy parser and every --help. `make man-lint` renders each
+# with every groff warning on (and mandoc's lint, when installed).
+MAN1 := docs/man/ward.1 docs/man/ward-serve.1
+MAN5 := docs/man/ward-policy.5
+
+.PHONY: man-lint
+man-lint:
+	@for p in $(MAN1) $(MAN5); do \
+		out=$$(groff -man -ww -z $$p 2>&1) && [ -z "$$out" ] || { echo "$$p: $$out"; exit 1; }; \
+		if command -v mandoc >/dev/null; then mandoc -T lint -W warning $$p || exit 1; fi; \
+	done; echo "man pages: no warnings"
+# ---- end man pages ----------------------------------------------------------
+
+# ---- install (firsthour) -----------------------------------------------------
+# Everything under $(DESTDIR)$(PREFIX): the CLI, libward (static, shared,
+# headers, pkg-config), the manual pages, the bash/zsh/fish completions and the
+# example policies; `make uninstall` removes exactly that. The AppArmor
+# profile (packaging/apparmor/ward: `userns,` for $(BINDIR)/ward, for Ubuntu
+# 23.10+'s kernel.apparmor_restrict_unprivileged_userns=1) is kept in
+# $(DATADIR)/ward/apparmor/ and goes to $(DESTDIR)/etc/apparmor.d when DESTDIR
+# is set (a staging tree) or when this host's AppArmor has the 4.0 ABI that
+# knows the rule (an older parser refuses the profile: Debian 12 has 3.0).
+# INSTALL_APPARMOR=0/1 overrides.
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/ward
+SYSCONFDIR ?= /etc
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# Debian's zsh searches /usr/share/zsh/vendor-completions and
+# /usr/local/share/zsh/site-functions
+ZSHCOMPDIR  ?= $(if $(filter /usr,$(PREFIX)),$(DATADIR)/zsh/vendor-completions,$(DATADIR)/zsh/site-functions)
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+EXAMPLES   := $(sort $(wildcard docs/examples/*.json))
+APPARMOR_DIR := $(SYSCONFDIR)/apparmor.d
+INSTALL_APPARMOR ?= $(if $(DESTDIR),1,$(if $(wildcard $(APPARMOR_DIR)/abi/4.0),1,0))
+AA_SED = sed 's|@BINDIR@|$(BINDIR)|g' packaging/apparmor/ward
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ward
@@ -281,11 +324,71 @@ install: all
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
 	$(PC_SED) ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 644 packaging/completions/ward.bash $(DESTDIR)$(BASHCOMPDIR)/ward
+	install -m 644 packaging/completions/_ward $(DESTDIR)$(ZSHCOMPDIR)/_ward
+	install -m 644 packaging/completions/ward.fish $(DESTDIR)$(FISHCOMPDIR)/ward.fish
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	$(if $(EXAMPLES),install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/)
+	install -d $(DESTDIR)$(DATADIR)/ward/apparmor
+	$(AA_SED) > $(DESTDIR)$(DATADIR)/ward/apparmor/ward
+	$(if $(filter 1,$(INSTALL_APPARMOR)),install -d $(DESTDIR)$(APPARMOR_DIR) && \
+		$(AA_SED) > $(DESTDIR)$(APPARMOR_DIR)/ward)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward
+	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.a \
+	      $(DESTDIR)$(LIBDIR)/libward.so $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION) \
+	      $(DESTDIR)$(LIBDIR)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ward $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/ward
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(MAN5))) \
+	      $(DESTDIR)$(BASHCOMPDIR)/ward $(DESTDIR)$(ZSHCOMPDIR)/_ward \
+	      $(DESTDIR)$(FISHCOMPDIR)/ward.fish $(DESTDIR)$(APPARMOR_DIR)/ward
+# ---- end install --------------------------------------------------------------
+
+# ---- example policies for the tests (firsthour) ----------------------------------
+# Copied into the build tree, so that the uid-65534 tier (which has only a copy
+# of the build tree) loads and runs them too (tests/integration/test-examples.c).
+TEST_EXAMPLES := $(EXAMPLES:docs/examples/%=$(B)/tests/examples/%)
+$(B)/tests/examples/%.json: docs/examples/%.json
+	@mkdir -p $(dir $@)
+	install -m 644 $< $@
+check: $(TEST_EXAMPLES)
+# ---- end example policies for the tests ----------------------------------------
+
+# ---- Debian packages (firsthour) -----------------------------------------------
+# `make deb`: ward, libward0 and libward-dev built by dpkg-buildpackage and
+# debhelper from packaging/debian, in a copy of the tree under $(B)/deb (the
+# tree itself gets no debian/ directory); then lintian, failing on an error.
+# The .debs land in $(B)/deb/. `make test-deb` installs them into an empty
+# dpkg root (dpkg --root, maintainer scripts run chrootless with $DPKG_ROOT),
+# runs the installed ward, builds a program against the installed libward,
+# and purges them (scripts/test-deb.sh; a few minutes: not part of make test).
+DEB_DIR := $(B)/deb
+DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
+
+.PHONY: deb test-deb
+deb:
+	@./scripts/deps.sh deb
+	@command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
+		{ echo "deb: needs dpkg-dev and debhelper (scripts/deps.sh deb)"; exit 1; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^$(B)/' | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
+	cp -a packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -j2
+	@if command -v lintian >/dev/null; then \
+		lintian --fail-on error \
+			$(DEB_DIR)/*.changes; \
+	else echo "deb: no lintian, packages not checked"; fi
+	@ls $(DEB_DIR)/*.deb
+
+test-deb: deb
+	B=$(B) ./scripts/test-deb.sh $(DEB_DIR)
+# ---- end Debian packages --------------------------------------------------------
 
 clean:
 	rm -rf $(B)

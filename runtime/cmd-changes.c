@@ -61,6 +61,8 @@ int ward_run_options_protect(struct run_options *o, struct ward_error **err)
 	return 0;
 }
 
+static size_t links_out(const struct ward_changeset *cs, FILE *f);
+
 int ward_settle_changes(const struct run_options *o, struct ward_result *res,
 			struct ward_error **err)
 {
@@ -75,6 +77,24 @@ int ward_settle_changes(const struct run_options *o, struct ward_result *res,
 		return 0;
 	}
 	if (o->apply && res->exit_code == 0 && !res->error) {
+		size_t out = links_out(cs, NULL);
+
+		/* as ward apply: a link leading out of the workdir is applied only
+		 * when asked for, after a look (ward apply NAME --allow-outside-links) */
+		if (out > 0) {
+			if (ward_changeset_keep(cs, w->change_name, sizeof(w->change_name), err) < 0)
+				return -1;
+			snprintf(w->change_action, sizeof(w->change_action), "kept");
+			ward_error_make_kind(err, WARD_ERR_EXECUTION_FAILED, 0,
+					     "not applied: %zu symbolic link%s lead%s outside the "
+					     "workdir ('ward diff %s', then 'ward apply %s "
+					     "--allow-outside-links')",
+					     out, out == 1 ? "" : "s", out == 1 ? "s" : "",
+					     w->change_name, w->change_name);
+			if (err && *err)
+				ward_error_set_rule(*err, "symlink-outside-workdir");
+			return -1;
+		}
 		if (ward_changeset_apply(cs, o->cfg.protect, err) == 0) {
 			snprintf(w->change_action, sizeof(w->change_action), "applied");
 			return 0;
@@ -157,30 +177,51 @@ static const char *const kind_names[] = {
 };
 
 static const char changes_usage[] =
-	"usage: ward changes | ward diff NAME | ward apply NAME "
-	"[--protect PATH] [--allow-write PATH] [--force] | ward discard NAME\n";
+	"usage: ward changes [--all] [-C DIR]\n"
+	"       ward diff NAME\n"
+	"       ward apply NAME [-C DIR] [--protect PATH] [--allow-write PATH] [--force]\n"
+	"                  [--allow-outside-links]\n"
+	"       ward discard NAME [-C DIR]\n";
+
+/* Each command's --help: its usage line and its own options only. */
+static const struct {
+	const char *cmd, *text;
+} helps[] = {
+	{ "changes",
+	  "usage: ward changes [--all] [-C DIR]\n\n"
+	  "A change set belongs to the workdir its overlay run wrote; this lists the\n"
+	  "current directory's sets (name, number of changes, workdir).\n\n"
+	  "  -C, --workdir DIR   the workdir meant (default: the current directory)\n"
+	  "      --all           list the sets of every workdir\n"
+	  "  -h, --help          this text\n" },
+	{ "diff",
+	  "usage: ward diff NAME\n\n"
+	  "Shows any kept set, whatever its workdir; control characters are escaped.\n\n"
+	  "  -h, --help          this text\n" },
+	{ "apply",
+	  "usage: ward apply NAME [-C DIR] [--protect PATH] [--allow-write PATH] [--force]\n"
+	  "                  [--allow-outside-links]\n\n"
+	  "Only a set of the current directory (or of -C DIR) is applied.\n\n"
+	  "  -C, --workdir DIR       the workdir meant (default: the current directory)\n"
+	  "      --protect PATH      refuse changes under PATH too\n"
+	  "      --allow-write PATH  let the set change a protected PATH\n"
+	  "      --force             apply over files edited in the workdir meanwhile\n"
+	  "      --allow-outside-links  apply symbolic links that lead outside the\n"
+	  "                          workdir (a tool following one later reads or\n"
+	  "                          writes there); refused without it\n"
+	  "  -h, --help              this text\n" },
+	{ "discard",
+	  "usage: ward discard NAME [-C DIR]\n\n"
+	  "Only a set of the current directory (or of -C DIR) is dropped.\n\n"
+	  "  -C, --workdir DIR   the workdir meant (default: the current directory)\n"
+	  "  -h, --help          this text\n" },
+};
 
 static int usage_error(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "ward %s: %s\n", cmd, ward_shown(msg));
 	fputs(changes_usage, stderr);
 	return WARD_EXIT_OWN_ERROR;
-}
-
-/* '--help' anywhere asks for the usage, which is an answer, not an error:
- * exit 0 like every other subcommand. No change-set name starts with '-'. */
-static bool asks_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return true;
-	return false;
-}
-
-static int help(const char *what)
-{
-	printf("%s\n%s", what, changes_usage);
-	return 0;
 }
 
 static int fail(const char *cmd, struct ward_error *err)
@@ -190,26 +231,199 @@ static int fail(const char *cmd, struct ward_error *err)
 	return WARD_EXIT_OWN_ERROR;
 }
 
+/* The options of changes/diff/apply/discard, parsed alike; each command
+ * refuses those that are not its own. */
+struct changes_args {
+	const char *name;    /* the set named, or NULL */
+	const char *workdir; /* -C, or NULL: the current directory */
+	bool all, force, links_out, help;
+	struct {
+		const char *path;
+		bool protect;
+	} paths[64];
+	size_t n_paths;
+};
+
+/* Whether the space-separated list has word. */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+enum { O_ALL = 256, O_PROTECT, O_ALLOW_WRITE, O_FORCE, O_LINKS_OUT };
+
+/* Parse argv (argv[0] is the command); `allowed` lists the long options the
+ * command takes besides -C and --help. */
+static int parse_args(const char *cmd, int argc, char **argv, const char *allowed,
+		      struct changes_args *a)
+{
+	static const struct option opts[] = {
+		{ "workdir", required_argument, NULL, 'C' },
+		{ "all", no_argument, NULL, O_ALL },
+		{ "protect", required_argument, NULL, O_PROTECT },
+		{ "allow-write", required_argument, NULL, O_ALLOW_WRITE },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ "allow-outside-links", no_argument, NULL, O_LINKS_OUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, idx = -1;
+
+	memset(a, 0, sizeof(*a));
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		char msg[PATH_MAX];
+
+		c = getopt_long(argc, argv, "+C:h", opts, &idx);
+		if (c == -1) {
+			/* a name, then maybe more options: ward apply NAME --force */
+			if (optind >= argc)
+				break;
+			if (strcmp(argv[optind], "--") == 0) {
+				optind++;
+				break;
+			}
+			if (a->name || strcmp(cmd, "changes") == 0) {
+				snprintf(msg, sizeof(msg), "unexpected argument '%s'", argv[optind]);
+				return usage_error(cmd, msg);
+			}
+			a->name = argv[optind++];
+			continue;
+		}
+		if (c == 'h') {
+			a->help = true;
+			return 0;
+		}
+		if (c == '?' || c == ':') {
+			/* getopt has already moved past the unknown option */
+			snprintf(msg, sizeof(msg), "%s '%s'",
+				 c == ':' ? "option needs a value:" : "unknown option",
+				 argv[optind - 1]);
+			return usage_error(cmd, msg);
+		}
+		if (c != 'C' && !has_word(allowed, opts[idx].name)) {
+			snprintf(msg, sizeof(msg), "'--%s' is not an option of ward %s", opts[idx].name,
+				 cmd);
+			return usage_error(cmd, msg);
+		}
+		if (c == 'C' && strcmp(cmd, "diff") == 0)
+			return usage_error(cmd, "'--workdir' is not an option of ward diff (it shows "
+						"any set)");
+		idx = -1;
+		switch (c) {
+		case 'C':
+			a->workdir = optarg;
+			break;
+		case O_ALL:
+			a->all = true;
+			break;
+		case O_FORCE:
+			a->force = true;
+			break;
+		case O_LINKS_OUT:
+			a->links_out = true;
+			break;
+		case O_PROTECT:
+		case O_ALLOW_WRITE:
+			if (a->n_paths == sizeof(a->paths) / sizeof(a->paths[0]))
+				return usage_error(cmd, "too many --protect/--allow-write");
+			a->paths[a->n_paths].path = optarg;
+			a->paths[a->n_paths++].protect = c == O_PROTECT;
+			break;
+		}
+	}
+	if (optind < argc && !a->name && strcmp(cmd, "changes") != 0)
+		a->name = argv[optind++];
+	if (optind < argc) {
+		char msg[PATH_MAX];
+
+		snprintf(msg, sizeof(msg), "unexpected argument '%s'", argv[optind]);
+		return usage_error(cmd, msg);
+	}
+	if (strcmp(cmd, "changes") != 0 && !a->name)
+		return usage_error(cmd,
+				  "give the name of a kept change set ('ward changes' lists them)");
+	return 0;
+}
+
+static int help(const char *what)
+{
+	const char *cmd = what + strlen("ward ");
+
+	printf("%s\n", what);
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+		if (strncmp(cmd, helps[i].cmd, strlen(helps[i].cmd)) == 0 &&
+		    cmd[strlen(helps[i].cmd)] == ':')
+			fputs(helps[i].text, stdout);
+	return 0;
+}
+
+/* The workdir meant: -C DIR or the current directory, resolved as ward run
+ * resolves a workdir. A DIR that no longer exists is taken as written (made
+ * absolute), so that the sets of a moved or removed workdir can still be
+ * discarded by naming it. */
+static int meant_workdir(const char *given, char *out, size_t size, struct ward_error **err)
+{
+	char cwd[PATH_MAX], buf[PATH_MAX];
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "current directory");
+	if (!given)
+		given = cwd;
+	if (realpath(given, buf)) {
+		snprintf(out, size, "%s", buf);
+		return 0;
+	}
+	if (given[0] == '/')
+		snprintf(out, size, "%s", given);
+	else if ((size_t)snprintf(out, size, "%s/%s", cwd, given) >= size)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, ENAMETOOLONG,
+					    "workdir '%s'", given);
+	return 0;
+}
+
+/* Whether the set's workdir is the one meant, compared as resolved paths. */
+static bool same_workdir(const char *set_wd, const char *meant)
+{
+	char buf[PATH_MAX];
+
+	if (strcmp(set_wd, meant) == 0)
+		return true;
+	return realpath(set_wd, buf) && strcmp(buf, meant) == 0;
+}
+
 int ward_cmd_changes(int argc, char **argv)
 {
 	struct ward_error *err = NULL;
-	char **names;
+	struct changes_args a;
+	char meant[PATH_MAX], **names;
+	int rc = parse_args("changes", argc, argv, "all", &a);
 
-	if (asks_help(argc, argv))
-		return help("ward changes: list the kept change sets");
-	if (argc > 1)
-		return usage_error("changes", "takes no arguments");
+	if (rc)
+		return rc;
+	if (a.help)
+		return help("ward changes: list the kept change sets of this workdir (--all: of "
+			    "every workdir)");
+	if (meant_workdir(a.workdir, meant, sizeof(meant), &err) < 0)
+		return fail("changes", err);
 	names = ward_changeset_list(NULL, &err);
 	if (!names)
 		return fail("changes", err);
 	for (size_t i = 0; names[i]; i++) {
 		struct ward_changeset *cs = ward_changeset_open(NULL, names[i], NULL);
 
-		if (cs)
+		if (cs && (a.all || same_workdir(ward_changeset_workdir(cs), meant)))
 			printf("%s\t%zu change%s\t%s\n", ward_shown(names[i]),
 			       ward_changeset_count(cs), ward_changeset_count(cs) == 1 ? "" : "s",
 			       ward_shown(ward_changeset_workdir(cs)));
-		else
+		else if (!cs && a.all)
 			printf("%s\t(unreadable)\n", ward_shown(names[i]));
 		ward_changeset_free(cs);
 	}
@@ -217,18 +431,38 @@ int ward_cmd_changes(int argc, char **argv)
 	return 0;
 }
 
-static struct ward_changeset *open_named(const char *cmd, int argc, char **argv)
+static struct ward_changeset *open_named(const char *cmd, const char *name)
+{
+	struct ward_error *err = NULL;
+	struct ward_changeset *cs = ward_changeset_open(NULL, name, &err);
+
+	if (!cs)
+		fail(cmd, err);
+	return cs;
+}
+
+/* Apply and discard act on the sets of the workdir meant only: a name typed
+ * in one project never changes another. */
+static struct ward_changeset *open_own(const char *cmd, const struct changes_args *a)
 {
 	struct ward_error *err = NULL;
 	struct ward_changeset *cs;
+	char meant[PATH_MAX];
 
-	if (argc < 2 || argv[1][0] == '-') {
-		usage_error(cmd, "give the name of a kept change set ('ward changes' lists them)");
+	if (meant_workdir(a->workdir, meant, sizeof(meant), &err) < 0) {
+		fail(cmd, err);
 		return NULL;
 	}
-	cs = ward_changeset_open(NULL, argv[1], &err);
-	if (!cs)
-		fail(cmd, err);
+	cs = open_named(cmd, a->name);
+	if (cs && !same_workdir(ward_changeset_workdir(cs), meant)) {
+		fprintf(stderr,
+			"ward %s: change set '%s' belongs to the workdir '%s', not '%s' (run it "
+			"there, or give --workdir '%s')\n",
+			cmd, ward_shown(a->name), ward_shown(ward_changeset_workdir(cs)),
+			ward_shown(meant), ward_shown(ward_changeset_workdir(cs)));
+		ward_changeset_free(cs);
+		return NULL;
+	}
 	return cs;
 }
 
@@ -236,12 +470,14 @@ int ward_cmd_diff(int argc, char **argv)
 {
 	struct ward_error *err = NULL;
 	struct ward_changeset *cs;
+	struct changes_args a;
+	int rc = parse_args("diff", argc, argv, "", &a);
 
-	if (asks_help(argc, argv))
+	if (rc)
+		return rc;
+	if (a.help)
 		return help("ward diff: show a kept change set as a unified diff");
-	if (argc > 2)
-		return usage_error("diff", "takes one name");
-	cs = open_named("diff", argc, argv);
+	cs = open_named("diff", a.name);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
 	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
@@ -260,26 +496,57 @@ int ward_cmd_diff(int argc, char **argv)
 	return 0;
 }
 
+/* The set's symbolic links that lead outside its workdir, one line each on
+ * f; how many. */
+static size_t links_out(const struct ward_changeset *cs, FILE *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ward_changeset_count(cs); i++) {
+		const struct ward_change *c = ward_changeset_get(cs, i);
+
+		if (!(c->warn & WARD_CHANGE_WARN_LINK_OUT) || c->kind == WARD_CHANGE_DELETED)
+			continue;
+		if (f)
+			fprintf(f, "ward: '%s' -> '%s'\n", ward_shown(c->path),
+				ward_shown(c->target ? c->target : ""));
+		n++;
+	}
+	return n;
+}
+
 int ward_cmd_apply(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "protect", required_argument, NULL, 'p' },
-		{ "allow-write", required_argument, NULL, 'a' },
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ward_error *err = NULL;
 	struct ward_changeset *cs;
 	struct ward_protect *pr = NULL;
 	struct ward_config cfg;
+	struct changes_args a;
 	char *policy;
-	int c, rc = 0;
+	int rc = parse_args("apply", argc, argv, "protect allow-write force allow-outside-links", &a);
+	size_t out;
 
-	if (asks_help(argc, argv))
+	if (rc)
+		return rc;
+	if (a.help)
 		return help("ward apply: copy a kept change set into its workdir");
-	cs = open_named("apply", argc, argv);
+	cs = open_own("apply", &a);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
+	/* a link to /etc/shadow or ~/.ssh is harmless until a tool or a person
+	 * follows it from the workdir: said and refused unless asked for */
+	if (!a.links_out && (out = links_out(cs, NULL)) > 0) {
+		fprintf(stderr,
+			"ward apply: change set '%s' holds %zu symbolic link%s leading outside the "
+			"workdir '%s' (a tool following one reads or writes there; "
+			"--allow-outside-links applies them):\n",
+			ward_shown(a.name), out, out == 1 ? "" : "s",
+			ward_shown(ward_changeset_workdir(cs)));
+		links_out(cs, stderr);
+		ward_changeset_free(cs);
+		return WARD_EXIT_OWN_ERROR;
+	}
+	ward_changeset_set_force(cs, a.force);
 	/* the policy's protected paths, then the options */
 	ward_config_init(&cfg);
 	policy = ward_policy_default_path();
@@ -288,33 +555,14 @@ int ward_cmd_apply(int argc, char **argv)
 	free(policy);
 	if (rc == 0 && !(pr = ward_config_protect(&cfg, &err)))
 		rc = -1;
-	optind = 2;
-	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	for (size_t i = 0; rc == 0 && i < a.n_paths; i++) {
 		char rel[PATH_MAX];
 
-		if (c == 'f') {
-			ward_changeset_set_force(cs, true);
-			continue;
-		}
-		if (c != 'p' && c != 'a') {
-			char msg[PATH_MAX];
-
-			/* getopt has already moved past the unknown option */
-			snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
-			ward_changeset_free(cs);
-			ward_config_release(&cfg);
-			return usage_error("apply", msg);
-		}
-		if (relative_to(ward_changeset_workdir(cs), optarg, rel, sizeof(rel), &err) < 0 ||
-		    (c == 'p' ? ward_protect_add(pr, rel, &err) : ward_protect_allow(pr, rel, &err)) <
-			    0)
+		if (relative_to(ward_changeset_workdir(cs), a.paths[i].path, rel, sizeof(rel), &err) <
+			    0 ||
+		    (a.paths[i].protect ? ward_protect_add(pr, rel, &err) :
+					  ward_protect_allow(pr, rel, &err)) < 0)
 			rc = -1;
-	}
-	if (rc == 0 && optind < argc) {
-		ward_changeset_free(cs);
-		ward_config_release(&cfg);
-		return usage_error("apply", "takes one name");
 	}
 	if (rc == 0)
 		rc = ward_changeset_apply(cs, pr, &err);
@@ -333,17 +581,19 @@ int ward_cmd_apply(int argc, char **argv)
 int ward_cmd_discard(int argc, char **argv)
 {
 	struct ward_changeset *cs;
+	struct changes_args a;
+	int rc = parse_args("discard", argc, argv, "", &a);
 
-	if (asks_help(argc, argv))
+	if (rc)
+		return rc;
+	if (a.help)
 		return help("ward discard: drop a kept change set");
-	if (argc > 2)
-		return usage_error("discard", "takes one name");
-	cs = open_named("discard", argc, argv);
+	cs = open_own("discard", &a);
 	if (!cs)
 		return WARD_EXIT_OWN_ERROR;
 	if (ward_changeset_busy(cs)) {
 		fprintf(stderr, "ward discard: change set '%s' is in use by another run\n",
-			ward_shown(argv[1]));
+			ward_shown(a.name));
 		ward_changeset_free(cs);
 		return WARD_EXIT_OWN_ERROR;
 	}

@@ -101,14 +101,94 @@ void ward_doctor_userns_verdict(long apparmor_restrict, long unprivileged_clone,
 	}
 }
 
+/* The path a profile file attaches to: the word after "profile NAME" on
+ * its first such line ("profile ward /usr/bin/ward flags=..."), in out. */
+static bool profile_attach(const char *text, char *out, size_t size)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *q = p + strspn(p, " \t");
+		size_t n;
+
+		if (strncmp(q, "profile ", 8) != 0)
+			continue;
+		q += 8 + strspn(q + 8, " \t");
+		q += strcspn(q, " \t\n");     /* the profile's name */
+		q += strspn(q, " \t");
+		n = strcspn(q, " \t\n{");
+		if (n == 0 || q[0] != '/' || n >= size)
+			return false;
+		memcpy(out, q, n);
+		out[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+void ward_doctor_apparmor_fix(const char *exe, const char *profile_text, const char *confinement,
+			      char *fix, size_t size)
+{
+	static const char lift[] = "; or, for every program: sysctl -w "
+				   "kernel.apparmor_restrict_unprivileged_userns=0";
+	char attach[256];
+
+	if (!exe || !exe[0])
+		exe = "/usr/bin/ward";
+	if (!profile_text) {
+		snprintf(fix, size,
+			 "install ward's AppArmor profile (make install or the ward package puts it "
+			 "in " WARD_APPARMOR_PROFILE "; it holds: profile ward %s flags=(unconfined) "
+			 "{ userns, }), then: sudo apparmor_parser -r " WARD_APPARMOR_PROFILE "%s",
+			 exe, lift);
+	} else if (!profile_attach(profile_text, attach, sizeof(attach))) {
+		snprintf(fix, size,
+			 WARD_APPARMOR_PROFILE " names no path to attach to: reinstall it (make "
+			 "install), then: sudo apparmor_parser -r " WARD_APPARMOR_PROFILE "%s",
+			 lift);
+	} else if (strcmp(attach, exe) != 0) {
+		snprintf(fix, size,
+			 WARD_APPARMOR_PROFILE " is for '%s', not this ward ('%s'): run that one, "
+			 "or install this one there (make install PREFIX=...) and load the profile: "
+			 "sudo apparmor_parser -r " WARD_APPARMOR_PROFILE "%s",
+			 attach, exe, lift);
+	} else if (!confinement || strncmp(confinement, "ward", 4) != 0 ||
+		   (confinement[4] != ' ' && confinement[4] != '\0' && confinement[4] != '\n')) {
+		snprintf(fix, size,
+			 "the profile " WARD_APPARMOR_PROFILE " is installed but not loaded: "
+			 "sudo apparmor_parser -r " WARD_APPARMOR_PROFILE "%s",
+			 lift);
+	} else {
+		snprintf(fix, size,
+			 "ward runs under its profile but is still refused: the loaded profile lacks "
+			 "'userns,' (an older copy?): reinstall it and run sudo apparmor_parser -r "
+			 WARD_APPARMOR_PROFILE "%s",
+			 lift);
+	}
+}
+
 static void check_userns(struct ward_doctor *d)
 {
+	long restrict_userns = sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	struct ward_check *c;
+
 	if (d->n_checks >= WARD_DOCTOR_MAX_CHECKS)
 		return;
-	ward_doctor_userns_verdict(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+	c = &d->checks[d->n_checks++];
+	ward_doctor_userns_verdict(restrict_userns,
 				   sysctl_value("/proc/sys/kernel/unprivileged_userns_clone"),
 				   sysctl_value("/proc/sys/user/max_user_namespaces"), try_userns(),
-				   &d->checks[d->n_checks++]);
+				   c);
+	if (c->status != WARD_CHECK_OK && restrict_userns == 1) {
+		char exe[256] = "", label[256] = "", profile[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		bool have_profile = ward_read_file(WARD_APPARMOR_PROFILE, profile, sizeof(profile)) >= 0;
+		bool have_label = ward_read_file("/proc/self/attr/apparmor/current", label,
+						 sizeof(label)) >= 0 ||
+				  ward_read_file("/proc/self/attr/current", label, sizeof(label)) >= 0;
+
+		exe[n > 0 ? n : 0] = '\0';
+		ward_doctor_apparmor_fix(exe, have_profile ? profile : NULL,
+					 have_label ? label : NULL, c->fix, sizeof(c->fix));
+	}
 }
 
 static void check_landlock(struct ward_doctor *d)

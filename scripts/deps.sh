@@ -1,15 +1,49 @@
 #!/bin/sh
-# scripts/deps.sh — install the Debian packages ward needs to build, test and
-# benchmark, only those missing. Needs root when something is missing.
-#   scripts/deps.sh            build and test packages
-#   scripts/deps.sh bench      also the peer sandboxes the benchmark compares with
+# scripts/deps.sh — install the Debian packages ward needs, only those
+# missing, by set. Needs root when something is missing.
+#   scripts/deps.sh build      compile ward and libward (what `make` needs)
+#   scripts/deps.sh demo       the build set: `make demo` needs nothing more
+#   scripts/deps.sh test       build + what `make test`/`make check` need (Check, the
+#                              VM tier's qemu, the fuzzers' clang, ssh for the remote
+#                              sessions, node/python/git for the tests' tools, shells
+#                              and man-page linters for the completion and docs tests)
+#   scripts/deps.sh deb        build + dpkg-dev, debhelper, lintian (`make deb`)
+#   scripts/deps.sh bench      test + the peer sandboxes the benchmark compares with
+#   scripts/deps.sh            the test set (as before the split)
+#   scripts/deps.sh --list SET print the set's packages, install nothing
 set -eu
+# a package build (packaging/debian/rules) installs nothing
+[ -n "${WARD_NO_DEPS:-}" ] && exit 0
 
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev
-      libjansson-dev check util-linux procps git python3 curl openssl iproute2 diffutils
+BUILD="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev
+       libjansson-dev"
+TEST="$BUILD check util-linux procps git python3 curl openssl iproute2 diffutils
       qemu-system-x86 busybox-static cpio openssh-server openssh-client
-      clang libclang-rt-14-dev gnuplot-nox dash nodejs"
-[ "${1:-}" = bench ] && PKGS="$PKGS bubblewrap firejail crun hyperfine"
+      clang libclang-rt-14-dev gnuplot-nox dash nodejs groff-base man-db mandoc
+      bash-completion zsh fish"
+DEB="$BUILD dpkg-dev debhelper lintian fakeroot groff-base"
+BENCH="$TEST bubblewrap firejail crun hyperfine"
+
+list=""
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
+case ${1:-test} in
+build | demo) PKGS=$BUILD ;;
+test) PKGS=$TEST ;;
+deb) PKGS=$DEB ;;
+bench) PKGS=$BENCH ;;
+*)
+	echo "deps: unknown set '$1' (build, demo, test, deb, bench)" >&2
+	exit 2
+	;;
+esac
+if [ -n "$list" ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $PKGS
+	exit 0
+fi
 
 missing=""
 for p in $PKGS; do
@@ -20,7 +54,7 @@ done
 
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing Debian packages:$missing" >&2
-	echo "deps: run 'sudo scripts/deps.sh' (or apt-get install them)" >&2
+	echo "deps: run 'sudo scripts/deps.sh ${1:-test}' (or apt-get install them)" >&2
 	exit 1
 fi
 echo "deps: installing$missing" >&2

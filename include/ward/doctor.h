@@ -12,6 +12,7 @@
 #define WARD_DOCTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ward/error.h"
@@ -51,6 +52,21 @@ WARD_API void ward_doctor_probe(struct ward_doctor *d);
  * unshare(CLONE_NEWUSER) (0 when it worked). */
 WARD_API void ward_doctor_userns_verdict(long apparmor_restrict, long unprivileged_clone,
 					 long max_ns, int probe_errno, struct ward_check *c);
+
+/* Where ward's AppArmor profile is installed (packaging/apparmor/ward). */
+#define WARD_APPARMOR_PROFILE "/etc/apparmor.d/ward"
+
+/* The fix for user namespaces refused by AppArmor
+ * (kernel.apparmor_restrict_unprivileged_userns=1), from its inputs (pure):
+ * exe, the running ward's path; profile_text, the contents of
+ * WARD_APPARMOR_PROFILE or NULL when there is none; confinement, this
+ * process's AppArmor label (/proc/self/attr/current: "ward (unconfined)",
+ * "unconfined") or NULL when unreadable. Says which of these holds and what
+ * to run: no profile (install it, load it), a profile for another path (run
+ * that ward, or one for this path), a profile not loaded (apparmor_parser
+ * -r), a loaded one that still refuses. Writes fix[size]. */
+WARD_API void ward_doctor_apparmor_fix(const char *exe, const char *profile_text,
+				       const char *confinement, char *fix, size_t size);
 
 /* Text for people, JSON for programs (malloc'd). */
 WARD_API void ward_doctor_print(const struct ward_doctor *d, FILE *f);

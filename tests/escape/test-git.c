@@ -287,7 +287,8 @@ START_TEST(test_overlay_apply_attacks)
 				json_object_get(json_object_get(r, "workdir"), "changes"), "name"));
 			ck_assert_msg(name, "not kept: %s", one[i]);
 			{
-				char *argv[] = { ward, (char *)"apply", (char *)name, NULL };
+				char *argv[] = { ward, (char *)"apply", (char *)"-C", workdir,
+						 (char *)name, NULL };
 
 				st = harness_capture(argv, &out, &err);
 			}

@@ -114,7 +114,7 @@ static const struct hcase refused[] = {
 	{ { "apply", "" }, NULL, 0, 0, NULL, 0, 125, 'e', "change set name '' is not valid" },
 	{ { "discard", "nope-hostile" }, NULL, 0, 0, NULL, 0, 125, 'e',
 	  "change set 'nope-hostile': No such file or directory" },
-	{ { "changes", "extra" }, NULL, 0, 0, NULL, 0, 125, 'e', "takes no arguments" },
+	{ { "changes", "extra" }, NULL, 0, 0, NULL, 0, 125, 'e', "unexpected argument 'extra'" },
 	{ { "serve", "extra" }, NULL, 0, 0, NULL, 0, 125, 'e', "unexpected argument 'extra'" },
 
 	/* policy files */

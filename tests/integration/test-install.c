@@ -65,6 +65,72 @@ START_TEST(test_install_and_link)
 }
 END_TEST
 
+/* Beside the library: the manual pages (man renders them from where they
+ * were put), the completions where bash-completion, zsh and fish look, the
+ * example policies; `make uninstall` leaves no file behind. */
+START_TEST(test_install_pages_completions_examples)
+{
+	char *dest = harness_tmpdir(), cmd[16384], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; make -s -C '%s' B='%s' install PREFIX=/usr DESTDIR='%s' >/dev/null 2>&1; "
+		 "d='%s/usr'; "
+		 "for f in bin/ward share/man/man1/ward.1 share/man/man1/ward-serve.1 "
+		 "share/man/man5/ward-policy.5 share/bash-completion/completions/ward "
+		 "share/zsh/vendor-completions/_ward share/fish/vendor_completions.d/ward.fish; do "
+		 "test -f \"$d/$f\" || { echo \"missing $f\"; exit 1; }; done; "
+		 "n=$(ls \"$d/share/doc/ward/examples\"/*.json | wc -l); "
+		 "[ \"$n\" -eq $(ls '%s/docs/examples'/*.json | wc -l) ] || { echo \"examples: $n\"; exit 1; }; "
+		 "MANWIDTH=80 man -M \"$d/share/man\" ward 2>&1 | grep -q 'ward run' || { echo 'man ward'; exit 1; }; "
+		 "MANWIDTH=80 man -M \"$d/share/man\" 5 ward-policy 2>&1 | grep -q 'rate_limit.per_minute' "
+		 "|| { echo 'man 5 ward-policy'; exit 1; }; "
+		 "grep -qx 'profile ward /usr/bin/ward flags=(unconfined) {' \"%s/etc/apparmor.d/ward\" "
+		 "|| { echo 'apparmor profile'; exit 1; }; "
+		 "grep -qx '  userns,' \"%s/etc/apparmor.d/ward\" || { echo 'userns rule'; exit 1; }; "
+		 "make -s -C '%s' B='%s' uninstall PREFIX=/usr DESTDIR='%s' >/dev/null; "
+		 "left=$(find '%s' ! -type d); [ -z \"$left\" ] || { echo \"left: $left\"; exit 1; }; "
+		 "echo ok",
+		 src_dir, harness_build_dir(), dest, dest, src_dir, dest, dest, src_dir,
+		 harness_build_dir(), dest, dest);
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install: %s", out);
+	ck_assert_str_eq(out, "ok\n");
+	free(out);
+	harness_rmtree(dest);
+	free(dest);
+}
+END_TEST
+
+/* `make demo` installs what the build needs and nothing of the tests' (no
+ * qemu, clang or ssh server); the test set holds the build set. */
+START_TEST(test_demo_deps)
+{
+	char cmd[8192], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; demo=$(scripts/deps.sh --list demo); test=$(scripts/deps.sh --list test); "
+		 "for p in qemu-system-x86 clang openssh-server check nodejs gnuplot-nox zsh; do "
+		 "printf '%%s\\n' \"$demo\" | grep -qx \"$p\" && { echo \"demo installs $p\"; exit 1; }; "
+		 "printf '%%s\\n' \"$test\" | grep -qx \"$p\" || { echo \"test lacks $p\"; exit 1; }; done; "
+		 "for p in $demo; do printf '%%s\\n' \"$test\" | grep -qx \"$p\" || "
+		 "{ echo \"test lacks build package $p\"; exit 1; }; done; "
+		 "printf '%%s\\n' \"$demo\" | grep -qx libseccomp-dev || { echo 'demo lacks libseccomp-dev'; exit 1; }; "
+		 "n=$(make -n -s B='%s' demo | grep -c 'deps.sh') ; "
+		 "make -n -s B='%s' demo | grep -q 'scripts/deps.sh build$' && "
+		 "! make -n -s B='%s' demo | grep -q 'deps.sh test' || { echo \"make demo: $n\"; exit 1; }; "
+		 "echo ok",
+		 src_dir, harness_build_dir(), harness_build_dir(), harness_build_dir());
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "ok\n");
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("install");
@@ -73,5 +139,8 @@ int main(void)
 	harness_add_probe("source", probe_source);
 	tc = harness_tcase(s, "install", "source userns");
 	tcase_add_test(tc, test_install_and_link);
+	tc = harness_tcase(s, "files", "source");
+	tcase_add_test(tc, test_install_pages_completions_examples);
+	tcase_add_test(tc, test_demo_deps);
 	return harness_main(s);
 }

@@ -107,9 +107,13 @@ static int cli(char **out, char **err, const char *cmd, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* `ward SUB [NAME]`; changes, apply and discard act on the sets of the
+ * workdir they are given (or the current directory): this test's. */
 static int ward_cmd(char **out, char **err, const char *sub, const char *name)
 {
-	char *argv[] = { ward, (char *)sub, (char *)name, NULL };
+	bool own = strcmp(sub, "diff") != 0;
+	char *argv[] = { ward, (char *)sub, own ? (char *)"-C" : (char *)name,
+			 own ? workdir : NULL, (char *)name, NULL };
 	int st = harness_capture(argv, out, err);
 
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -1075,7 +1079,7 @@ START_TEST(test_apply_conflict)
 {
 	char *err = NULL, *out = NULL, name[64];
 	const char *p;
-	char *argv[] = { ward, (char *)"apply", name, (char *)"--force", NULL };
+	char *argv[] = { ward, (char *)"apply", (char *)"-C", workdir, name, (char *)"--force", NULL };
 
 	tree();
 	ck_assert_int_eq(cli(NULL, &err, "echo mine > mod.txt; echo new > added.txt",
@@ -1531,7 +1535,9 @@ START_TEST(test_state_inside_workdir)
 	ck_assert_int_eq(ward_cmd(&out, NULL, "diff", name), 0);
 	ck_assert_ptr_nonnull(strstr(out, "+x\n"));
 	free(out);
+	workdir = other; /* the set's own workdir */
 	ck_assert_int_eq(ward_cmd(NULL, NULL, "discard", name), 0);
+	workdir = saved;
 	harness_rmtree(other);
 	free(other);
 }
