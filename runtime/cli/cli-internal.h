@@ -4,12 +4,6 @@
 #ifndef WARD_CLI_INTERNAL_H
 #define WARD_CLI_INTERNAL_H
 
-/* Exit statuses of ward itself, as timeout(1) and env(1) use them. */
-#define WARD_EXIT_TIMEOUT 124
-#define WARD_EXIT_OWN_ERROR 125
-#define WARD_EXIT_CANNOT_EXEC 126
-#define WARD_EXIT_NOT_FOUND 127
-
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
-#include "ward/session.h"
 #include "ward/ratelimit.h"
 #include "ward/validate.h"
 
@@ -56,10 +56,7 @@ void ward_config_release(struct ward_config *cfg)
 	free(cfg->mounts);
 	ward_netpolicy_release(&cfg->netpolicy);
 	free(cfg->net_log);
-	if (cfg->session) {
-		ward_session_options_release(cfg->session);
-		free(cfg->session);
-	}
+	ward_policy_session_free(cfg->session);
 	ward_rules_free(cfg->rules);
 	ward_admit_release(&cfg->admit);
 	ward_config_init(cfg);

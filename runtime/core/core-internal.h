@@ -18,12 +18,12 @@
 #include <sys/types.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
+#include "runtime/workdir/workdir-internal.h"
 #include "ward/error.h"
 #include "ward/sandbox.h"
 
 #define SPAWN_MAX_SYSDIRS 12
 #define SPAWN_MAX_MASKS 32
-#define SPAWN_MAX_GITDIRS 4 /* direct mode's overlaid git directories (gitdir.c makes 2 at most) */
 
 /* Paths in the plan are short host paths; the plan stays a few KiB, since
  * every page the supervisor dirties is a page fault here and a page the
@@ -132,9 +132,6 @@ static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
  * masked files). Parent side. */
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
 
-/* The host paths the view masks (NULL-terminated; '*' in a last component):
- * a workdir must not uncover them (runtime/workdir/admit.c). */
-const char *const *ward_view_masked(void);
 
 /* clone3() into the plan's namespaces; the child never returns from this.
  * Returns the child's pid and a pidfd in *pidfd, or -1 with *err. */
@@ -183,7 +180,7 @@ __attribute__((noreturn)) void ward_session_agent_main(const struct spawn_plan *
 /* Child side, sandbox off: chdir, new session, exec. Never returns. */
 __attribute__((noreturn)) void ward_direct_main(const struct spawn_plan *p);
 
-/* Child side: exec argv with the plan's PATH; on failure print the reason on
+/* Child side (exec.c): exec argv with the plan's PATH; on failure print the reason on
  * stderr and _exit(126/127). Never returns. */
 __attribute__((noreturn)) void ward_exec_command(const struct spawn_plan *p);
 
@@ -347,5 +344,20 @@ struct agent_report {
 	int32_t timed_out; /* the deadline passed: everything was killed */
 	int32_t err_no;    /* why it could not start */
 };
+
+/* ---- policy-session.c: the policy file's "session" object ------------------- */
+
+#include <jansson.h>
+
+struct ward_session_options;
+
+/* The policy's "session" object onto cfg->session, made on first use
+ * (policy.c calls this). Returns 0, or -1 with *err (InvalidParameters). */
+int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config *cfg,
+			      struct ward_error **err);
+
+/* Release and free a policy's session options (cfg->session); NULL is fine.
+ * The config frees them through this, knowing nothing of sessions. */
+void ward_policy_session_free(struct ward_session_options *o);
 
 #endif

@@ -17,8 +17,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/session/session-internal.h"
+#include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
+#include "ward/session.h"
+
+/* The options' defaults, and their release: the policy makes them, and a
+ * config (core/config.c) frees the ones its policy made. */
+void ward_session_limits_init(struct ward_session_limits *l)
+{
+	l->command_bytes = WARD_COMMAND_BYTES_DEFAULT;
+	l->alias_depth = WARD_ALIAS_DEPTH_MAX;
+	l->aliases = WARD_ALIASES_MAX;
+	l->alias_bytes = WARD_ALIAS_BYTES_DEFAULT;
+	l->env_bytes = WARD_ENV_BYTES_DEFAULT;
+	l->history_entries = WARD_HISTORY_MAX;
+	l->history_bytes = WARD_HISTORY_BYTES_DEFAULT;
+	l->sessions = WARD_SERVE_SESSIONS_DEFAULT;
+	l->sandboxes = WARD_SERVE_SANDBOXES_DEFAULT;
+	l->response_bytes = WARD_SERVE_RESPONSE_BYTES_DEFAULT;
+	l->approval_timeout = WARD_SERVE_APPROVAL_TIMEOUT_DEFAULT;
+}
+
+void ward_session_options_init(struct ward_session_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->isolation = WARD_SESSION_FRESH;
+	o->timeout = WARD_SESSION_TIMEOUT_DEFAULT;
+	ward_session_limits_init(&o->limits);
+}
+
+void ward_session_options_release(struct ward_session_options *o)
+{
+	free(o->ssh.host);
+	free(o->ssh.user);
+	free(o->ssh.identity);
+	free(o->ssh.known_hosts);
+	free(o->ssh.ward);
+	free(o->ssh.workdir);
+	free(o->ssh.ssh);
+	ward_session_options_init(o);
+}
+
+void ward_policy_session_free(struct ward_session_options *o)
+{
+	if (!o)
+		return;
+	ward_session_options_release(o);
+	free(o);
+}
 
 static int bad(const char *origin, const char *key, const char *what, struct ward_error **err)
 {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
-#include "runtime/session/session-internal.h"
 #include "ward/ratelimit.h"
 #include "ward/validate.h"
 

@@ -13,7 +13,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "runtime/cli/cli-internal.h"
 #include "runtime/util/util-internal.h"
 #include "runtime/core/core-internal.h"
 #include "runtime/net/net-internal.h"

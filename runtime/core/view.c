@@ -31,24 +31,6 @@ static const char *const sysdirs[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 };
 
-/* Host files that stay unreadable even where /etc is visible: password
- * hashes, sudo rules, sshd's private host keys. Root inside the sandbox owns
- * them (uid 0 maps to uid 0), so file modes alone would not protect them.
- * For any other user they do: one this process may not read (nor, for a
- * directory, search) the sandbox may not either — the same uid and groups
- * inside, and no capability over files of an unmapped owner — so it is not
- * masked (eight mounts fewer without root). */
-static const char *const masked[] = {
-	"/etc/shadow",	      "/etc/shadow-",  "/etc/gshadow", "/etc/gshadow-",
-	"/etc/sudoers",	      "/etc/sudoers.d", "/etc/security/opasswd",
-	"/etc/ssh/ssh_host_*_key", NULL,
-};
-
-const char *const *ward_view_masked(void)
-{
-	return masked;
-}
-
 /* Device nodes of the minimal /dev, bound from the host's. */
 static const char *const devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
@@ -71,6 +53,7 @@ static void add_mask(struct spawn_plan *p, const char *path)
 
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 {
+	const char *const *masked = ward_view_masked();
 	size_t i;
 
 	p->n_sys = 0;

@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/cli/cli-internal.h"
 #include "runtime/core/core-internal.h"
 #include "runtime/session/session-internal.h"
 #include "runtime/util/util-internal.h"

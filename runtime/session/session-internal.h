@@ -85,9 +85,6 @@ void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome
 /* Quote s for the shell ('...' with ' as '\''). malloc'd. */
 char *ward_shell_quote(const char *s);
 
-/* The policy's "session" object onto cfg->session (policy.c calls this). */
-int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config *cfg,
-			      struct ward_error **err);
 
 /* Whether the session's change set (s->changes) is still kept; changes_lock
  * held. */

@@ -10,7 +10,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "runtime/cli/cli-internal.h"
 #include "runtime/session/session-internal.h"
 #include "runtime/util/util-internal.h"
 #include "runtime/workdir/workdir-internal.h"
@@ -22,41 +21,6 @@
 extern char **environ;
 
 /* ---- options ------------------------------------------------------------ */
-
-void ward_session_limits_init(struct ward_session_limits *l)
-{
-	l->command_bytes = WARD_COMMAND_BYTES_DEFAULT;
-	l->alias_depth = WARD_ALIAS_DEPTH_MAX;
-	l->aliases = WARD_ALIASES_MAX;
-	l->alias_bytes = WARD_ALIAS_BYTES_DEFAULT;
-	l->env_bytes = WARD_ENV_BYTES_DEFAULT;
-	l->history_entries = WARD_HISTORY_MAX;
-	l->history_bytes = WARD_HISTORY_BYTES_DEFAULT;
-	l->sessions = WARD_SERVE_SESSIONS_DEFAULT;
-	l->sandboxes = WARD_SERVE_SANDBOXES_DEFAULT;
-	l->response_bytes = WARD_SERVE_RESPONSE_BYTES_DEFAULT;
-	l->approval_timeout = WARD_SERVE_APPROVAL_TIMEOUT_DEFAULT;
-}
-
-void ward_session_options_init(struct ward_session_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->isolation = WARD_SESSION_FRESH;
-	o->timeout = WARD_SESSION_TIMEOUT_DEFAULT;
-	ward_session_limits_init(&o->limits);
-}
-
-void ward_session_options_release(struct ward_session_options *o)
-{
-	free(o->ssh.host);
-	free(o->ssh.user);
-	free(o->ssh.identity);
-	free(o->ssh.known_hosts);
-	free(o->ssh.ward);
-	free(o->ssh.workdir);
-	free(o->ssh.ssh);
-	ward_session_options_init(o);
-}
 
 static int dup_opt(char **dst, const char *src)
 {
@@ -168,31 +132,6 @@ static char **strv_copy(char *const *v)
 			ward_env_free(out);
 			return NULL;
 		}
-	return out;
-}
-
-char *ward_shell_quote(const char *s)
-{
-	size_t n = 2, i;
-	char *out, *o;
-
-	for (i = 0; s[i]; i++)
-		n += s[i] == '\'' ? 4 : 1;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	o = out;
-	*o++ = '\'';
-	for (i = 0; s[i]; i++) {
-		if (s[i] == '\'') {
-			memcpy(o, "'\\''", 4);
-			o += 4;
-		} else {
-			*o++ = s[i];
-		}
-	}
-	*o++ = '\'';
-	*o = '\0';
 	return out;
 }
 
@@ -753,53 +692,6 @@ int ward_session_set_cwd(struct ward_session *s, const char *dir, const char *ol
 	return 0;
 }
 
-/* ---- the script -------------------------------------------------------------- */
-
-char *ward_session_script(const struct ward_session *s, const struct session_job *job)
-{
-	_cleanup_free_ char *qcwd = ward_shell_quote(job->cwd);
-	_cleanup_free_ char *qold = ward_shell_quote(job->oldpwd ? job->oldpwd : job->cwd);
-	_cleanup_free_ char *qstart = ward_shell_quote(s->workdir);
-	char *out = NULL;
-	int rc;
-
-	if (!qcwd || !qold || !qstart)
-		return NULL;
-	/* The trap: where the command ended and its OLDPWD, on fd 3. A directory
-	 * removed under the shell reports an empty line (kept as it was). */
-#define REPORT_TRAP                                                                                \
-	"trap '{ [ -d \"$PWD\" ] && pwd -P || echo; printf \"%%s\\n\" \"$OLDPWD\"; } "           \
-	">&3 2>/dev/null' EXIT; "
-	/* On the command's first line, so that the shell's messages give the
-	 * command's own line numbers. The trap reports where the command ended
-	 * on fd 3; the shell keeps the command's exit status after it. */
-	if (job->strict_cwd)
-		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
-			      REPORT_TRAP "%s",
-			      qstart, qcwd, qold, job->command);
-	else
-		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
-			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; "
-			      "cd -- %s; }; OLDPWD=%s; "
-			      REPORT_TRAP "%s",
-			      qstart, qcwd, qcwd, qstart, qstart, qold, job->command);
-	return rc < 0 ? NULL : out;
-}
-
-void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome *out)
-{
-	const char *nl = memchr(text, '\n', len), *nl2;
-
-	if (!nl || nl == text)
-		return;
-	out->cwd = strndup(text, (size_t)(nl - text));
-	nl2 = memchr(nl + 1, '\n', len - (size_t)(nl + 1 - text));
-	if (nl2 && nl2 > nl + 1)
-		out->oldpwd = strndup(nl + 1, (size_t)(nl2 - nl - 1));
-}
-
 /* ---- history ------------------------------------------------------------------ */
 
 static void entry_release(struct ward_history_entry *e)
@@ -1184,78 +1076,6 @@ int ward_session_default_timeout(const struct ward_session *s)
 const char *ward_session_workdir(const struct ward_session *s)
 {
 	return s->workdir;
-}
-
-/* ---- the change set (overlay workdir mode) --------------------------------------- */
-
-/* The session's set, opened (changes_lock held); NULL with *err NULL when
- * there is none. */
-static struct ward_changeset *open_changes(struct ward_session *s, struct ward_error **err)
-{
-	_cleanup_free_ char *state = NULL;
-
-	if (!s->changes)
-		return NULL;
-	state = ward_state_dir_for(s->cfg.state_dir, err);
-	return state ? ward_changeset_open(state, s->changes, err) : NULL;
-}
-
-bool ward_session_changes_exist(struct ward_session *s)
-{
-	struct ward_changeset *cs = open_changes(s, NULL);
-
-	ward_changeset_free(cs);
-	return cs != NULL;
-}
-
-struct ward_changeset *ward_session_changes(struct ward_session *s, struct ward_error **err)
-{
-	struct ward_changeset *cs;
-
-	pthread_mutex_lock(&s->changes_lock);
-	cs = open_changes(s, err);
-	pthread_mutex_unlock(&s->changes_lock);
-	return cs;
-}
-
-/* Apply or discard: the set is the session's no longer either way. */
-static int settle_changes(struct ward_session *s, bool apply, bool force,
-			  struct ward_error **err)
-{
-	struct ward_changeset *cs;
-	int rc = 0;
-
-	pthread_mutex_lock(&s->changes_lock);
-	cs = s->changes ? open_changes(s, err) : NULL;
-	if (!cs) {
-		if (!s->changes)
-			ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-					     "the session has no changes to %s",
-					     apply ? "apply" : "discard");
-		rc = -1;
-	} else if (apply) {
-		ward_changeset_set_force(cs, force);
-		rc = ward_changeset_apply(cs, s->cfg.protect, err);
-	} else {
-		ward_changeset_discard(cs);
-	}
-	if (rc == 0) {
-		free(s->changes);
-		s->changes = NULL;
-	}
-	pthread_mutex_unlock(&s->changes_lock);
-	ward_changeset_free(cs);
-	return rc;
-}
-
-int ward_session_changes_apply(struct ward_session *s, bool force, struct ward_error **err)
-{
-	return settle_changes(s, true, force, err);
-}
-
-int ward_session_changes_discard(struct ward_session *s, struct ward_error **err)
-{
-	return settle_changes(s, false, false, err);
 }
 
 static int add_allowed(struct ward_session *s, const char *dir)

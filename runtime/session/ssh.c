@@ -33,7 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/cli/cli-internal.h"
 #include "runtime/util/util-internal.h"
 #include "runtime/session/session-internal.h"
 

@@ -305,3 +305,38 @@ int ward_state_subdir(int state_fd, const char *state, const char *name, bool cr
 	}
 	return steal_fd(&fd);
 }
+
+char *ward_state_dir_for(const char *configured, struct ward_error **err)
+{
+	struct ward_state_choice c;
+	char *p = NULL;
+
+	if (ward_state_choose(configured, true, &c, err) == 0)
+		p = steal_ptr(c.path);
+	ward_state_choice_release(&c);
+	return p;
+}
+
+char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err)
+{
+	struct ward_state_choice c;
+	int changes = -1, set = -1;
+	char *state = NULL;
+
+	/* the set is read from, and its upper given to overlayfs: changes/
+	 * and changes/NAME must be ours alone as the state directory is */
+	if (ward_state_choose(configured, true, &c, err) == 0 &&
+	    (changes = ward_state_subdir(c.fd, c.path, "changes", false, err)) >= 0 &&
+	    (set = ward_state_subdir(changes, c.path, name, false, err)) >= 0)
+		state = steal_ptr(c.path);
+	else if (err && *err && (*err)->code == ENOENT)
+		/* no such set */
+		ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, ENOENT, "change set '%s'",
+				     name);
+	if (set >= 0)
+		close(set);
+	if (changes >= 0)
+		close(changes);
+	ward_state_choice_release(&c);
+	return state;
+}

@@ -192,4 +192,20 @@ void ward_state_choice_release(struct ward_state_choice *c);
 int ward_state_subdir(int state_fd, const char *state, const char *name, bool create,
 		      struct ward_error **err);
 
+/* Remove a tree (directories made writable first so that a command's
+ * chmod 0 does not stop it). Missing is fine. */
+int ward_rmtree(const char *path);
+
+/* The same for name in the directory dfd, never following a symbolic link. */
+int ward_rmtree_at(int dfd, const char *name);
+
+/* The state directory for cfg (its own, else ward_state_choose()'s), made
+ * and checked to be the caller's alone. malloc'd or NULL with err. */
+char *ward_state_dir_for(const char *configured, struct ward_error **err);
+
+/* The state directory (as ward_state_dir_for()) when its changes/NAME is
+ * there and, like changes/, a directory of the caller's alone; NULL with
+ * *err otherwise (InvalidParameters when there is no such set). */
+char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err);
+
 #endif

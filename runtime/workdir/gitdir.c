@@ -30,7 +30,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
 
 /* rel equals dir or lies below it ("" is above everything). */

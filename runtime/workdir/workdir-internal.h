@@ -11,6 +11,8 @@
 #include "ward/sandbox.h"
 #include "ward/workdir.h"
 
+#define SPAWN_MAX_GITDIRS 4 /* direct mode's overlaid git directories (gitdir.c makes 2 at most) */
+
 /* One mount the sandbox's init makes over the workdir, in this order
  * (parents first). Paths are absolute, as the sandbox sees them. */
 enum spawn_protect_kind {
@@ -133,22 +135,6 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 int ward_workdir_finish(struct ward_workdir_prep *w, const char *workdir, bool ran,
 			const char *stderr_text, size_t stderr_len, struct ward_error **err);
 
-/* Remove a tree (directories made writable first so that a command's
- * chmod 0 does not stop it). Missing is fine. */
-int ward_rmtree(const char *path);
-
-/* The same for name in the directory dfd, never following a symbolic link. */
-int ward_rmtree_at(int dfd, const char *name);
-
-/* The state directory for cfg (its own, else ward_state_choose()'s), made
- * and checked to be the caller's alone. malloc'd or NULL with err. */
-char *ward_state_dir_for(const char *configured, struct ward_error **err);
-
-/* The state directory (as ward_state_dir_for()) when its changes/NAME is
- * there and, like changes/, a directory of the caller's alone; NULL with
- * *err otherwise (InvalidParameters when there is no such set). */
-char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err);
-
 /* A change set over an existing run directory: the set owns rundir and
  * removes it on discard/apply, moves its upper on keep; and lock_fd, the
  * run directory's flock that keeps sweeps away (closed when the set is
@@ -226,5 +212,11 @@ bool ward_gitmeta_todo_runs_code(const char *text, size_t len);
  * command line, or cannot be read whole (not a regular file, over 1 MiB).
  * Opened without following a symbolic link. */
 bool ward_gitmeta_todo_refused(const char *base, const char *rel);
+
+/* ---- admit.c ---- */
+
+/* The host paths the view masks (NULL-terminated; '*' in a last component):
+ * runtime/core/view.c mounts over them, and a workdir must not uncover them. */
+const char *const *ward_view_masked(void);
 
 #endif
