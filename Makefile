@@ -7,6 +7,9 @@
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
 #   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
+#   make check-layers the folders are the module graph: no include or call up
+#                     the layers, no cycle (scripts/check-layers.sh; make test
+#                     runs it first)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
 #   make SANITIZE=address,undefined test
@@ -80,7 +83,7 @@ FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c $(wildcard filters/shell/*.c) runtime/util/error.c
 
-.PHONY: all demo deps deps-quiet check test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet check check-layers test test-unit test-integration test-escape test-mutants test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -209,7 +212,11 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 
 check: deps-quiet all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
-test: check
+# The layers are checked on the sources and on the objects' symbols.
+check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
+	./scripts/check-layers.sh $(B)
+
+test: check-layers check
 	B=$(B) ./tests/run.sh
 
 test-unit: check
