@@ -164,6 +164,12 @@ STATIC ?= $(if $(SANITIZE),0,1)
 ifeq ($(STATIC),1)
 WARD_LINK = -static-pie
 endif
+# The version is written once, above (VERSION): the CLI gets it from here
+# (`ward --version`, the MCP server's serverInfo), and the objects that may
+# print it are remade when it changes.
+$(CLI_SRCS:%.c=$(B)/%.o): CFLAGS += -DWARD_VERSION='"$(VERSION)"'
+$(CLI_SRCS:%.c=$(B)/%.o): Makefile
+
 $(B)/ward: $(B)/runtime/cli/main.o $(B)/libward-cli.a $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 

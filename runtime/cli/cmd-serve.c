@@ -31,8 +31,6 @@
 #include "ward/session.h"
 #include "ward/workdir.h"
 
-#define WARD_VERSION "0.1.0"
-
 /* JSON-RPC 2.0 error codes. */
 #define RPC_PARSE_ERROR -32700
 #define RPC_INVALID_REQUEST -32600

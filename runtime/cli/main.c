@@ -4,7 +4,7 @@
 
 #include "runtime/cli/cli-internal.h"
 
-#define WARD_VERSION "0.1.0"
+/* WARD_VERSION comes from the build (the Makefile's VERSION). */
 
 static const struct {
 	const char *name;
