@@ -176,7 +176,7 @@ $(B)/ward: $(B)/runtime/cli/main.o $(B)/libward-cli.a $(B)/libward.a
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	     -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|'
 
-$(B)/ward.pc: ward.pc.in Makefile
+$(B)/ward.pc: packaging/ward.pc.in Makefile
 	$(PC_SED) $< > $@
 
 # ---- tests ----------------------------------------------------------------
@@ -305,7 +305,7 @@ install: all
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION)
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
-	$(PC_SED) ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
+	$(PC_SED) packaging/ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.* \
