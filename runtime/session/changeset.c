@@ -1,4 +1,4 @@
-/* changes.c — a session's change set (overlay workdir mode): the one its
+/* changeset.c — a session's change set (overlay workdir mode): the one its
  * commands wrote, opened, applied or discarded. */
 #include <pthread.h>
 #include <stdlib.h>
