@@ -8,13 +8,17 @@
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
 #   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
+#   make check-layers the folders are the module graph: no include or call up
+#                     the layers, no cycle (scripts/check-layers.sh; make test
+#                     runs it first)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make bench        the overhead benchmark (QUICK=1: a smoke run); make bench-deps
 #   make SANITIZE=address,undefined test
 #   make test-vm      the cgroup v2 tests in a throw-away VM (tests/vm/run.sh)
 #
-# Sources are found by directory: every runtime/*.c, filters/*.c and landlock/*.c
-# is part of libward except runtime/main.c (the CLI entry point); every
+# Sources are found by directory, recursively: every .c under runtime/, filters/
+# and landlock/ is part of libward, except the CLI (runtime/cli/, built into
+# build/ward, which links libward) and the build-time generators (*/gen/); every
 # tests/unit/test-*.c, tests/integration/test-*.c and tests/escape/test-*.c is
 # one Check binary;
 # every tests/helpers/*.c is a small program the tests run inside sandboxes;
@@ -57,9 +61,16 @@ CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_SRCS  := $(filter-out runtime/main.c,$(sort $(wildcard runtime/*.c filters/*.c landlock/*.c)))
+ALL_SRCS  := $(sort $(shell find runtime filters landlock -name '*.c' -not -path '*/gen/*'))
+CLI_SRCS  := $(filter runtime/cli/%,$(ALL_SRCS))
+LIB_SRCS  := $(filter-out runtime/cli/%,$(ALL_SRCS))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o $(B)/gen/rules-builtin.o
+# The CLI's commands but its entry point, in an archive of their own that the
+# tests and the bench link beside libward (they drive `ward run`'s option
+# parser); never installed.
+CLI_OBJS  := $(filter-out $(B)/runtime/cli/main.o,$(CLI_SRCS:%.c=$(B)/%.o))
 HEADERS   := $(wildcard include/ward/*.h)
+INTERNAL_HEADERS := $(sort $(shell find runtime filters landlock -name '*.h'))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 INTG_SRCS := $(sort $(wildcard tests/integration/test-*.c))
 ESC_SRCS  := $(sort $(wildcard tests/escape/test-*.c))
@@ -73,10 +84,9 @@ HARNESS   := $(B)/tests/harness.o
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
-FUZZ_SRCS := tests/fuzz/fuzz-shparse.c filters/shparse.c filters/shchain.c filters/shbrace.c \
-	     runtime/error.c
+FUZZ_SRCS := tests/fuzz/fuzz-shparse.c $(wildcard filters/shell/*.c) runtime/util/error.c
 
-.PHONY: all demo deps deps-quiet deps-test check test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet deps-test check check-layers test test-unit test-integration test-escape test-mutants test-vm install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -100,21 +110,22 @@ deps-test:
 deps:
 	./scripts/deps.sh
 
-$(B)/%.o: %.c $(HEADERS) $(wildcard */*.h) | deps-quiet
+$(B)/%.o: %.c $(HEADERS) $(INTERNAL_HEADERS) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The built-in seccomp profiles are embedded with .incbin.
-$(B)/filters/seccomp-profile.o: $(wildcard filters/*.profile)
+$(B)/filters/seccomp/profile.o: $(wildcard filters/seccomp/*.profile)
 
 # So is the validators' rule table.
-$(B)/filters/rules.o: filters/validators.rules
+$(B)/filters/validate/rules.o: filters/validate/validators.rules
 
 # The built-in seccomp profiles compiled once, at build time, into libward
-# (filters/seccomp-builtin.h says why).
-EMBED_SRCS := filters/gen/seccomp-embed.c filters/seccomp-compile.c filters/seccomp-profile.c \
-	      runtime/error.c runtime/hostpath.c runtime/util.c
-$(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp-builtin.h $(wildcard filters/*.profile)
+# (filters/seccomp/seccomp-internal.h says why).
+EMBED_SRCS := filters/seccomp/gen/embed.c filters/seccomp/compile.c filters/seccomp/profile.c \
+	      runtime/util/error.c runtime/util/hostpath.c runtime/util/util.c
+$(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp/seccomp-internal.h \
+			   $(wildcard filters/seccomp/*.profile)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWARD_SECCOMP_NO_BUILTIN -o $@ $(EMBED_SRCS) $(LDLIBS)
 
@@ -126,20 +137,24 @@ $(B)/gen/seccomp-builtin.o: $(B)/gen/seccomp-builtin.c
 
 # The validators' rule table parsed at build time into C data (and each
 # regular expression's literals), so ward parses nothing at start-up.
-RULES_EMBED_SRCS := filters/gen/rules-embed.c filters/rules.c filters/relit.c runtime/error.c \
-		    runtime/util.c
-$(B)/gen/rules-embed: $(RULES_EMBED_SRCS) $(HEADERS) filters/validate-internal.h \
-		      filters/relit-internal.h filters/validators.rules
+RULES_EMBED_SRCS := filters/validate/gen/embed.c filters/validate/rules.c filters/validate/relit.c \
+		    runtime/util/error.c runtime/util/util.c
+$(B)/gen/rules-embed: $(RULES_EMBED_SRCS) $(HEADERS) filters/validate/validate-internal.h \
+		      filters/validate/validators.rules
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWARD_RULES_NO_BUILTIN -o $@ $(RULES_EMBED_SRCS) $(LDLIBS)
 
 $(B)/gen/rules-builtin.c: $(B)/gen/rules-embed
 	$< > $@.tmp && mv $@.tmp $@
 
-$(B)/gen/rules-builtin.o: $(B)/gen/rules-builtin.c filters/validate-internal.h
+$(B)/gen/rules-builtin.o: $(B)/gen/rules-builtin.c filters/validate/validate-internal.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libward.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/libward-cli.a: $(CLI_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
@@ -155,13 +170,19 @@ STATIC ?= $(if $(SANITIZE),0,1)
 ifeq ($(STATIC),1)
 WARD_LINK = -static-pie
 endif
-$(B)/ward: $(B)/runtime/main.o $(B)/libward.a
+# The version is written once, above (VERSION): the CLI gets it from here
+# (`ward --version`, the MCP server's serverInfo), and the objects that may
+# print it are remade when it changes.
+$(CLI_SRCS:%.c=$(B)/%.o): CFLAGS += -DWARD_VERSION='"$(VERSION)"'
+$(CLI_SRCS:%.c=$(B)/%.o): Makefile
+
+$(B)/ward: $(B)/runtime/cli/main.o $(B)/libward-cli.a $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	     -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|'
 
-$(B)/ward.pc: ward.pc.in Makefile
+$(B)/ward.pc: packaging/ward.pc.in Makefile
 	$(PC_SED) $< > $@
 
 # ---- tests ----------------------------------------------------------------
@@ -170,9 +191,9 @@ $(HARNESS): tests/harness.c tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward.a
+TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward-cli.a $(B)/libward.a
 TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) $(TEST_STATIC) -o $@ $< $(HARNESS) \
-             $(B)/libward.a $(CHECK_LIBS) $(LDLIBS) $(TEST_STATIC_LIBS)
+             $(B)/libward-cli.a $(B)/libward.a $(CHECK_LIBS) $(LDLIBS) $(TEST_STATIC_LIBS)
 
 # STATIC_TESTS=1 links the test programs and helpers static, for a guest with
 # no libraries (tests/vm/run.sh builds its tree so, in its own build directory).
@@ -203,7 +224,11 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 
 check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
 
-test: check
+# The layers are checked on the sources and on the objects' symbols.
+check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
+	./scripts/check-layers.sh $(B)
+
+test: check-layers check
 	B=$(B) ./tests/run.sh
 
 test-unit: check
@@ -241,7 +266,7 @@ fuzz-run:
 # its own process, configured by ward's own `ward run` option parser.
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 $(B)/tests/unit/test-bench: $(BENCH_SRCS)   # it includes bench/*.c to test them
-$(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward.a
+$(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward-cli.a $(B)/libward.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
 
 # bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
@@ -255,10 +280,10 @@ bench-deps:
 # The validators' libFuzzer target (ward_validate on any string), run the
 # same way over tests/fuzz/validate and the parser's seeds.
 FUZZV_BIN  := $(B)/fuzz/fuzz-validate
-FUZZV_SRCS := tests/fuzz/fuzz-validate.c filters/validate.c filters/rules.c filters/shparse.c \
-	      filters/shchain.c filters/shbrace.c runtime/error.c runtime/utf8.c filters/relit.c \
+FUZZV_SRCS := tests/fuzz/fuzz-validate.c $(wildcard filters/validate/*.c filters/shell/*.c) \
+	      runtime/util/error.c runtime/util/utf8.c \
 	      $(B)/gen/rules-builtin.c
-$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate-internal.h
+$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validate/validators.rules filters/validate/validate-internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -276,7 +301,7 @@ fuzz-validate: $(FUZZV_BIN)
 test-vm: deps-test
 	B=$(B) ./tests/run.sh vm
 
-# ---- man pages (firsthour) -------------------------------------------------
+# ---- man pages ---
 # Hand-written roff in docs/man/; tests/integration/test-docs.c keeps them in
 # step with the policy parser and every --help. `make man-lint` renders each
 # with every groff warning on (and mandoc's lint, when installed).
@@ -291,7 +316,7 @@ man-lint:
 	done; echo "man pages: no warnings"
 # ---- end man pages ----------------------------------------------------------
 
-# ---- install (firsthour) -----------------------------------------------------
+# ---- install ---
 # Everything under $(DESTDIR)$(PREFIX): the CLI, libward (static, shared,
 # headers, pkg-config), the manual pages, the bash/zsh/fish completions and the
 # example policies; `make uninstall` removes exactly that. The AppArmor
@@ -323,7 +348,7 @@ install: all
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION)
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/ward/
-	$(PC_SED) ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
+	$(PC_SED) packaging/ward.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc  # this PREFIX, not the build's
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5/
@@ -349,7 +374,7 @@ uninstall:
 	      $(DESTDIR)$(FISHCOMPDIR)/ward.fish $(DESTDIR)$(APPARMOR_DIR)/ward
 # ---- end install --------------------------------------------------------------
 
-# ---- example policies for the tests (firsthour) ----------------------------------
+# ---- example policies for the tests ---
 # Copied into the build tree, so that the uid-65534 tier (which has only a copy
 # of the build tree) loads and runs them too (tests/integration/test-examples.c).
 TEST_EXAMPLES := $(EXAMPLES:docs/examples/%=$(B)/tests/examples/%)
@@ -359,7 +384,7 @@ $(B)/tests/examples/%.json: docs/examples/%.json
 check: $(TEST_EXAMPLES)
 # ---- end example policies for the tests ----------------------------------------
 
-# ---- Debian packages (firsthour) -----------------------------------------------
+# ---- Debian packages ---
 # `make deb`: ward, libward0 and libward-dev built by dpkg-buildpackage and
 # debhelper from packaging/debian, in a copy of the tree under $(B)/deb (the
 # tree itself gets no debian/ directory); then lintian, failing on an error.

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "runtime/cli-internal.h"
+#include "runtime/cli/cli-internal.h"
 #include "ward/sandbox.h"
 #include "ward/session.h"
 

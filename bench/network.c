@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "runtime/proxy-internal.h"
+#include "runtime/net/net-internal.h"
 #include "ward/netpolicy.h"
 
 #define UPSTREAM_PORT 80

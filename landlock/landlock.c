@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "landlock/landlock-abi.h"
-#include "runtime/util-internal.h"
+#include "runtime/util/util-internal.h"
 
 #define FS_ABI1                                                                                    \
 	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \

@@ -38,7 +38,7 @@
  * is read-only in the sandbox (no name can be created or removed there, so a
  * start-up file that does not exist yet cannot be planted either) and every
  * entry at its top not starting with '.' and not named "bin" is writable again
- * (runtime/workdir.c); --allow-write NAME opens a dot entry.
+ * (runtime/workdir/workdir.c); --allow-write NAME opens a dot entry.
  */
 #ifndef WARD_ADMIT_H
 #define WARD_ADMIT_H

@@ -1,6 +1,6 @@
 /* ward/env.h — the environment a sandboxed command gets.
  *
- * Only safe variables are inherited (DESIGN.md step 7): PATH, HOME, USER,
+ * Only safe variables are inherited from the host: PATH, HOME, USER,
  * LOGNAME, SHELL, TERM, COLORTERM, LANG, LC_*, PWD, TMPDIR, XDG_*, CARGO_HOME,
  * RUSTUP_HOME, NODE_PATH, EDITOR, VISUAL. API keys, tokens and credentials are
  * never inherited, whatever their names. Pure code.

@@ -30,7 +30,8 @@ extern "C" {
 
 #define WARD_API __attribute__((visibility("default")))
 
-/* The kinds a result's error can have (pipeline step 10). */
+/* The kinds a result's error can have: the "error" of a result object
+ * (ward_result_to_json), one per way a command can fail to run or finish. */
 enum ward_error_kind {
 	WARD_ERR_EXECUTION_FAILED = 0, /* a layer could not be set up, or ward failed */
 	WARD_ERR_INVALID_PARAMETERS,   /* the request or an option is wrong */

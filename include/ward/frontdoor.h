@@ -1,5 +1,5 @@
 /* ward/frontdoor.h — everything a command passes before it is spawned, in
- * DESIGN.md's order: policy → rate limit → parse → validators → approval.
+ * this order: policy → rate limit → parse → validators → approval.
  *
  * ward_run() is the sandbox primitive and checks none of this; a host that
  * runs commands for an agent calls the front door first:

@@ -292,11 +292,18 @@ struct ward_resources {
 	struct ward_limit_applied applied[WARD_APPLIED_COUNT];
 };
 
+/* The exit codes ward gives a command it did not run to its own end, as
+ * timeout(1) and env(1) give them: part of struct ward_result's exit_code. */
+#define WARD_EXIT_TIMEOUT 124     /* the command's time ran out: it was killed */
+#define WARD_EXIT_OWN_ERROR 125   /* ward failed (a layer, a refusal): res.error says why */
+#define WARD_EXIT_CANNOT_EXEC 126 /* the program was found but could not be executed */
+#define WARD_EXIT_NOT_FOUND 127   /* the program was not found */
+
 struct ward_result {
 	bool sandboxed;          /* the command ran inside the sandbox */
 	bool started;            /* the command was started at all */
-	int exit_code;           /* as a shell reports it: code, 128+signal, 124 timeout,
-				    125 ward's own error */
+	int exit_code;           /* as a shell reports it: code, 128+signal, or one of
+				    WARD_EXIT_* above */
 	int signal;              /* signal that ended the command, 0 if none */
 	bool timed_out;
 	int64_t duration_ms;

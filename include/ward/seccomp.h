@@ -13,7 +13,7 @@
  *     // (after no_new_privs, the capability drop and Landlock)
  *     if (ward_seccomp_load(prog, &err) < 0) ...
  *
- * A profile is a text table, one rule a line (filters/seccomp-default.profile
+ * A profile is a text table, one rule a line (filters/seccomp/seccomp-default.profile
  * documents the format and is the default profile):
  *
  *     SYSCALL ACTION [CONDITION...] [@TAG]

@@ -32,7 +32,7 @@
  * value of git log -S are data, so searching for a dangerous string is not
  * running it.
  *
- * The rules are data (filters/validators.rules, compiled in; see that file
+ * The rules are data (filters/validate/validators.rules, compiled in; see that file
  * for the syntax). Each has an id ("blocked.rm-root"), a category (blocked,
  * dangerous, injection, sensitive: refused; approval: needs approval) and
  * words saying what it is about. A policy can remove a rule, relax a refusing
@@ -114,7 +114,7 @@ WARD_API int ward_rules_relax(struct ward_rules *rules, const char *id, struct w
 WARD_API int ward_rules_except(struct ward_rules *rules, const char *id, const char *glob,
 			       struct ward_error **err);
 
-/* Add rules written in the syntax of filters/validators.rules; `origin`
+/* Add rules written in the syntax of filters/validate/validators.rules; `origin`
  * names the text in messages. InvalidParameters naming the line and the
  * key for a mistake; a duplicate id is a mistake. On failure nothing is
  * added. */

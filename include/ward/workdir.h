@@ -32,13 +32,13 @@
  * while the command runs: when it ends, only what ordinary git work writes
  * (objects, refs, logs, the index, HEAD and the other *_HEAD files...) is
  * merged back; the rest is dropped and reported (deny by default: see
- * runtime/gitmeta-internal.h). Applying a change set refuses the same.
+ * runtime/workdir/workdir-internal.h). Applying a change set refuses the same.
  *
  * Protected paths are relative to the workdir. In the sandbox they stay
  * read-only: each existing one is bound read-only over itself, each directory
  * between the workdir and it becomes a mount point (so it cannot be renamed
  * away or replaced), and a missing one is covered by an empty read-only
- * directory (runtime/workdir.c and README's Design section say how). The
+ * directory (runtime/workdir/workdir.c and README's Design section say how). The
  * defaults hold files that make code run later outside the sandbox; when the
  * workdir is, or directly contains, a home directory, shell start-up files
  * and the like are added for it.
@@ -122,7 +122,7 @@ WARD_API bool ward_protect_touches(char *const *resolved, const char *rel);
  * pointing elsewhere), its config or hooks; and in any git directory of the
  * workdir (".git/...", "sub/.git/...", at any depth) whatever the allowlist
  * of ordinary git work does not name (".git/commondir", ".git/info/exclude",
- * ".git/modules/x/config", a new unknown name: see gitmeta-internal.h).
+ * ".git/modules/x/config", a new unknown name: see workdir-internal.h).
  * Mounts cannot cover names at any depth, so direct mode does not stop a
  * command from making a new repository further down; applying a change set
  * refuses them (unless allowed with ward_protect_allow()). p may be NULL.

@@ -11,7 +11,7 @@
  * (harness_fences_policy_opt) and the seccomp profile is the default one,
  * which allows pidfd_getfd: the kernel-side protection is what is tested. */
 #include "harness.h"
-#include "runtime/supervise-internal.h"
+#include "runtime/core/core-internal.h"
 #include "ward/policy.h"
 #include "ward/sandbox.h"
 #include "ward/session.h"

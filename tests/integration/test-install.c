@@ -131,6 +131,39 @@ START_TEST(test_demo_deps)
 }
 END_TEST
 
+/* The CLI is not part of the library: no ward_cmd_*, no `ward run` option
+ * parser, no server in libward.so or libward.a, exported or not (hidden
+ * symbols are still dead code shipped). */
+START_TEST(test_library_has_no_cli)
+{
+	char *dest = harness_tmpdir(), cmd[16384], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; make -s -C '%s' B='%s' install PREFIX=/usr DESTDIR='%s' >/dev/null; "
+		 "L='%s/usr/lib'; CLI=' (ward_cmd_[a-z_]*|ward_run_options_[a-z_]*|ward_serve_loop|"
+		 "serve_options_parse|ward_cli_front_door)$'; "
+		 /* nm reads the library at all: its API is there */
+		 "nm -D --defined-only \"$L/libward.so\" | grep -q ' ward_run$' || "
+		 "{ echo 'nm -D: no ward_run in libward.so'; exit 1; }; "
+		 "nm -D --defined-only \"$L/libward.so\" | grep -q ' ward_validate$' || "
+		 "{ echo 'nm -D: no ward_validate in libward.so'; exit 1; }; "
+		 "for f in \"$L/libward.so\" \"$L/libward.a\"; do "
+		 "  if nm --defined-only \"$f\" 2>/dev/null | grep -E \"$CLI\"; then "
+		 "    echo \"the CLI is in $f\"; exit 1; fi; done; "
+		 "if nm -D --defined-only \"$L/libward.so\" | grep -E ' ward_cmd_'; then "
+		 "  echo 'libward.so exports ward_cmd_*'; exit 1; fi; echo clean",
+		 src_dir, harness_build_dir(), dest, dest);
+	status = harness_capture(sh, &out, NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "clean\n");
+	free(out);
+	harness_rmtree(dest);
+	free(dest);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("install");
@@ -142,5 +175,7 @@ int main(void)
 	tc = harness_tcase(s, "files", "source");
 	tcase_add_test(tc, test_install_pages_completions_examples);
 	tcase_add_test(tc, test_demo_deps);
+	tc = harness_tcase(s, "library", "source");
+	tcase_add_test(tc, test_library_has_no_cli);
 	return harness_main(s);
 }

@@ -6,7 +6,7 @@
  * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
  * tests/vm/run.sh boots). */
 #include "harness.h"
-#include "runtime/cgroup-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
 #include "ward/request.h"
 
 #include <jansson.h>

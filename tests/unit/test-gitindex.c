@@ -2,7 +2,7 @@
  * from indexes built here byte by byte: versions 2, 3 and 4, SHA-1 and
  * SHA-256, and malformed ones refused. Pure. */
 #include "harness.h"
-#include "runtime/gitindex-internal.h"
+#include "runtime/workdir/workdir-internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * writes may change, everything else (configuration, hooks, paths to other
  * git data, names git may read one day) may not. Pure. */
 #include "harness.h"
-#include "runtime/gitmeta-internal.h"
+#include "runtime/workdir/workdir-internal.h"
 
 #include <stdio.h>
 

@@ -4,7 +4,7 @@
  * named as /dev/fd/N, and the state directory's choice. The same rule
  * against another user's files is tests/escape/test-state.c. */
 #include "harness.h"
-#include "runtime/hostpath-internal.h"
+#include "runtime/util/util-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

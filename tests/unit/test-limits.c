@@ -1,8 +1,8 @@
 /* test-limits.c — limit values: sizes, counts, CPUs, defaults, the options and
  * policy keys that set them, the cgroup names, and the result's "resources". */
 #include "harness.h"
-#include "runtime/cgroup-internal.h"
-#include "runtime/cli-internal.h"
+#include "runtime/cgroup/cgroup-internal.h"
+#include "runtime/cli/cli-internal.h"
 #include "ward/limits.h"
 #include "ward/policy.h"
 #include "ward/request.h"

@@ -1,7 +1,7 @@
 /* test-options.c — `ward run` option parsing and config validation. */
 #include "harness.h"
 #include "ward/ratelimit.h"
-#include "runtime/cli-internal.h"
+#include "runtime/cli/cli-internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

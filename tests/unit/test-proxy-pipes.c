@@ -2,7 +2,7 @@
  * pipe grows, to what, and the budget that keeps many tunnels within the
  * user's pipe memory; pure code. */
 #include "harness.h"
-#include "runtime/proxy-internal.h"
+#include "runtime/net/net-internal.h"
 
 START_TEST(test_policy_from_limits)
 {

@@ -1,12 +1,11 @@
-/* test-relit.c — the literals of a regular expression (filters/relit.c) and
+/* test-relit.c — the literals of a regular expression (filters/validate/relit.c) and
  * the rule table compiled at build time: literals worked out by hand, then
  * soundness against regexec(3) itself (a string the expression matches
  * always holds one of its literals) over thousands of random expressions and
  * strings and over every built-in rule's expression, and the generated table
  * against the rules file parsed at run time. */
 #include "harness.h"
-#include "filters/relit-internal.h"
-#include "filters/validate-internal.h"
+#include "filters/validate/validate-internal.h"
 
 #include <regex.h>
 #include <stdio.h>

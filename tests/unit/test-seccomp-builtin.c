@@ -2,7 +2,7 @@
  * are exactly what libseccomp makes of the profile tables now, and they are
  * what ward uses. */
 #include "harness.h"
-#include "filters/seccomp-builtin.h"
+#include "filters/seccomp/seccomp-internal.h"
 #include "ward/seccomp.h"
 
 #include <string.h>

@@ -3,7 +3,7 @@
  * substitutions, a corpus of ordinary developer commands that must pass, and
  * the rule set as a policy changes it. */
 #include "harness.h"
-#include "filters/validate-internal.h"
+#include "filters/validate/validate-internal.h"
 #include "ward/policy.h"
 #include "ward/validate.h"
 
@@ -1145,7 +1145,7 @@ START_TEST(test_bounded_time)
 END_TEST
 
 /* The verdict of cmd, whole, as JSON (malloc'd), with or without the
- * regular expressions' literals (filters/relit.c) deciding first. */
+ * regular expressions' literals (filters/validate/relit.c) deciding first. */
 static char *verdict_json(const char *cmd, bool prefilter)
 {
 	struct ward_verdict v;

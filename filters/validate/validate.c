@@ -1,0 +1,2558 @@
+/* validate.c — matching parsed commands against the rule table. Pure code.
+ *
+ * A command string is parsed once (ward/shparse.h). Every simple command
+ * the parser finds — wherever it is — becomes a `struct cmd` (its words, its
+ * redirects, whether it reads a pipe, whether it runs inside a substitution)
+ * and is matched as a `view`: the program and its words. A wrapper (env, sudo,
+ * timeout, xargs, find -exec, …) gives a second view of the same command, the
+ * one it starts, and so on to any depth; a string a shell will run (sh -c,
+ * a here-string fed to bash, git -c core.sshCommand=…, awk's system(…)) is
+ * parsed and validated in turn, its commands reported at the span of the word
+ * that holds it.
+ */
+#include "filters/validate/validate-internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/util/util-internal.h"
+#include "ward/request.h"
+#include "ward/shparse.h"
+
+/* Wrappers and strings inside strings deeper than this are refused: a
+ * legitimate command never nests so deep, and the validators must end. */
+#define MAX_DEPTH 12
+/* Earlier commands of a pipeline looked at for one command (`upstream`):
+ * the nearest ones, so that a long pipeline costs linear time. */
+#define MAX_UPSTREAM 16
+
+struct word {
+	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
+	char *fold;   /* the same, lowercased */
+	/* With $VARs: the lowercased text as far as it is known — $HOME as ~,
+	 * variables set earlier in the string by their value, others empty —
+	 * or NULL. */
+	char *alt;
+	/* norm_path() of fold and of alt, made when first asked (a word is
+	 * matched by many rules, and by each wrapper's view) */
+	char *norm, *norm_alt;
+	unsigned flags; /* WARD_SH_W_* */
+	size_t off, len; /* span in the validated string */
+};
+
+enum redir_kind { RD_READ, RD_WRITE, RD_RDWR, RD_STRING, RD_DUP };
+
+struct redir {
+	enum redir_kind kind;
+	int fd;
+	struct word target; /* the file; RD_STRING: the here-string or heredoc body */
+};
+
+/* One simple command as it will run. */
+struct cmd {
+	size_t off, len;      /* span in the validated string */
+	int depth;
+	bool in_subst;        /* inside $(…), `…` or <(…) */
+	bool piped;           /* its stdin is a pipe from an earlier command */
+	struct redir *r;
+	size_t nr;
+	struct word *assigns; /* NAME=value prefixes */
+	size_t n_assigns;
+	const struct ward_sh_node *node; /* NULL for argv or a synthesised command */
+	const struct ward_sh_tree *tree; /* the node's tree */
+	/* Earlier commands of the same pipeline (for `upstream` and `text`). */
+	struct cmd *up;
+	size_t n_up;
+};
+
+/* What a view was found to do while unwrapping it. */
+struct view {
+	struct word *w;
+	size_t n;
+	const struct cmd *cmd;
+	bool script_stdin;    /* a shell or interpreter reading its program from stdin */
+	bool dynamic;         /* it runs code only known at run time */
+	bool runs_download;   /* it runs a file a download earlier in the string wrote */
+};
+
+struct match {
+	int kind;             /* enum ward_verdict_kind; 0 for none */
+	size_t rank;          /* the rule's index: earlier rules decide */
+	const struct rule *rule;
+	const char *synthetic_id, *synthetic_words;
+	size_t off, len;
+	char *matched;
+};
+
+struct ctx {
+	const struct ward_rules *rules;
+	const char *top;      /* the validated string */
+	size_t top_len;
+	struct match best;
+	struct ward_verdict_segment *segs;
+	size_t n_segs, cap_segs;
+	struct ward_error **err;
+	int failed;           /* out of memory */
+	const char *hit;      /* the word that made the last condition true */
+	/* Files downloads earlier in the string wrote (normalised paths). */
+	char **downloads;
+	size_t n_downloads;
+	/* Where the last pipeline element was found (see find_pipe). */
+	const struct ward_sh_node *pipe_node;
+	size_t pipe_idx;
+	/* Variables set in the string (x=rm), in source order. */
+	struct var {
+		char *name, *value;
+	} *vars;
+	size_t n_vars;
+	/* Words of views built for upstream commands, freed at the end. */
+	struct held {
+		struct word *w;
+		size_t n;
+	} *held;
+	size_t n_held;
+};
+
+static void check_view(struct ctx *c, struct view *v, int depth);
+static void validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
+			    size_t span_off, size_t span_len, int depth);
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static char *lower_dup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	size_t i;
+
+	for (i = 0; d && d[i]; i++)
+		d[i] = (char)tolower((unsigned char)d[i]);
+	return d;
+}
+
+static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned flags, size_t off,
+		      size_t len)
+{
+	w->text = strdup(text ? text : "");
+	w->fold = lower_dup(text);
+	w->alt = NULL;
+	w->norm = w->norm_alt = NULL;
+	w->flags = flags;
+	w->off = off;
+	w->len = len;
+	if (!w->text || !w->fold) {
+		c->failed = 1;
+		return false;
+	}
+	return true;
+}
+
+static void word_release(struct word *w)
+{
+	free(w->text);
+	free(w->fold);
+	free(w->alt);
+	free(w->norm);
+	free(w->norm_alt);
+	memset(w, 0, sizeof(*w));
+}
+
+static void words_free(struct word *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		word_release(&w[i]);
+	free(w);
+}
+
+static const char *basename_of(const char *s)
+{
+	const char *b = strrchr(s, '/');
+
+	return b && b[1] ? b + 1 : s;
+}
+
+static bool in_list(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while (*p) {
+		size_t k = strcspn(p, " ");
+
+		if (k == n && strncmp(p, name, n) == 0)
+			return true;
+		p += k;
+		p += strspn(p, " ");
+	}
+	return false;
+}
+
+static const char *prog_of(const struct view *v)
+{
+	return v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
+}
+
+/* Fold runs of whitespace into one space (in place). */
+static void fold_space(char *s)
+{
+	char *o = s;
+	bool sp = false;
+
+	for (; *s; s++) {
+		if (isspace((unsigned char)*s)) {
+			sp = true;
+			continue;
+		}
+		if (sp && o != s)
+			*o++ = ' ';
+		else if (sp)
+			o++;
+		sp = false;
+		*o++ = *s;
+	}
+	if (sp)
+		*o++ = ' ';
+	*o = '\0';
+}
+
+/* a/b/../c is a/c and /x/.. is /, lexically (what a symlink would make of
+ * it is the sandbox's business). `..` above the start and `~/..` stay. */
+static void fold_dotdot(char *p)
+{
+	char *d = p;
+
+	while ((d = strstr(d, "/.."))) {
+		char *start = d, *end = d + 3;
+
+		if (*end != '/' && *end != '\0') {
+			d++;
+			continue;
+		}
+		while (start > p && start[-1] != '/')
+			start--;
+		if (start == d) {
+			if (d == p) { /* "/.." at the root is the root */
+				memmove(d, end, strlen(end) + 1);
+				d = p;
+				continue;
+			}
+			d++;
+			continue;
+		}
+		if ((d - start == 2 && strncmp(start, "..", 2) == 0) ||
+		    (d - start == 1 && *start == '~')) {
+			d++;
+			continue;
+		}
+		if (start == p) {
+			if (*end == '/')
+				end++;
+		} else {
+			start--; /* the slash before the component */
+		}
+		memmove(start, end, strlen(end) + 1);
+		d = p;
+	}
+}
+
+/* A path as the rules see it: $HOME and ${HOME} written ~, `//` and `/./`
+ * folded, a leading `./` and a trailing `/` or `/.` dropped. */
+static char *norm_path(const char *fold)
+{
+	char *p, *o, *s;
+	size_t n;
+
+	if (strncmp(fold, "${home}", 7) == 0 && (!fold[7] || fold[7] == '/'))
+		n = asprintf(&p, "~%s", fold + 7);
+	else if (strncmp(fold, "$home", 5) == 0 && (!fold[5] || fold[5] == '/'))
+		n = asprintf(&p, "~%s", fold + 5);
+	else
+		n = asprintf(&p, "%s", fold);
+	if ((int)n < 0)
+		return NULL;
+	for (s = o = p; *s;) {
+		if (s[0] == '/' && s[1] == '/') {
+			s++;
+			continue;
+		}
+		if (s[0] == '/' && s[1] == '.' && (s[2] == '/' || !s[2])) {
+			s += 2;
+			continue;
+		}
+		*o++ = *s++;
+	}
+	*o = '\0';
+	while (strncmp(p, "./", 2) == 0 && p[2])
+		memmove(p, p + 2, strlen(p + 2) + 1);
+	fold_dotdot(p);
+	/* /proc/PID/root/etc/shadow is /etc/shadow */
+	if (strncmp(p, "/proc/", 6) == 0) {
+		char *r = strchr(p + 6, '/');
+
+		if (r && strncmp(r, "/root/", 6) == 0)
+			memmove(p, r + 5, strlen(r + 5) + 1);
+	}
+	n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	if (!*p && *fold == '/')
+		strcpy(p, "/");
+	return p;
+}
+
+static bool glob_any(char *const *items, size_t n, const char *s, int flags)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fnmatch(items[i], s, flags) == 0)
+			return true;
+	return false;
+}
+
+/* A path matched by a path/write glob (see filters/validators.rules). */
+static bool path_glob(const char *pat, const char *path)
+{
+	const char *s;
+
+	if (pat[0] == '/' || pat[0] == '~')
+		return fnmatch(pat, path, 0) == 0;
+	if (strchr(pat, '/')) {
+		for (s = path; *s; s++)
+			if ((s == path || s[-1] == '/' || s[-1] == ':') && fnmatch(pat, s, 0) == 0)
+				return true;
+		return false;
+	}
+	for (s = path; *s;) {
+		size_t k = strcspn(s, "/:");
+		char comp[512];
+
+		if (k && k < sizeof(comp)) {
+			memcpy(comp, s, k);
+			comp[k] = '\0';
+			if (fnmatch(pat, comp, 0) == 0)
+				return true;
+		}
+		s += k;
+		if (*s)
+			s++;
+	}
+	return false;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A word with a glob the shell will expand (`/etc/sha*`, `~/.ss?/id_*`)
+ * matched the other way round: the word as the pattern, against a literal
+ * rule item. A component that is nothing but globs (`*`) is not counted:
+ * it would name everything. */
+static bool path_glob_rev(const char *item, const char *path)
+{
+	const char *s;
+
+	if (has_glob(item))
+		return false;
+	if (item[0] == '/' || item[0] == '~')
+		return path[0] == item[0] && fnmatch(path, item, FNM_PATHNAME | FNM_PERIOD) == 0;
+	if (strchr(item, '/')) {
+		for (s = path; *s; s++)
+			if ((s == path || s[-1] == '/') && s[strspn(s, "*?.[]/")] &&
+			    fnmatch(s, item, FNM_PATHNAME | FNM_PERIOD) == 0)
+				return true;
+		return false;
+	}
+	for (s = path; *s;) {
+		size_t k = strcspn(s, "/:");
+		char comp[512];
+
+		if (k && k < sizeof(comp)) {
+			memcpy(comp, s, k);
+			comp[k] = '\0';
+			if (has_glob(comp) && comp[strspn(comp, "*?.[]")] &&
+			    fnmatch(comp, item, FNM_PERIOD) == 0)
+				return true;
+		}
+		s += k;
+		if (*s)
+			s++;
+	}
+	return false;
+}
+
+static bool path_matches_one(const struct cond *cd, const char *fold, const char *p, bool glob)
+{
+	const char *last;
+	size_t i;
+
+	/* A URL names something elsewhere, not a file here. */
+	if (strstr(fold, "://") && strncmp(fold, "file://", 7) != 0)
+		return false;
+	if (!p)
+		return false;
+	last = basename_of(p);
+	for (i = 0; i < cd->n_except; i++)
+		if (strchr(cd->except[i], '/') ? path_glob(cd->except[i], p) :
+						 fnmatch(cd->except[i], last, 0) == 0)
+			return false;
+	for (i = 0; i < cd->n_items; i++)
+		if (path_glob(cd->items[i], p) || (glob && path_glob_rev(cd->items[i], p)))
+			return true;
+	return false;
+}
+
+/* The normalised path of a word's text (alt: of its expanded form), kept in
+ * the word. The cache is not part of what the word says, hence the cast. */
+static const char *word_norm(const struct word *w, bool alt)
+{
+	struct word *m = (struct word *)w;
+
+	if (alt && !m->norm_alt && m->alt)
+		m->norm_alt = norm_path(m->alt);
+	if (!alt && !m->norm)
+		m->norm = norm_path(m->fold);
+	return alt ? m->norm_alt : m->norm;
+}
+
+static bool path_matches(const struct cond *cd, const struct word *w, const char *fold)
+{
+	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
+
+	if (fold != w->fold) {
+		/* a part of the word (the value after '='): not cached */
+		_cleanup_free_ char *p = norm_path(fold);
+
+		return path_matches_one(cd, fold, p, glob);
+	}
+	if (path_matches_one(cd, fold, word_norm(w, false), glob))
+		return true;
+	/* the same word with its variables expanded, when that differs */
+	if (w->alt)
+		return path_matches_one(cd, w->alt, word_norm(w, true), glob);
+	return false;
+}
+
+/* ---- roles of words -------------------------------------------------------- */
+
+enum role {
+	ROLE_OPT = 1,     /* an option */
+	ROLE_DATA = 2,    /* a pattern, a message, text to print: not a path */
+	ROLE_POS = 4,     /* a positional argument */
+	ROLE_WRITE = 8,   /* a file the command writes */
+	ROLE_READ = 16,   /* a file the command reads or names */
+};
+
+/* Programs whose words are data, not files: the first `pos` positionals
+ * (-1: all of them) unless one of `pat_opts` gave the pattern; the values of
+ * `data_opts`; `val_opts` take the next word as their value. */
+static const struct {
+	const char *names;
+	int pos;
+	const char *pat_opts;
+	const char *data_opts;
+	const char *val_opts;
+} data_roles[] = {
+	{ "echo printf : true false test [ [[ expr let export local declare readonly typeset unset "
+	  "set shift exit return read tr man info apropos whatis help type which whereis hash "
+	  "alias unalias basename dirname seq sleep yes printenv getconf",
+	  -1, "", "", "" },
+	{ "grep egrep fgrep zgrep rgrep bzgrep xzgrep zegrep zfgrep", 1, "-e -f --regexp --file",
+	  "-e --regexp --label",
+	  "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context "
+	  "--context --label --include --exclude --exclude-dir --exclude-from --devices "
+	  "--directories --binary-files --group-separator" },
+	{ "rg ripgrep", 1, "-e -f --regexp --file", "-e --regexp",
+	  "-e -f -g -t -T -m -A -B -C -j -M -E --glob --iglob --type --type-not --max-count "
+	  "--after-context --before-context --context --threads --max-columns --encoding "
+	  "--regexp --file --sort --sortr --type-add --colors --replace -r --max-depth -d" },
+	{ "ag ack ack-grep", 1, "", "", "-G -A -B -C -m --ignore --ignore-dir -g --file-search-regex" },
+	{ "sed gsed", 1, "-e -f --expression --file", "-e --expression", "-e -f -l --expression --file "
+	  "--line-length" },
+	{ "awk gawk mawk nawk busybox-awk", 1, "-f --file", "-v --assign",
+	  "-f -v -F --file --assign --field-separator" },
+	{ "jq yq gojq jaq", 1, "-f --from-file", "--arg --argjson", "-f --from-file --indent" },
+	{ "python python2 python3 pypy pypy3", 0, "", "-c", "-c -m -W -X" },
+	{ "perl", 0, "", "-e -E", "-e -E -I -M -m" },
+	{ "ruby", 0, "", "-e", "-e -I -r" },
+	{ "node nodejs deno bun", 0, "", "-e --eval -p --print", "-e --eval -p --print -r --require" },
+	{ "php", 0, "", "-r", "-r -d -c" },
+	{ "git", 0, "",
+	  "-m --message -S -G --grep --author --committer --format --pretty --since --until --after "
+	  "--before --date -F --notes --subject-prefix --signoff-by",
+	  "-m --message -S -G --grep --author --committer --since --until --after --before -C -c "
+	  "--git-dir --work-tree --namespace -F --file -n --max-count -U -L" },
+	{ "gh glab hg svn", 0, "",
+	  "-m --message --title -t --body -b --notes --search -S --description",
+	  "-m --message --title -t --body -b --notes --search -S --description -R --repo" },
+	{ "find", 0, "",
+	  "-name -iname -path -ipath -regex -iregex -wholename -iwholename -lname -ilname",
+	  "-name -iname -path -ipath -regex -iregex -wholename -iwholename -lname -ilname -type "
+	  "-maxdepth -mindepth -size -mtime -mmin -atime -amin -ctime -cmin -newer -user -group "
+	  "-perm -printf -fprintf -regextype -uid -gid -links -inum -samefile -fstype -xtype" },
+};
+
+/* Programs whose last positional is the file written (copying, linking). */
+static const char *const dest_writers = "cp mv install ln rsync scp";
+
+static bool opt_named(const char *word, const char *list)
+{
+	char name[128];
+	size_t k = strcspn(word, "=");
+
+	if (k >= sizeof(name))
+		return false;
+	memcpy(name, word, k);
+	name[k] = '\0';
+	return in_list(name, list);
+}
+
+/* Options whose value is a file the program writes. */
+static bool is_output_opt(const char *prog, const char *opt)
+{
+	if (strcmp(prog, "ssh") == 0 || strcmp(prog, "scp") == 0)
+		return false; /* -o Option=value */
+	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
+		return true;
+	return opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
+}
+
+/* Fill roles[1..n) for a view. */
+static void compute_roles(const struct view *v, unsigned *roles)
+{
+	const char *prog = prog_of(v);
+	const char *pat_opts = "", *data_opts = "", *val_opts = "";
+	int pos_data = 0, seen_pos = 0;
+	bool end_opts = false, pattern_given = false, sed_inplace = false;
+	size_t i, k, last_pos = 0;
+
+	for (k = 0; k < ARRAY_SIZE(data_roles); k++)
+		if (in_list(prog, data_roles[k].names)) {
+			pos_data = data_roles[k].pos;
+			pat_opts = data_roles[k].pat_opts;
+			data_opts = data_roles[k].data_opts;
+			val_opts = data_roles[k].val_opts;
+		}
+	for (i = 1; i < v->n; i++)
+		if (!strncmp(v->w[i].text, "-", 1) && opt_named(v->w[i].text, pat_opts))
+			pattern_given = true;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		roles[i] = 0;
+		if (!end_opts && strcmp(t, "--") == 0) {
+			roles[i] = ROLE_OPT;
+			end_opts = true;
+			continue;
+		}
+		if (!end_opts && t[0] == '-' && t[1]) {
+			roles[i] = ROLE_OPT;
+			if ((strcmp(prog, "sed") == 0 || strcmp(prog, "perl") == 0) &&
+			    (strncmp(t, "-i", 2) == 0 || strncmp(t, "--in-place", 10) == 0))
+				sed_inplace = true;
+			/* the value in the next word */
+			if (!strchr(t, '=') && opt_named(t, val_opts) && i + 1 < v->n) {
+				i++;
+				roles[i] = opt_named(t, data_opts) ? ROLE_DATA :
+					   is_output_opt(prog, t)  ? ROLE_WRITE :
+								     ROLE_READ;
+			} else if (is_output_opt(prog, t) && !strchr(t, '=') && i + 1 < v->n) {
+				/* written, not read: openssl req -keyout key.pem makes a key */
+				i++;
+				roles[i] = ROLE_WRITE;
+			} else if (strcmp(prog, "wget") == 0 && strcmp(t, "-O") == 0 && i + 1 < v->n) {
+				i++;
+				roles[i] = ROLE_WRITE;
+			}
+			continue;
+		}
+		if (pos_data < 0 || (seen_pos < pos_data && !pattern_given)) {
+			roles[i] = ROLE_POS | ROLE_DATA;
+		} else {
+			roles[i] = ROLE_POS | ROLE_READ;
+			if (strcmp(prog, "tee") == 0)
+				roles[i] = ROLE_POS | ROLE_WRITE;
+			if (sed_inplace)
+				roles[i] |= ROLE_WRITE;
+		}
+		seen_pos++;
+		last_pos = i;
+	}
+	if (in_list(prog, dest_writers) && seen_pos >= 2)
+		roles[last_pos] = ROLE_POS | ROLE_WRITE;
+	if (strcmp(prog, "dd") == 0)
+		for (i = 1; i < v->n; i++)
+			if (strncmp(v->w[i].fold, "of=", 3) == 0)
+				roles[i] = ROLE_POS | ROLE_WRITE;
+	/* the data options given as --opt=value */
+	for (i = 1; i < v->n; i++)
+		if ((roles[i] & ROLE_OPT) && strchr(v->w[i].text, '=') &&
+		    opt_named(v->w[i].text, data_opts))
+			roles[i] |= ROLE_DATA;
+}
+
+/* ---- conditions -------------------------------------------------------- */
+
+/* The word a long option `--name` or `--name=value` begins with `item`
+ * (abbreviations as GNU getopt takes them: at least two letters). */
+static bool long_opt_is(const char *word, const char *item)
+{
+	size_t k = strcspn(word, "=");
+
+	if (strncasecmp(word, item, k) != 0)
+		return false;
+	if (k == strlen(item))
+		return true;
+	return k >= 4 && k < strlen(item); /* "--re" for "--recursive" */
+}
+
+static bool flag_in_view(const struct view *v, const char *item, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0)
+			break;
+		if (t[0] != '-' || !t[1])
+			continue;
+		if (item[1] == '-') {
+			if (t[1] == '-' && long_opt_is(t, item))
+				return true;
+		} else if (item[2] == '\0') {
+			/* case folded like everything else: -R is -r to a rule */
+			if (t[1] != '-' &&
+			    (strchr(t + 1, tolower((unsigned char)item[1])) ||
+			     strchr(t + 1, toupper((unsigned char)item[1]))) &&
+			    strspn(t + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
+				    strlen(t + 1))
+				return true;
+		} else if (strcasecmp(t, item) == 0 ||
+			   (strncasecmp(t, item, strlen(item)) == 0 && t[strlen(item)] == '=')) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The positional words (not options, not option values of val_opts). */
+static size_t sub_start(const struct view *v, size_t *pos, size_t max)
+{
+	static const struct {
+		const char *names, *val_opts;
+	} globals[] = {
+		{ "git", "-C -c --git-dir --work-tree --namespace --exec-path --config-env" },
+		{ "docker podman nerdctl", "-H --host -c --context --config -l --log-level" },
+		{ "systemctl", "-H --host -M --machine -t --type -p --property -s --signal --state -n "
+			       "--lines -o --output --root" },
+	};
+	const char *prog = prog_of(v), *val_opts = "";
+	size_t i, n = 0, k;
+
+	for (k = 0; k < ARRAY_SIZE(globals); k++)
+		if (in_list(prog, globals[k].names))
+			val_opts = globals[k].val_opts;
+	for (i = 1; i < v->n && n < max; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-') {
+			if (!strchr(t, '=') && opt_named(t, val_opts))
+				i++;
+			continue;
+		}
+		pos[n++] = i;
+	}
+	return n;
+}
+
+static bool cond_sub(const struct cond *cd, const struct view *v)
+{
+	size_t pos[4], n = sub_start(v, pos, 4), i;
+
+	for (i = 0; i < cd->n_items; i++) {
+		const char *s = cd->items[i];
+		size_t k = 0;
+		bool ok = true;
+
+		while (*s && ok) {
+			size_t len = strcspn(s, ".");
+
+			ok = k < n && strlen(v->w[pos[k]].fold) == len &&
+			     strncmp(v->w[pos[k]].fold, s, len) == 0;
+			k++;
+			s += len;
+			if (*s == '.')
+				s++;
+		}
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+/* The value of option `opt` at word i, or NULL. */
+static const char *opt_value(const struct view *v, size_t i, const char *opt)
+{
+	const char *t = v->w[i].fold;
+	size_t n = strlen(opt);
+
+	if (opt[1] == '-') {
+		if (strcasecmp(t, opt) == 0)
+			return i + 1 < v->n ? v->w[i + 1].fold : NULL;
+		if (strncasecmp(t, opt, n) == 0 && t[n] == '=')
+			return t + n + 1;
+		return NULL;
+	}
+	if (t[0] != '-' || t[1] == '-')
+		return NULL;
+	/* in a group of short options: the rest of the word, else the next word */
+	{
+		const char *at = strchr(v->w[i].text + 1, opt[1]);
+
+		if (!at)
+			return NULL;
+		at = t + (at - v->w[i].text);
+		if (at[1])
+			return at + 1;
+		return i + 1 < v->n ? v->w[i + 1].fold : NULL;
+	}
+}
+
+static bool cond_opt(struct ctx *c, const struct cond *cd, const struct view *v)
+{
+	size_t i, k;
+
+	for (i = 1; i < v->n; i++) {
+		if (strcmp(v->w[i].text, "--") == 0)
+			break;
+		for (k = 0; k < cd->n_opts; k++) {
+			const char *val = opt_value(v, i, cd->opts[k]);
+
+			if (val && glob_any(cd->items, cd->n_items, val, 0)) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static bool redir_targets(struct ctx *c, const struct cond *cd, const struct view *v,
+			  bool write, bool read, bool any)
+{
+	size_t i;
+
+	for (i = 0; i < v->cmd->nr; i++) {
+		const struct redir *r = &v->cmd->r[i];
+		bool want = any ? (r->kind != RD_STRING && r->kind != RD_DUP) :
+				  (write && (r->kind == RD_WRITE || r->kind == RD_RDWR)) ||
+					  (read && (r->kind == RD_READ || r->kind == RD_RDWR));
+
+		if (!want)
+			continue;
+		if (any ? glob_any(cd->items, cd->n_items, r->target.fold, 0) :
+			  path_matches(cd, &r->target, r->target.fold)) {
+			c->hit = r->target.text;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *v,
+		       const unsigned *roles, unsigned want)
+{
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].fold, *eq;
+
+		if (roles[i] & ROLE_DATA)
+			continue;
+		if (roles[i] & ROLE_OPT) {
+			/* --file=PATH names a path too, --output=PATH one written */
+			if (t[0] == '-' && (eq = strchr(t, '=')) &&
+			    (is_output_opt(prog_of(v), v->w[i].text) == (want == ROLE_WRITE)) &&
+			    path_matches(cd, &v->w[i], eq + 1)) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+			continue;
+		}
+		if ((roles[i] & want) && path_matches(cd, &v->w[i], t)) {
+			c->hit = v->w[i].text;
+			return true;
+		}
+	}
+	return redir_targets(c, cd, v, want == ROLE_WRITE, want == ROLE_READ, false);
+}
+
+static bool text_matches(struct ctx *c, const struct cond *cd, const char *fold)
+{
+	_cleanup_free_ char *s = strdup(fold);
+	int rc;
+
+	if (!s)
+		return false;
+	fold_space(s);
+	rc = ward_cond_regexec(cd, s);
+	if (rc < 0)
+		c->failed = 1;
+	return rc > 0;
+}
+
+static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out);
+
+static bool upstream_item(const struct view *u, const char *item)
+{
+	char prog[128];
+	const char *colon = strchr(item, ':'), *s;
+	size_t k = colon ? (size_t)(colon - item) : strlen(item);
+
+	if (k >= sizeof(prog))
+		return false;
+	memcpy(prog, item, k);
+	prog[k] = '\0';
+	if (fnmatch(prog, prog_of(u), 0) != 0)
+		return false;
+	if (!colon)
+		return true;
+	for (s = colon + 1; *s;) {
+		char one[128];
+		size_t len = strcspn(s, ",");
+		size_t i;
+
+		if (len && len < sizeof(one)) {
+			memcpy(one, s, len);
+			one[len] = '\0';
+			if (one[0] == '~') {
+				for (i = 1; i < u->n; i++)
+					if (fnmatch(one + 1, u->w[i].fold, 0) == 0)
+						return true;
+			} else if (one[0] == '-' && flag_in_view(u, one, 1)) {
+				return true;
+			} else if (one[0] != '-' && one[0] != '~') {
+				for (i = 1; i < u->n; i++)
+					if (strcmp(u->w[i].fold, one) == 0)
+						return true;
+			}
+		}
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return false;
+}
+
+/* The views of an upstream command: the command and those behind its
+ * wrappers, as far as a plain walk goes (env, sudo, nice, …). */
+static bool upstream_matches(struct ctx *c, const struct cond *cd, const struct view *v)
+{
+	size_t u, i;
+
+	for (u = 0; u < v->cmd->n_up; u++) {
+		struct view uv;
+
+		build_view_of(c, &v->cmd->up[u], &uv);
+		for (i = 0; i < cd->n_items; i++)
+			if (uv.n && upstream_item(&uv, cd->items[i])) {
+				c->hit = uv.w[0].text;
+				return true;
+			}
+	}
+	return false;
+}
+
+static bool stdin_is_pipe(const struct cmd *cmd)
+{
+	size_t i;
+
+	if (!cmd->piped)
+		return false;
+	for (i = 0; i < cmd->nr; i++)
+		if (cmd->r[i].fd == 0 && cmd->r[i].kind != RD_WRITE)
+			return false;
+	return true;
+}
+
+static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v)
+{
+	size_t i, u, k;
+
+	for (i = 1; i < v->n; i++)
+		if (text_matches(c, cd, v->w[i].fold)) {
+			c->hit = v->w[i].text;
+			return true;
+		}
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_STRING && text_matches(c, cd, v->cmd->r[i].target.fold)) {
+			c->hit = v->cmd->r[i].target.text;
+			return true;
+		}
+	if (!stdin_is_pipe(v->cmd))
+		return false;
+	for (u = 0; u < v->cmd->n_up; u++) {
+		struct view uv;
+
+		build_view_of(c, &v->cmd->up[u], &uv);
+		if (!uv.n || !in_list(prog_of(&uv), "echo printf"))
+			continue;
+		for (k = 1; k < uv.n; k++)
+			if (text_matches(c, cd, uv.w[k].fold)) {
+				c->hit = uv.w[k].text;
+				return true;
+			}
+	}
+	return false;
+}
+
+static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *v,
+		       const unsigned *roles)
+{
+	size_t i;
+
+	c->hit = NULL;
+	switch (cd->kind) {
+	case C_PROGRAM:
+		return v->n && glob_any(cd->items, cd->n_items, prog_of(v), 0);
+	case C_SUB:
+		return cond_sub(cd, v);
+	case C_FLAG:
+		for (i = 0; i < cd->n_items; i++)
+			if (flag_in_view(v, cd->items[i], 1))
+				return true;
+		return false;
+	case C_OPT:
+		return cond_opt(c, cd, v);
+	case C_ARG:
+		for (i = 1; i < v->n; i++) {
+			const char *p;
+
+			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
+				continue;
+			p = word_norm(&v->w[i], false);
+			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+			p = word_norm(&v->w[i], true);
+			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+		}
+		return false;
+	case C_WORD:
+		for (i = 1; i < v->n; i++)
+			if (glob_any(cd->items, cd->n_items, v->w[i].fold, 0)) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+		return false;
+	case C_NOWORD:
+		for (i = 1; i < v->n; i++)
+			if (glob_any(cd->items, cd->n_items, v->w[i].fold, 0))
+				return false;
+		return true;
+	case C_PATH:
+		return cond_paths(c, cd, v, roles, ROLE_READ);
+	case C_WRITE:
+		return cond_paths(c, cd, v, roles, ROLE_WRITE);
+	case C_REDIRECT:
+		return redir_targets(c, cd, v, false, false, true);
+	case C_UPSTREAM:
+		return stdin_is_pipe(v->cmd) && upstream_matches(c, cd, v);
+	case C_STDIN:
+		if (strcmp(cd->items[0], "script") == 0)
+			return v->script_stdin && stdin_is_pipe(v->cmd);
+		return stdin_is_pipe(v->cmd);
+	case C_CONTEXT:
+		return v->cmd->in_subst;
+	case C_ARGSUBST:
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_BACKTICK)) {
+				c->hit = v->w[i].text;
+				return true;
+			}
+		return false;
+	case C_CODE:
+		return strcmp(cd->items[0], "downloaded") == 0 ? v->runs_download : v->dynamic;
+	case C_TEXT:
+		return cond_text(c, cd, v);
+	case C_WHOLE:
+		return false; /* looked at by check_whole() */
+	}
+	return false;
+}
+
+/* ---- verdicts ------------------------------------------------------------- */
+
+static void offer(struct ctx *c, int kind, size_t rank, const struct rule *r, const char *syn_id,
+		  const char *syn_words, const struct cmd *cmd, const char *matched)
+{
+	struct match *b = &c->best;
+
+	if (b->kind > kind || (b->kind == kind && b->rank <= rank))
+		return;
+	free(b->matched);
+	b->kind = kind;
+	b->rank = rank;
+	b->rule = r;
+	b->synthetic_id = syn_id;
+	b->synthetic_words = syn_words;
+	b->off = cmd ? cmd->off : 0;
+	b->len = cmd ? cmd->len : c->top_len;
+	b->matched = strdup(matched ? matched : "");
+	if (!b->matched)
+		c->failed = 1;
+}
+
+static void refuse_synthetic(struct ctx *c, const char *id, const char *words,
+			     const struct cmd *cmd, const char *matched)
+{
+	/* after every table rule: a table rule that matches says more */
+	offer(c, WARD_VERDICT_REFUSED, (size_t)-1, NULL, id, words, cmd, matched);
+}
+
+static void match_rules(struct ctx *c, const struct view *v)
+{
+	const struct ward_rules *rs = c->rules;
+	_cleanup_free_ unsigned *roles = calloc(v->n + 1, sizeof(unsigned));
+	size_t i, k;
+
+	if (!roles) {
+		c->failed = 1;
+		return;
+	}
+	compute_roles(v, roles);
+	for (i = 0; i < rs->n; i++) {
+		const struct rule *r = &rs->rules[i];
+		const char *hit = NULL;
+		bool all = true;
+		int kind = r->refuses ? WARD_VERDICT_REFUSED : WARD_VERDICT_APPROVAL_REQUIRED;
+
+		if (r->whole_only)
+			continue;
+		if (c->best.kind > kind || (c->best.kind == kind && c->best.rank <= i))
+			continue;
+		for (k = 0; k < r->n_conds && all; k++) {
+			all = cond_holds(c, &r->conds[k], v, roles);
+			if (all && c->hit)
+				hit = c->hit;
+		}
+		if (all)
+			offer(c, kind, i, r, NULL, NULL, v->cmd, hit ? hit : v->w[0].text);
+	}
+}
+
+static void check_whole(struct ctx *c, const char *src, size_t len, size_t off, size_t span)
+{
+	const struct ward_rules *rs = c->rules;
+	_cleanup_free_ char *s = strndup(src, len);
+	struct cmd whole = { .off = off, .len = span };
+	size_t i, k;
+
+	if (!s) {
+		c->failed = 1;
+		return;
+	}
+	for (k = 0; s[k]; k++)
+		s[k] = (char)tolower((unsigned char)s[k]);
+	fold_space(s);
+	for (i = 0; i < rs->n; i++) {
+		const struct rule *r = &rs->rules[i];
+
+		if (!r->whole_only)
+			continue;
+		for (k = 0; k < r->n_conds; k++) {
+			int rc;
+
+			if (r->conds[k].kind != C_WHOLE)
+				continue;
+			rc = ward_cond_regexec(&r->conds[k], s);
+			if (rc < 0)
+				c->failed = 1;
+			if (rc > 0) {
+				offer(c, r->refuses ? WARD_VERDICT_REFUSED :
+						      WARD_VERDICT_APPROVAL_REQUIRED,
+				      i, r, NULL, NULL, &whole, s);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- unwrapping -------------------------------------------------------- */
+
+/* Validate text a wrapper or an interpreter hands to a shell. */
+static void shell_string(struct ctx *c, const struct view *v, const struct word *w,
+			 const char *text, bool posix, int depth)
+{
+	validate_string(c, text, strlen(text), posix ? WARD_SH_POSIX : 0, w->off, w->len, depth);
+}
+
+/* A view of words [from, to) of v. */
+static void sub_view(struct ctx *c, const struct view *v, size_t from, size_t to, int depth)
+{
+	struct view inner = { .cmd = v->cmd };
+
+	if (from >= to || from >= v->n)
+		return;
+	inner.w = v->w + from;
+	inner.n = (to > v->n ? v->n : to) - from;
+	check_view(c, &inner, depth);
+}
+
+/* Skip options of a wrapper: `flags` take no value, `vals` take the next
+ * word (or an attached one). Returns the index of the first other word. */
+static size_t skip_opts(const struct view *v, size_t i, const char *vals)
+{
+	for (; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0)
+			return i + 1;
+		if (t[0] != '-' || !t[1])
+			return i;
+		if (t[1] != '-' && t[2] == '\0' && memchr(vals, t[1], strcspn(vals, " ")))
+			i++; /* -X VALUE */
+		else if (t[1] == '-' && !strchr(t, '=')) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s", t);
+			if (in_list(name, vals))
+				i++;
+		}
+	}
+	return i;
+}
+
+/* Names of the standard input as a file: `bash /dev/stdin`, `. /dev/fd/0`. */
+static bool is_stdin_path(const char *fold)
+{
+	return in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
+}
+
+static bool is_shell(const char *p)
+{
+	return in_list(p, "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh");
+}
+
+static bool shell_is_posix(const char *p)
+{
+	return in_list(p, "sh dash ash posh");
+}
+
+/* A here-string or here-document given to the command's stdin, if any. */
+static const struct redir *stdin_text(const struct cmd *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->nr; i++)
+		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_STRING)
+			return &cmd->r[i];
+	return NULL;
+}
+
+static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
+{
+	size_t i;
+	bool cmode = false, smode = false;
+	const struct redir *here;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0) {
+			i++;
+			break;
+		}
+		if (t[0] != '-' && t[0] != '+')
+			break;
+		if (t[1] == '-') {
+			if (in_list(t, "--rcfile --init-file"))
+				i++;
+			continue;
+		}
+		if (strchr(t + 1, 'c'))
+			cmode = true;
+		if (strchr(t + 1, 's'))
+			smode = true; /* the program from stdin, the words are its arguments */
+		if (strchr(t + 1, 'o') || strchr(t + 1, 'O'))
+			i++;
+	}
+	if (cmode) {
+		if (i < v->n) {
+			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+				v->dynamic = true;
+			shell_string(c, v, &v->w[i], v->w[i].text, shell_is_posix(prog), depth + 1);
+		}
+		return;
+	}
+	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
+		return; /* a script file: ward sees its name, not its text */
+	here = stdin_text(v->cmd);
+	if (here) {
+		if (here->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			v->dynamic = true;
+		shell_string(c, v, &here->target, here->target.text, shell_is_posix(prog),
+			     depth + 1);
+		return;
+	}
+	v->script_stdin = true;
+}
+
+/* Shell command strings inside code given to awk, python, perl, ruby, node
+ * or php: system("…"), popen("…"), os.system('…'), subprocess.run(["…", …]),
+ * `…` and qx(…). */
+static void code_strings(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	static const char *const calls[] = { "system", "popen", "exec", "execSync", "spawnSync",
+					     "check_output", "check_call", "getoutput",
+					     "getstatusoutput", "Popen", "run", "call", "shell_exec",
+					     "passthru", "proc_open" };
+	const char *s = w->text;
+
+	for (; *s; s++) {
+		size_t k;
+
+		if (*s == '`' && !in_list(prog_of(v), "python python2 python3 pypy pypy3 node nodejs")) {
+			const char *e = strchr(s + 1, '`');
+
+			if (e) {
+				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
+
+				if (inner)
+					shell_string(c, v, w, inner, true, depth + 1);
+				s = e;
+			}
+			continue;
+		}
+		if (strncmp(s, "qx", 2) == 0 && strchr("({[/|'\"", s[2]) && s[2]) {
+			char close = s[2] == '(' ? ')' : s[2] == '{' ? '}' : s[2] == '[' ? ']' : s[2];
+			const char *e = strchr(s + 3, close);
+
+			if (e) {
+				_cleanup_free_ char *inner = strndup(s + 3, (size_t)(e - s - 3));
+
+				if (inner)
+					shell_string(c, v, w, inner, true, depth + 1);
+				s = e;
+			}
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(calls); k++) {
+			size_t n = strlen(calls[k]);
+			const char *p = s + n;
+
+			if (strncmp(s, calls[k], n) != 0 ||
+			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+				continue;
+			p += strspn(p, " \t");
+			/* system "…" in ruby and perl needs no parentheses */
+			if (*p == '(')
+				p++;
+			else if (p == s + n || (*p != '"' && *p != '\''))
+				continue;
+			p += strspn(p, " \t");
+			if (*p == '"' || *p == '\'') {
+				const char *e = strchr(p + 1, *p);
+
+				if (e) {
+					_cleanup_free_ char *inner = strndup(p + 1, (size_t)(e - p - 1));
+
+					if (inner)
+						shell_string(c, v, w, inner, true, depth + 1);
+				}
+			} else if (*p == '[') {
+				/* an argv list: its quoted items, as words */
+				struct word *ws = NULL;
+				size_t n_ws = 0;
+				const char *q = p + 1;
+
+				while (*q && *q != ']') {
+					q += strspn(q, " \t,");
+					if (*q == '"' || *q == '\'') {
+						const char *e = strchr(q + 1, *q);
+						_cleanup_free_ char *item = NULL;
+						struct word *g;
+
+						if (!e)
+							break;
+						item = strndup(q + 1, (size_t)(e - q - 1));
+						g = realloc(ws, (n_ws + 1) * sizeof(*g));
+						if (!item || !g) {
+							free(g ? g : ws);
+							ws = NULL;
+							n_ws = 0;
+							c->failed = 1;
+							break;
+						}
+						ws = g;
+						if (!word_init(c, &ws[n_ws], item, 0, w->off, w->len))
+							break;
+						n_ws++;
+						q = e + 1;
+					} else if (*q && *q != ']') {
+						q++;
+					}
+				}
+				if (n_ws) {
+					struct view inner = { .w = ws, .n = n_ws, .cmd = v->cmd };
+
+					check_view(c, &inner, depth + 1);
+				}
+				words_free(ws, n_ws);
+			}
+		}
+	}
+}
+
+/* The string literals of code given with -c/-e, as the files the program
+ * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
+static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
+{
+	struct word *ws = calloc(2, sizeof(*ws));
+	size_t n = 1, cap = 2;
+	const char *q = code->text;
+
+	/* a program without rules or roles of its own: only the files count */
+	if (!ws || !word_init(c, &ws[0], "(code)", 0, code->off, code->len)) {
+		free(ws);
+		c->failed = 1;
+		return;
+	}
+	while ((q = strpbrk(q, "\"'"))) {
+		const char *e = strchr(q + 1, *q);
+		_cleanup_free_ char *lit = NULL;
+
+		if (!e)
+			break;
+		lit = strndup(q + 1, (size_t)(e - q - 1));
+		q = e + 1;
+		/* a path has no blanks and is not an option */
+		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')
+			continue;
+		if (n == cap) {
+			struct word *g = realloc(ws, (cap *= 2) * sizeof(*g));
+
+			if (!g) {
+				c->failed = 1;
+				break;
+			}
+			ws = g;
+		}
+		if (word_init(c, &ws[n], lit, 0, code->off, code->len))
+			n++;
+	}
+	if (n > 1 && !c->failed) {
+		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
+
+		match_rules(c, &inner);
+	}
+	words_free(ws, n);
+}
+
+static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
+{
+	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
+				strcmp(prog, "php") == 0  ? "-r" :
+				in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
+				in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct redir *here;
+	size_t i;
+	bool code = false;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0)
+			break;
+		if (t[0] != '-')
+			break;
+		if (opt_named(t, code_opts)) {
+			const struct word *w = strchr(t, '=') ? &v->w[i] : i + 1 < v->n ? &v->w[i + 1] : NULL;
+
+			code = true;
+			if (w) {
+				if (w->flags & WARD_SH_W_CMDSUB)
+					v->dynamic = true;
+				code_strings(c, v, w, depth);
+				code_paths(c, v, w, depth);
+			}
+			i++;
+			continue;
+		}
+		/* python -m MODULE, node -r MOD: not a program on stdin */
+		if (in_list(t, "-m -r --require -I -M -W -X -d"))
+			i++;
+		if (strcmp(t, "-m") == 0)
+			return;
+	}
+	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
+		return;
+	here = stdin_text(v->cmd);
+	if (here) {
+		/* python3 - <<'EOF' … EOF: the program is right here */
+		if (here->target.flags & WARD_SH_W_CMDSUB)
+			v->dynamic = true;
+		code_strings(c, v, &here->target, depth);
+		code_paths(c, v, &here->target, depth);
+		return;
+	}
+	v->script_stdin = true;
+}
+
+static void unwrap_find(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i, j;
+
+	for (i = 1; i < v->n; i++) {
+		if (!in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
+			continue;
+		for (j = i + 1; j < v->n; j++)
+			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
+				break;
+		sub_view(c, v, i + 1, j, depth + 1);
+		i = j;
+	}
+}
+
+/* Configuration keys and environment variables whose value is a command. */
+static bool command_key(const char *key)
+{
+	static const char *const keys[] = { "core.sshcommand", "core.pager", "core.editor",
+					    "core.fsmonitor", "core.askpass", "core.gitproxy",
+					    "sequence.editor", "diff.external", "credential.helper",
+					    "credential.*.helper", "gpg.program", "gpg.*.program",
+					    "alias.*", "filter.*.clean", "filter.*.smudge",
+					    "filter.*.process", "diff.*.textconv", "diff.*.command",
+					    "merge.*.driver", "pager.*", "uploadpack.packobjectshook",
+					    "remote.*.receivepack", "remote.*.uploadpack" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (fnmatch(keys[i], key, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool command_var(const char *name)
+{
+	return in_list(name, "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_ASKPASS SSH_ASKPASS "
+			     "EDITOR VISUAL PAGER MANPAGER LESSOPEN LESSCLOSE PROMPT_COMMAND "
+			     "BASH_ENV ENV GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND GIT_SEQUENCE_EDITOR "
+			     "SUDO_ASKPASS");
+}
+
+/* NAME=value whose value a program will run as a command. */
+static void assignment(struct ctx *c, const struct view *v, const struct word *w, int depth)
+{
+	const char *eq = strchr(w->text, '=');
+	char name[128];
+	size_t k;
+
+	if (!eq || (k = (size_t)(eq - w->text)) >= sizeof(name))
+		return;
+	memcpy(name, w->text, k);
+	name[k] = '\0';
+	if (command_var(name))
+		shell_string(c, v, w, eq + 1, true, depth + 1);
+}
+
+static void config_value(struct ctx *c, const struct view *v, const struct word *w,
+			 const char *key, const char *value, int depth)
+{
+	_cleanup_free_ char *k = lower_dup(key);
+
+	if (!k || !command_key(k))
+		return;
+	if (*value == '!')
+		value++;
+	shell_string(c, v, w, value, true, depth + 1);
+}
+
+static void unwrap_git(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i, pos[3], n;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text, *kv = NULL;
+
+		if (t[0] != '-')
+			break;
+		if (strcmp(t, "-c") == 0 && i + 1 < v->n)
+			kv = v->w[++i].text;
+		else if (strncmp(t, "-c", 2) == 0 && t[2])
+			kv = t + 2;
+		else if (in_list(t, "-C --git-dir --work-tree --namespace --exec-path --config-env"))
+			i++;
+		if (kv) {
+			const char *eq = strchr(kv, '=');
+			_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
+
+			if (key)
+				config_value(c, v, &v->w[i], key, eq + 1, depth);
+		}
+	}
+	/* git config [--global] KEY VALUE */
+	n = sub_start(v, pos, 3);
+	if (n == 3 && strcmp(v->w[pos[0]].fold, "config") == 0)
+		config_value(c, v, &v->w[pos[2]], v->w[pos[1]].text, v->w[pos[2]].text, depth);
+}
+
+/* awk 'BEGIN { system("…") }', "…" | getline, print | "…" */
+static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int depth)
+{
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *s;
+
+		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
+			continue;
+		code_strings(c, v, &v->w[i], depth);
+		code_paths(c, v, &v->w[i], depth);
+		for (s = v->w[i].text; (s = strchr(s, '"'));) {
+			const char *e = strchr(s + 1, '"');
+			const char *after, *before;
+
+			if (!e)
+				break;
+			after = e + 1 + strspn(e + 1, " \t");
+			before = s;
+			while (before > v->w[i].text && (before[-1] == ' ' || before[-1] == '\t'))
+				before--;
+			if (strncmp(after, "|", 1) == 0 || (before > v->w[i].text && before[-1] == '|')) {
+				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
+
+				if (inner)
+					shell_string(c, v, &v->w[i], inner, true, depth + 1);
+			}
+			s = e + 1;
+		}
+		break;
+	}
+}
+
+/* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... CMD */
+static void unwrap_env(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0) {
+			i++;
+			break;
+		}
+		if (t[0] == '-' && t[1]) {
+			const char *s = NULL;
+
+			if (strcmp(t, "-S") == 0 || strcmp(t, "--split-string") == 0)
+				s = i + 1 < v->n ? v->w[++i].text : NULL;
+			else if (strncmp(t, "--split-string=", 15) == 0)
+				s = t + 15;
+			else if (t[1] != '-' && strchr(t + 1, 'S'))
+				s = strchr(t + 1, 'S')[1] ? strchr(t + 1, 'S') + 1 :
+				    i + 1 < v->n       ? v->w[++i].text :
+							 NULL;
+			else if (in_list(t, "-u -C -P -a --unset --chdir --argv0"))
+				i++;
+			if (s) {
+				/* -S splits its string into words, with quotes, as a
+				 * shell would: validate it as one, then go on */
+				shell_string(c, v, &v->w[i], s, true, depth + 1);
+				return;
+			}
+			continue;
+		}
+		if (strchr(t, '=') && (isalpha((unsigned char)t[0]) || t[0] == '_')) {
+			assignment(c, v, &v->w[i], depth);
+			continue;
+		}
+		break;
+	}
+	sub_view(c, v, i, v->n, depth + 1);
+}
+
+static bool downloaded(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_downloads; i++)
+		if (strcmp(c->downloads[i], p) == 0)
+			return true;
+	return false;
+}
+
+static void add_download(struct ctx *c, const char *fold)
+{
+	char **g;
+	char *p;
+
+	if (!*fold || strcmp(fold, "-") == 0 || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	p = norm_path(fold);
+	g = p ? realloc(c->downloads, (c->n_downloads + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->downloads = g;
+	g[c->n_downloads++] = p;
+}
+
+/* The file a URL is saved as by curl -O or wget: its last path component. */
+static void add_url_name(struct ctx *c, const char *url)
+{
+	const char *s = strstr(url, "://"), *slash;
+	char name[256];
+	size_t k;
+
+	if (!s)
+		return;
+	slash = strrchr(s + 3, '/');
+	if (!slash)
+		return;
+	k = strcspn(slash + 1, "?#");
+	if (!k || k >= sizeof(name))
+		return;
+	memcpy(name, slash + 1, k);
+	name[k] = '\0';
+	add_download(c, name);
+}
+
+/* What a download writes: -o/--output/-O files, curl -O's and wget's names
+ * from the URL, and stdout redirected to a file. */
+static void record_downloads(struct ctx *c, const struct view *v)
+{
+	const char *prog = prog_of(v);
+	bool wget = strcmp(prog, "wget") == 0, named = wget, explicit_out = false;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (is_output_opt(prog, v->w[i].text)) {
+			if (strchr(t, '='))
+				add_download(c, strchr(t, '=') + 1);
+			else if (i + 1 < v->n)
+				add_download(c, v->w[++i].fold);
+			explicit_out = true;
+		} else if (!wget && (strcmp(v->w[i].text, "-O") == 0 ||
+				     strcmp(t, "--remote-name") == 0 || strcmp(t, "--remote-name-all") == 0)) {
+			named = true;
+		}
+	}
+	if (named && !explicit_out)
+		for (i = 1; i < v->n; i++)
+			add_url_name(c, v->w[i].fold);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			add_download(c, v->cmd->r[i].target.fold);
+}
+
+/* The script a shell, an interpreter or `source` runs from a file, or the
+ * program itself when named by a path. */
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+{
+	size_t i;
+
+	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
+		v->runs_download = true;
+		return;
+	}
+	if (!is_shell(prog) && !in_list(prog, "source . python python2 python3 pypy pypy3 perl "
+					      "ruby node nodejs php lua deno bun"))
+		return;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-' && t[1])
+			continue;
+		if (v->w[i].flags & (WARD_SH_W_PROCSUB | WARD_SH_W_CMDSUB))
+			v->dynamic = true; /* bash <(curl …) */
+		else if (downloaded(c, v->w[i].fold))
+			v->runs_download = true;
+		return;
+	}
+}
+
+static void check_view(struct ctx *c, struct view *v, int depth)
+{
+	_cleanup_free_ unsigned *roles = NULL;
+	const char *prog;
+	size_t i;
+
+	if (!v->n || c->failed)
+		return;
+	if (depth > MAX_DEPTH) {
+		refuse_synthetic(c, "validator.too-deep", "wrappers or strings nested too deep to check",
+				 v->cmd, v->w[0].text);
+		return;
+	}
+	prog = prog_of(v);
+	/* What the view does decides some conditions: find it out first. */
+	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+		v->dynamic = true;
+	if (is_shell(prog)) {
+		unwrap_shell(c, v, prog, depth);
+	} else if (in_list(prog, "python python2 python3 pypy pypy3 perl ruby node nodejs php lua "
+				 "deno bun")) {
+		unwrap_interpreter(c, v, prog, depth);
+	} else if (in_list(prog, "source .")) {
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
+				v->dynamic = true;
+		if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
+			const struct redir *here = stdin_text(v->cmd);
+
+			if (here)
+				shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+			else
+				v->script_stdin = true;
+		}
+	} else if (strcmp(prog, "eval") == 0 || strcmp(prog, "trap") == 0) {
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].flags & WARD_SH_W_CMDSUB)
+				v->dynamic = true;
+	}
+	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog);
+	match_rules(c, v);
+	if (in_list(prog, "curl wget fetch aria2c http https"))
+		record_downloads(c, v);
+
+	roles = calloc(v->n + 1, sizeof(*roles));
+	if (!roles) {
+		c->failed = 1;
+		return;
+	}
+	compute_roles(v, roles);
+	if (strcmp(prog, "env") == 0) {
+		unwrap_env(c, v, depth);
+	} else if (in_list(prog, "nohup builtin unbuffer fakeroot proxychains proxychains4 "
+				 "torsocks tsocks caffeinate catchsegv valgrind")) {
+		sub_view(c, v, skip_opts(v, 1, ""), v->n, depth + 1);
+	} else if (strcmp(prog, "time") == 0) {
+		sub_view(c, v, skip_opts(v, 1, "fo --format --output"), v->n, depth + 1);
+	} else if (strcmp(prog, "nice") == 0) {
+		i = skip_opts(v, 1, "n --adjustment");
+		sub_view(c, v, i, v->n, depth + 1);
+	} else if (strcmp(prog, "timeout") == 0) {
+		i = skip_opts(v, 1, "sk --signal --kill-after");
+		sub_view(c, v, i + 1, v->n, depth + 1); /* after the duration */
+	} else if (strcmp(prog, "xargs") == 0) {
+		i = skip_opts(v, 1, "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof "
+				    "--arg-file --process-slot-var --max-chars");
+		sub_view(c, v, i, v->n, depth + 1);
+	} else if (strcmp(prog, "command") == 0) {
+		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+			if (strchr(v->w[i].text, 'v') || strchr(v->w[i].text, 'V'))
+				return; /* command -v NAME looks a name up */
+		sub_view(c, v, i, v->n, depth + 1);
+	} else if (strcmp(prog, "exec") == 0) {
+		sub_view(c, v, skip_opts(v, 1, "a"), v->n, depth + 1);
+	} else if (strcmp(prog, "busybox") == 0) {
+		sub_view(c, v, 1, v->n, depth + 1);
+	} else if (strcmp(prog, "stdbuf") == 0) {
+		sub_view(c, v, skip_opts(v, 1, "ioe --input --output --error"), v->n, depth + 1);
+	} else if (strcmp(prog, "setsid") == 0) {
+		sub_view(c, v, skip_opts(v, 1, ""), v->n, depth + 1);
+	} else if (strcmp(prog, "ionice") == 0) {
+		sub_view(c, v, skip_opts(v, 1, "cnp --class --classdata --pid"), v->n, depth + 1);
+	} else if (strcmp(prog, "taskset") == 0 || strcmp(prog, "chrt") == 0) {
+		i = skip_opts(v, 1, "");
+		sub_view(c, v, i + 1, v->n, depth + 1);
+	} else if (strcmp(prog, "chroot") == 0) {
+		i = skip_opts(v, 1, "");
+		sub_view(c, v, i + 1, v->n, depth + 1);
+	} else if (in_list(prog, "unshare nsenter firejail bwrap")) {
+		sub_view(c, v, skip_opts(v, 1, "t --target"), v->n, depth + 1);
+	} else if (in_list(prog, "strace ltrace")) {
+		sub_view(c, v, skip_opts(v, 1, "eopsuEabIOPSX"), v->n, depth + 1);
+	} else if (strcmp(prog, "flock") == 0) {
+		i = skip_opts(v, 1, "wEc --timeout --conflict-exit-code --command");
+		for (size_t k = 1; k < v->n; k++)
+			if ((strcmp(v->w[k].text, "-c") == 0 || strcmp(v->w[k].text, "--command") == 0) &&
+			    k + 1 < v->n)
+				shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
+		sub_view(c, v, i + 1, v->n, depth + 1);
+	} else if (in_list(prog, "sudo doas pkexec run0")) {
+		i = skip_opts(v, 1, "ugCDhprtTUc --user --group --close-from --chdir --host --prompt "
+				    "--role --type --other-user --command-timeout");
+		while (i < v->n && strchr(v->w[i].text, '=') &&
+		       (isalpha((unsigned char)v->w[i].text[0]) || v->w[i].text[0] == '_'))
+			i++;
+		sub_view(c, v, i, v->n, depth + 1);
+	} else if (in_list(prog, "su runuser")) {
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+
+			if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && i + 1 < v->n)
+				shell_string(c, v, &v->w[i + 1], v->w[i + 1].text, true, depth + 1);
+			else if (strncmp(t, "--command=", 10) == 0)
+				shell_string(c, v, &v->w[i], t + 10, true, depth + 1);
+		}
+	} else if (in_list(prog, "watch script")) {
+		size_t k;
+
+		for (k = 1; k < v->n; k++) {
+			const char *t = v->w[k].text;
+
+			if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && k + 1 < v->n &&
+			    strcmp(prog, "script") == 0)
+				shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
+		}
+		if (strcmp(prog, "watch") == 0) {
+			/* watch joins its words and runs them with sh -c */
+			_cleanup_free_ char *joined = NULL;
+			size_t len = 0;
+
+			i = skip_opts(v, 1, "ndq --interval --differences");
+			for (k = i; k < v->n; k++)
+				len += strlen(v->w[k].text) + 1;
+			joined = calloc(1, len + 1);
+			for (k = i; joined && k < v->n; k++) {
+				strcat(joined, v->w[k].text);
+				strcat(joined, " ");
+			}
+			if (joined && i < v->n)
+				shell_string(c, v, &v->w[i], joined, true, depth + 1);
+		}
+	} else if (strcmp(prog, "find") == 0) {
+		unwrap_find(c, v, depth);
+	} else if (strcmp(prog, "sort") == 0) {
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+
+			/* the compress program reads sort's data from a pipe */
+			struct cmd piped = { .off = v->cmd->off, .len = v->cmd->len,
+					     .depth = v->cmd->depth, .in_subst = v->cmd->in_subst,
+					     .piped = true };
+			struct word w;
+			struct view inner = { .w = &w, .n = 1, .cmd = &piped };
+
+			if (strncmp(t, "--compress-program=", 19) == 0) {
+				if (word_init(c, &w, t + 19, v->w[i].flags, v->w[i].off, v->w[i].len))
+					check_view(c, &inner, depth + 1);
+				word_release(&w);
+			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n) {
+				inner.w = &v->w[i + 1];
+				check_view(c, &inner, depth + 1);
+			}
+		}
+	} else if (strcmp(prog, "git") == 0) {
+		unwrap_git(c, v, depth);
+	} else if (in_list(prog, "awk gawk mawk nawk")) {
+		unwrap_awk(c, v, roles, depth);
+	} else if (strcmp(prog, "trap") == 0) {
+		/* trap 'CODE' SIGNAL...: the shell runs CODE later */
+		i = v->n > 1 && strcmp(v->w[1].text, "--") == 0 ? 2 : 1;
+		if (i < v->n && v->w[i].text[0] != '-' && v->n > i + 1)
+			shell_string(c, v, &v->w[i], v->w[i].text, true, depth + 1);
+	} else if (in_list(prog, "export declare typeset local readonly")) {
+		for (i = 1; i < v->n; i++)
+			assignment(c, v, &v->w[i], depth);
+	}
+}
+
+/* ---- commands from the parse tree ---------------------------------------- */
+
+static void cmd_release(struct cmd *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->nr; i++)
+		word_release(&cmd->r[i].target);
+	free(cmd->r);
+	words_free(cmd->assigns, cmd->n_assigns);
+	for (i = 0; i < cmd->n_up; i++)
+		cmd_release(&cmd->up[i]);
+	free(cmd->up);
+	memset(cmd, 0, sizeof(*cmd));
+}
+
+struct walk {
+	struct ctx *c;
+	const struct ward_sh_tree *t;
+	size_t span_off, span_len; /* a nested string: every span is this one */
+	int depth;
+};
+
+static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_t *l)
+{
+	if (wk->span_len != (size_t)-1) {
+		*o = wk->span_off;
+		*l = wk->span_len;
+	} else {
+		/* a node's span runs to the next operator: drop the blanks */
+		const char *src = wk->c->top;
+
+		while (len && off + len <= wk->c->top_len &&
+		       (src[off + len - 1] == ' ' || src[off + len - 1] == '\t'))
+			len--;
+		*o = off;
+		*l = len;
+	}
+}
+
+static const char *var_value(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (strcmp(name, "HOME") == 0)
+		return "~";
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return c->vars[i].value;
+	return "";
+}
+
+/* The word with its plain $NAME and ${NAME} parts replaced as far as they
+ * are known (see struct word), lowercased; NULL without parameters. */
+static char *expand_known(struct ctx *c, const struct ward_sh_word *w)
+{
+	char *buf = NULL, *low;
+	size_t size = 0, i;
+	FILE *f;
+
+	if (!(w->flags & WARD_SH_W_PARAM))
+		return NULL;
+	f = open_memstream(&buf, &size);
+	if (!f) {
+		c->failed = 1;
+		return NULL;
+	}
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		switch (p->kind) {
+		case WARD_SH_P_LITERAL:
+		case WARD_SH_P_GLOB:
+		case WARD_SH_P_TILDE:
+			fputs(p->kind == WARD_SH_P_TILDE ? "~" : "", f);
+			fputs(p->text, f);
+			break;
+		case WARD_SH_P_PARAM:
+			if (!p->op[0])
+				fputs(var_value(c, p->text), f);
+			break;
+		default:
+			break; /* only known when it runs */
+		}
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		c->failed = 1;
+		return NULL;
+	}
+	low = lower_dup(buf);
+	free(buf);
+	if (!low)
+		c->failed = 1;
+	return low;
+}
+
+static bool sh_word(const struct walk *wk, struct word *out, const struct ward_sh_word *w)
+{
+	size_t o, l;
+
+	span(wk, w->off, w->len, &o, &l);
+	if (!word_init(wk->c, out, w->text, w->flags, o, l))
+		return false;
+	out->alt = expand_known(wk->c, w);
+	if (out->alt && strcmp(out->alt, out->fold) == 0) {
+		free(out->alt);
+		out->alt = NULL;
+	}
+	return !wk->c->failed;
+}
+
+/* x=value alone on its line: remember it for the words after. */
+static void remember_var(struct ctx *c, const struct word *w)
+{
+	const char *eq = strchr(w->text, '='), *val;
+	struct var *g;
+
+	if (!eq || eq == w->text)
+		return;
+	/* the value as far as known: after '=' in the expanded form */
+	val = w->alt && strchr(w->alt, '=') ? strchr(w->alt, '=') + 1 : eq + 1;
+	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
+		val = "";
+	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
+	if (!g) {
+		c->failed = 1;
+		return;
+	}
+	c->vars = g;
+	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
+	g[c->n_vars].value = strdup(val);
+	if (!g[c->n_vars].name || !g[c->n_vars].value) {
+		free(g[c->n_vars].name);
+		free(g[c->n_vars].value);
+		c->failed = 1;
+		return;
+	}
+	c->n_vars++;
+}
+
+static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
+			size_t n)
+{
+	size_t i;
+
+	cmd->r = calloc(n ? n : 1, sizeof(*cmd->r));
+	if (!cmd->r) {
+		wk->c->failed = 1;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ward_sh_redir *r = &rs[i];
+		struct redir *d = &cmd->r[cmd->nr];
+
+		d->fd = r->fd;
+		switch (r->op) {
+		case WARD_SH_R_IN:
+			d->kind = RD_READ;
+			break;
+		case WARD_SH_R_RDWR:
+			d->kind = RD_RDWR;
+			break;
+		case WARD_SH_R_DUP_IN:
+		case WARD_SH_R_DUP_OUT:
+			d->kind = RD_DUP;
+			break;
+		case WARD_SH_R_HERESTRING:
+		case WARD_SH_R_HEREDOC:
+			d->kind = RD_STRING;
+			break;
+		default:
+			d->kind = RD_WRITE;
+		}
+		if (!sh_word(wk, &d->target, r->op == WARD_SH_R_HEREDOC ? &r->body : &r->target))
+			return;
+		cmd->nr++;
+	}
+}
+
+static void fill_cmd(const struct walk *wk, struct cmd *cmd, const struct ward_sh_node *n)
+{
+	size_t i;
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->node = n;
+	cmd->tree = wk->t;
+	span(wk, n->off, n->len, &cmd->off, &cmd->len);
+	cmd->depth = wk->depth;
+	fill_redirs(wk, cmd, n->redirs, n->n_redirs);
+	cmd->assigns = calloc(n->n_assigns + 1, sizeof(*cmd->assigns));
+	if (!cmd->assigns) {
+		wk->c->failed = 1;
+		return;
+	}
+	for (i = 0; i < n->n_assigns; i++)
+		if (sh_word(wk, &cmd->assigns[cmd->n_assigns], &n->assigns[i]))
+			cmd->n_assigns++;
+}
+
+static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const struct walk *wk,
+			     struct word **out, size_t *n_out)
+{
+	size_t i, cap = n->n_words + 1;
+
+	*out = calloc(cap, sizeof(**out));
+	*n_out = 0;
+	if (!*out) {
+		c->failed = 1;
+		return;
+	}
+	for (i = 0; i < n->n_words && !c->failed; i++) {
+		const struct ward_sh_word *w = &n->words[i];
+		char **parts = NULL;
+		size_t n_parts = 0, k;
+
+		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
+		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
+		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
+			ward_sh_strv_free(parts, n_parts);
+			if (sh_word(wk, &(*out)[*n_out], w))
+				(*n_out)++;
+			continue;
+		}
+		/* room for these and for the words still to come */
+		if (*n_out + n_parts + (n->n_words - i - 1) + 1 > cap) {
+			struct word *g = realloc(*out, (cap = *n_out + n_parts + n->n_words + 1) *
+							       sizeof(*g));
+
+			if (!g) {
+				ward_sh_strv_free(parts, n_parts);
+				c->failed = 1;
+				return;
+			}
+			*out = g;
+		}
+		for (k = 0; k < n_parts; k++) {
+			size_t o, l;
+
+			span(wk, w->off, w->len, &o, &l);
+			if (word_init(c, &(*out)[*n_out], parts[k], w->flags & ~WARD_SH_W_BRACE, o, l))
+				(*n_out)++;
+		}
+		ward_sh_strv_free(parts, n_parts);
+	}
+}
+
+/* Simple commands inside a node (for the earlier commands of a pipeline). */
+static void collect_simple(const struct walk *wk, const struct ward_sh_node *n, struct cmd **v,
+			   size_t *nv)
+{
+	size_t i;
+
+	if (!n || *nv >= MAX_UPSTREAM)
+		return;
+	if (n->kind == WARD_SH_SIMPLE) {
+		struct cmd *g = realloc(*v, (*nv + 1) * sizeof(*g));
+
+		if (!g) {
+			wk->c->failed = 1;
+			return;
+		}
+		*v = g;
+		fill_cmd(wk, &(*v)[*nv], n);
+		(*nv)++;
+		return;
+	}
+	for (i = 0; i < n->n_kids; i++)
+		collect_simple(wk, n->kids[i], v, nv);
+}
+
+/* Whether a node reads a pipe: it, or a compound command around it, is a
+ * later element of a pipeline. Fills the earlier elements' commands. */
+static bool find_pipe(const struct walk *wk, const struct ward_sh_node *n, struct cmd *cmd)
+{
+	struct ctx *c = wk->c;
+	const struct ward_sh_node *p;
+
+	for (; (p = n->parent); n = p) {
+		size_t i, k;
+
+		if (p->kind != WARD_SH_PIPELINE)
+			continue;
+		/* the elements are visited in order: go on from the last one
+		 * found, so a long pipeline costs linear time */
+		i = c->pipe_node == p && c->pipe_idx < p->n_kids ? c->pipe_idx : 0;
+		while (i < p->n_kids && p->kids[i] != n)
+			i++;
+		if (i == p->n_kids)
+			for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
+				;
+		c->pipe_node = p;
+		c->pipe_idx = i;
+		if (i == 0 || i == p->n_kids)
+			continue;
+		/* the nearest elements: what feeds a shell sits right before it */
+		for (k = i > MAX_UPSTREAM ? i - MAX_UPSTREAM : 0; k < i; k++)
+			collect_simple(wk, p->kids[k], &cmd->up, &cmd->n_up);
+		return true;
+	}
+	return false;
+}
+
+/* A view from a cmd made by collect_simple: words from its node, kept by
+ * the ctx until the end. */
+static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out)
+{
+	struct walk wk = { .c = c, .span_len = (size_t)-1, .t = cmd->tree };
+	struct held *g;
+
+	memset(out, 0, sizeof(*out));
+	out->cmd = cmd;
+	if (!cmd->node)
+		return;
+	g = realloc(c->held, (c->n_held + 1) * sizeof(*g));
+	if (!g) {
+		c->failed = 1;
+		return;
+	}
+	c->held = g;
+	wk.span_off = cmd->off;
+	wk.span_len = cmd->len;
+	build_view_words(c, cmd->node, &wk, &g[c->n_held].w, &g[c->n_held].n);
+	out->w = g[c->n_held].w;
+	out->n = g[c->n_held].n;
+	c->n_held++;
+	/* look through simple wrappers to the program that writes the pipe */
+	while (out->n > 1 && in_list(prog_of(out), "env nice nohup stdbuf time command exec "
+						   "sudo doas busybox setsid")) {
+		size_t i = strcmp(prog_of(out), "env") == 0 ? 1 : skip_opts(out, 1, "nioeu");
+
+		while (i < out->n && strchr(out->w[i].text, '=') && out->w[i].text[0] != '-')
+			i++;
+		if (i >= out->n)
+			break;
+		out->w += i;
+		out->n -= i;
+	}
+}
+
+static void held_free(struct ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_held; i++)
+		words_free(c->held[i].w, c->held[i].n);
+	free(c->held);
+	c->held = NULL;
+	c->n_held = 0;
+}
+
+static void add_segment(struct ctx *c, const struct cmd *cmd, const struct word *w, size_t n)
+{
+	struct ward_verdict_segment *s;
+	size_t i, len = 1;
+
+	if (c->n_segs == c->cap_segs) {
+		size_t cap = c->cap_segs ? c->cap_segs * 2 : 8;
+		struct ward_verdict_segment *g = realloc(c->segs, cap * sizeof(*g));
+
+		if (!g) {
+			c->failed = 1;
+			return;
+		}
+		c->segs = g;
+		c->cap_segs = cap;
+	}
+	s = &c->segs[c->n_segs];
+	memset(s, 0, sizeof(*s));
+	s->offset = cmd->off;
+	s->length = cmd->len;
+	s->depth = cmd->depth;
+	s->text = strndup(c->top + (cmd->off <= c->top_len ? cmd->off : c->top_len),
+			  cmd->off + cmd->len <= c->top_len ? cmd->len : 0);
+	for (i = 0; i < n; i++)
+		len += strlen(w[i].text) + 1;
+	s->argv = calloc(1, len);
+	if (!s->text || !s->argv) {
+		free(s->text);
+		free(s->argv);
+		c->failed = 1;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(s->argv, " ");
+		strcat(s->argv, w[i].text);
+	}
+	c->n_segs++;
+}
+
+static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *info, void *data)
+{
+	struct walk *wk = data;
+	struct ctx *c = wk->c;
+	struct cmd cmd;
+	struct view v = { 0 };
+	size_t i;
+
+	if (c->failed)
+		return 1;
+	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
+		return 0;
+	fill_cmd(wk, &cmd, n);
+	cmd.in_subst = info->sub_depth > 0;
+	cmd.piped = find_pipe(wk, n, &cmd);
+	v.cmd = &cmd;
+	if (n->kind == WARD_SH_SIMPLE) {
+		build_view_words(c, n, wk, &v.w, &v.n);
+		add_segment(c, &cmd, v.w, v.n);
+		for (i = 0; i < cmd.n_assigns; i++) {
+			assignment(c, &v, &cmd.assigns[i], wk->depth);
+			if (!v.n)
+				remember_var(c, &cmd.assigns[i]);
+		}
+		if (v.n && in_list(prog_of(&v), "export readonly declare typeset local"))
+			for (i = 1; i < v.n; i++)
+				remember_var(c, &v.w[i]);
+		/* an unquoted $x as the program is split into words: `x='rm -rf /';
+		 * $x` runs rm */
+		if (v.n && v.w[0].alt && strpbrk(v.w[0].alt, " \t\n"))
+			shell_string(c, &v, &v.w[0], v.w[0].alt, true, wk->depth + 1);
+	}
+	if (v.n) {
+		check_view(c, &v, wk->depth);
+	} else {
+		/* redirects alone (`> f`, `{ …; } > f`): the rules on files */
+		struct word none = { .text = (char *)"", .fold = (char *)"" };
+		struct view r = { .w = &none, .n = 1, .cmd = &cmd };
+
+		match_rules(c, &r);
+	}
+	words_free(v.w, v.n);
+	cmd_release(&cmd);
+	held_free(c); /* the upstream views of this command */
+	return c->failed ? 1 : 0;
+}
+
+static void validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
+			    size_t span_off, size_t span_len, int depth)
+{
+	struct ward_sh_tree *t = NULL;
+	struct ward_error *perr = NULL;
+	struct walk wk = { .c = c, .depth = depth, .span_off = span_off, .span_len = span_len };
+	struct cmd here = { .off = span_off, .len = span_len, .depth = depth };
+
+	if (c->failed)
+		return;
+	if (depth > MAX_DEPTH) {
+		refuse_synthetic(c, "validator.too-deep", "wrappers or strings nested too deep to check",
+				 &here, "");
+		return;
+	}
+	check_whole(c, src, len, span_off, span_len);
+	if (ward_sh_parse(src, len, dialect, &t, &perr) < 0) {
+		if (perr && perr->kind != WARD_ERR_INVALID_PARAMETERS)
+			c->failed = 1;
+		else
+			refuse_synthetic(c, "validator.unparsed",
+					 "a string run by a shell that ward cannot parse", &here,
+					 perr ? perr->message : "");
+		ward_error_free(perr);
+		return;
+	}
+	wk.t = t;
+	ward_sh_visit_nodes(t, visit, &wk);
+	ward_sh_tree_free(t);
+}
+
+/* ---- the API ------------------------------------------------------------- */
+
+static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err)
+{
+	struct match *b = &c->best;
+
+	held_free(c);
+	for (size_t i = 0; i < c->n_vars; i++) {
+		free(c->vars[i].name);
+		free(c->vars[i].value);
+	}
+	free(c->vars);
+	for (size_t i = 0; i < c->n_downloads; i++)
+		free(c->downloads[i]);
+	free(c->downloads);
+	if (c->failed) {
+		free(b->matched);
+		for (size_t i = 0; i < c->n_segs; i++) {
+			free(c->segs[i].text);
+			free(c->segs[i].argv);
+		}
+		free(c->segs);
+		return ward_error_make(err, ENOMEM, "validate");
+	}
+	v->kind = (enum ward_verdict_kind)b->kind;
+	v->segments = c->segs;
+	v->n_segments = c->n_segs;
+	if (b->kind) {
+		v->rule = strdup(b->rule ? b->rule->id : b->synthetic_id);
+		v->category = strdup(b->rule ? b->rule->category : "dangerous");
+		v->words = strdup(b->rule ? b->rule->words : b->synthetic_words);
+		v->offset = b->off;
+		v->length = b->len;
+		v->segment = strndup(c->top + (b->off <= c->top_len ? b->off : c->top_len),
+				     b->off + b->len <= c->top_len ? b->len : 0);
+		v->matched = b->matched;
+		if (!v->rule || !v->category || !v->words || !v->segment) {
+			ward_verdict_release(v);
+			return ward_error_make(err, ENOMEM, "validate");
+		}
+	} else {
+		free(b->matched);
+	}
+	return 0;
+}
+
+int ward_validate(const struct ward_rules *rules, const char *command, struct ward_verdict *v,
+		  struct ward_error **err)
+{
+	struct ctx c = { .rules = rules, .top = command, .err = err };
+	struct ward_sh_tree *t = NULL;
+	struct walk wk = { .c = &c, .span_len = (size_t)-1 };
+
+	memset(v, 0, sizeof(*v));
+	if (!c.rules && !(c.rules = ward_rules_builtin(err)))
+		return -1;
+	if (!command)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no command");
+	c.top_len = strlen(command);
+	/* The whole-string rules first: what they catch (a fork bomb) may be
+	 * what the parser cannot read. */
+	check_whole(&c, command, c.top_len, 0, c.top_len);
+	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
+	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0) {
+		if (c.best.kind == WARD_VERDICT_REFUSED && err && *err &&
+		    (*err)->kind == WARD_ERR_INVALID_PARAMETERS) {
+			ward_error_free(*err);
+			*err = NULL;
+			return finish(&c, v, err);
+		}
+		free(c.best.matched);
+		return -1;
+	}
+	wk.t = t;
+	ward_sh_visit_nodes(t, visit, &wk);
+	ward_sh_tree_free(t);
+	return finish(&c, v, err);
+}
+
+int ward_validate_argv(const struct ward_rules *rules, char *const argv[], struct ward_verdict *v,
+		       struct ward_error **err)
+{
+	struct ctx c = { .rules = rules };
+	_cleanup_free_ char *joined = NULL;
+	struct cmd cmd = { 0 };
+	struct view view = { 0 };
+	size_t n = 0, len = 0, i, off = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (!c.rules && !(c.rules = ward_rules_builtin(err)))
+		return -1;
+	if (!argv || !argv[0] || !argv[0][0])
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0, "no command");
+	for (n = 0; argv[n]; n++)
+		len += strlen(argv[n]) + 1;
+	joined = calloc(1, len + 1);
+	view.w = calloc(n, sizeof(*view.w));
+	if (!joined || !view.w) {
+		free(view.w);
+		return ward_error_make(err, ENOMEM, "validate");
+	}
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(joined, " ");
+		strcat(joined, argv[i]);
+		if (!word_init(&c, &view.w[i], argv[i], 0, off, strlen(argv[i])))
+			break;
+		view.n++;
+		off += strlen(argv[i]) + 1;
+	}
+	c.top = joined;
+	c.top_len = strlen(joined);
+	cmd.off = 0;
+	cmd.len = c.top_len;
+	view.cmd = &cmd;
+	add_segment(&c, &cmd, view.w, view.n);
+	check_view(&c, &view, 0);
+	words_free(view.w, view.n);
+	return finish(&c, v, err);
+}
+
+void ward_verdict_release(struct ward_verdict *v)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	free(v->rule);
+	free(v->category);
+	free(v->words);
+	free(v->segment);
+	free(v->matched);
+	for (i = 0; i < v->n_segments; i++) {
+		free(v->segments[i].text);
+		free(v->segments[i].argv);
+	}
+	free(v->segments);
+	memset(v, 0, sizeof(*v));
+}
+
+const char *ward_verdict_kind_name(enum ward_verdict_kind kind)
+{
+	switch (kind) {
+	case WARD_VERDICT_ALLOWED:
+		return "allowed";
+	case WARD_VERDICT_APPROVAL_REQUIRED:
+		return "approval_required";
+	case WARD_VERDICT_REFUSED:
+		return "refused";
+	}
+	return "?";
+}
+
+int ward_verdict_error(const struct ward_verdict *v, struct ward_error **err)
+{
+	enum ward_error_kind kind;
+
+	if (v->kind == WARD_VERDICT_ALLOWED)
+		return 0;
+	kind = v->kind == WARD_VERDICT_REFUSED ? WARD_ERR_NOT_AUTHORIZED : WARD_ERR_APPROVAL_REQUIRED;
+	ward_error_make_kind(err, kind, 0, "%s by rule %s (%s): '%.*s' at %zu%s%s%s",
+			     v->kind == WARD_VERDICT_REFUSED ? "refused" : "needs approval",
+			     v->rule, v->words, (int)(v->length > 300 ? 300 : v->length), v->segment,
+			     v->offset, v->matched && *v->matched ? ", matched '" : "",
+			     v->matched && *v->matched ? v->matched : "",
+			     v->matched && *v->matched ? "'" : "");
+	if (err && *err)
+		ward_error_set_rule(*err, v->rule);
+	return -1;
+}
+
+/* JSON wants UTF-8: a command's bytes may be anything. */
+static json_t *js(const char *s)
+{
+	size_t n;
+	char *clean;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	clean = ward_utf8_sanitize(s, strlen(s), &n);
+	if (!clean)
+		return json_null();
+	j = json_stringn(clean, n);
+	free(clean);
+	return j;
+}
+
+char *ward_verdict_to_json(const struct ward_verdict *v)
+{
+	json_t *o = json_object(), *segs = json_array();
+	char *s;
+	size_t i;
+
+	json_object_set_new(o, "verdict", json_string(ward_verdict_kind_name(v->kind)));
+	json_object_set_new(o, "rule", js(v->rule));
+	json_object_set_new(o, "category", js(v->category));
+	json_object_set_new(o, "words", js(v->words));
+	json_object_set_new(o, "offset", v->kind ? json_integer((json_int_t)v->offset) : json_null());
+	json_object_set_new(o, "length", v->kind ? json_integer((json_int_t)v->length) : json_null());
+	json_object_set_new(o, "segment", js(v->segment));
+	json_object_set_new(o, "matched", js(v->matched));
+	for (i = 0; i < v->n_segments; i++) {
+		const struct ward_verdict_segment *g = &v->segments[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "offset", json_integer((json_int_t)g->offset));
+		json_object_set_new(e, "length", json_integer((json_int_t)g->length));
+		json_object_set_new(e, "depth", json_integer(g->depth));
+		json_object_set_new(e, "text", js(g->text));
+		json_object_set_new(e, "argv", js(g->argv));
+		json_array_append_new(segs, e);
+	}
+	json_object_set_new(o, "segments", segs);
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}

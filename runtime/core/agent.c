@@ -1,0 +1,310 @@
+/* core/agent.c — init of a long-lived session sandbox, after setup.
+ *
+ * It receives one message per command on the control socket (a SEQPACKET
+ * socket; struct agent_msg and five descriptors: a memfd holding the script
+ * and the environment, the command's stdout, stderr, its fd 3, and the report
+ * pipe) and forks a leader for it. The leader is a child subreaper: every
+ * process the command starts, even one that double-forks or calls setsid(),
+ * ends up its child when its parent dies. It forks /bin/sh for the command,
+ * waits for it or for the deadline, then kills every descendant there is —
+ * repeating until none is left — and reports the status. So nothing a command
+ * started outlives it, as with a fresh sandbox whose PID namespace dies.
+ *
+ * Like init.c, this runs in a copy of a possibly threaded supervisor: only
+ * system calls, no malloc or stdio. Forks are raw clone() calls, since libc's
+ * fork() takes locks another thread of the supervisor may have held. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/core/core-internal.h"
+#include "runtime/util/util-internal.h"
+
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+}
+
+struct linux_dirent64_ {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* The parent pid in /proc/PID/stat, or -1. */
+static pid_t stat_ppid(int proc, const char *pid)
+{
+	char path[48], buf[512], *p;
+	ssize_t n;
+	pid_t ppid = 0;
+	int fd;
+
+	if (strlen(pid) > 20)
+		return -1;
+	memcpy(path, pid, strlen(pid));
+	memcpy(path + strlen(pid), "/stat", 6);
+	fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	for (p += 4; *p >= '0' && *p <= '9'; p++)
+		ppid = ppid * 10 + (*p - '0');
+	return ppid;
+}
+
+/* SIGKILL every child of ours; returns how many. */
+static int kill_children(void)
+{
+	char buf[4096];
+	pid_t self = getpid();
+	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), killed = 0;
+	long n;
+
+	if (proc < 0)
+		return 0;
+	while ((n = syscall(SYS_getdents64, proc, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct linux_dirent64_ *d = (struct linux_dirent64_ *)(buf + off);
+			pid_t pid = 0;
+			const char *c;
+
+			off += d->d_reclen;
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			for (c = d->d_name; *c >= '0' && *c <= '9'; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c || pid == self)
+				continue;
+			if (stat_ppid(proc, d->d_name) == self && kill(pid, SIGKILL) == 0)
+				killed++;
+		}
+	}
+	close(proc);
+	return killed;
+}
+
+/* Kill and reap until no child is left: a process killed hands its own
+ * children to us (the subreaper), which the next round kills. */
+static void kill_all_descendants(void)
+{
+	struct timespec pause = { 0, 1000000 };
+
+	for (;;) {
+		int status;
+		pid_t r;
+
+		kill_children();
+		while ((r = waitpid(-1, &status, WNOHANG)) > 0)
+			;
+		if (r < 0 && errno == ECHILD)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* vfork: no page tables copied; the child only makes system calls on this
+ * frame before execve. In its own function so no caller's variable is live
+ * across the vfork. */
+__attribute__((noinline)) static pid_t start_shell(char **argv, char **envp,
+						   const int fds[AGENT_NFDS])
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		sigset_t none;
+		int sig, null;
+
+		for (sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setpgid(0, 0);
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[AGENT_FD_OUT], 1) < 0 ||
+		    dup2(fds[AGENT_FD_ERR], 2) < 0 || dup2(fds[AGENT_FD_SIDE], 3) < 0)
+			_exit(125);
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+
+__attribute__((noreturn)) static void leader(const struct agent_msg *m, const int fds[AGENT_NFDS])
+{
+	struct agent_report rep = { 0 };
+	char *argv[4] = { (char *)"/bin/sh", (char *)"-c", NULL, NULL };
+	char **envp;
+	char *blob;
+	struct stat st;
+	size_t i, n_env = 0, off;
+	long long deadline;
+	sigset_t chld;
+	pid_t cmd;
+	int sig;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (fstat(fds[AGENT_FD_BLOB], &st) < 0 || st.st_size < 2)
+		goto fail;
+	blob = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fds[AGENT_FD_BLOB], 0);
+	if (blob == MAP_FAILED || blob[st.st_size - 1] != '\0')
+		goto fail;
+	/* script \0 K=V \0 K=V \0 ... */
+	argv[2] = blob;
+	for (off = strlen(blob) + 1; off < (size_t)st.st_size; off += strlen(blob + off) + 1)
+		n_env++;
+	envp = mmap(NULL, (n_env + 1) * sizeof(char *), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (envp == MAP_FAILED)
+		goto fail;
+	for (i = 0, off = strlen(blob) + 1; i < n_env; i++, off += strlen(blob + off) + 1)
+		envp[i] = blob + off;
+	envp[n_env] = NULL;
+
+	deadline = mono_ns() + (long long)m->timeout_s * 1000000000LL;
+	cmd = start_shell(argv, envp, fds);
+	if (cmd < 0)
+		goto fail;
+	for (i = 0; i < AGENT_NFDS; i++)
+		if (i != AGENT_FD_REPORT)
+			close(fds[i]);
+	rep.started = 1;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		long long left = deadline - mono_ns();
+		struct timespec ts;
+		int status;
+		pid_t r;
+
+		if (left <= 0) {
+			rep.timed_out = 1;
+			break;
+		}
+		ts.tv_sec = left / 1000000000LL;
+		ts.tv_nsec = left % 1000000000LL;
+		sig = sigtimedwait(&chld, NULL, &ts);
+		if (sig < 0 && errno == EAGAIN) {
+			rep.timed_out = 1;
+			break;
+		}
+		while ((r = waitpid(-1, &status, WNOHANG)) > 0)
+			if (r == cmd) {
+				rep.status = status;
+				goto done;
+			}
+	}
+done:
+	kill_all_descendants();
+	ward_write_all(fds[AGENT_FD_REPORT], &rep, sizeof(rep));
+	_exit(0);
+fail:
+	rep.err_no = errno ? errno : EINVAL;
+	ward_write_all(fds[AGENT_FD_REPORT], &rep, sizeof(rep));
+	_exit(125);
+}
+
+void ward_session_agent_main(const struct spawn_plan *p)
+{
+	sigset_t all, chld;
+	int sfd;
+
+	/* From here the sandbox lives as long as the control socket: closed by
+	 * the session, or by the kernel when the supervisor's process dies.
+	 * Not tied to the thread that started it, as PR_SET_PDEATHSIG would. */
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		_exit(125);
+	close(p->report_fd); /* end of file there: set up, ready */
+
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = p->agent_fd, .events = POLLIN },
+					{ .fd = sfd, .events = POLLIN } };
+
+		if (poll(pf, 2, -1) < 0)
+			continue;
+		if (pf[1].revents) {
+			struct signalfd_siginfo si;
+			int status;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				;
+			while (waitpid(-1, &status, WNOHANG) > 0)
+				;
+		}
+		if (pf[0].revents) {
+			struct agent_msg m;
+			union {
+				char buf[CMSG_SPACE(sizeof(int) * AGENT_NFDS)];
+				struct cmsghdr align;
+			} c;
+			struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+					     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+			struct cmsghdr *cm;
+			int fds[AGENT_NFDS], nfds = 0, i;
+			ssize_t n = recvmsg(p->agent_fd, &mh, MSG_CMSG_CLOEXEC);
+
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0)
+				_exit(0); /* the supervisor closed the session */
+			cm = CMSG_FIRSTHDR(&mh);
+			if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+				if (nfds > AGENT_NFDS)
+					nfds = AGENT_NFDS;
+				memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+			}
+			if (n == (ssize_t)sizeof(m) && m.magic == AGENT_MAGIC && nfds == AGENT_NFDS &&
+			    m.timeout_s > 0) {
+				pid_t pid = raw_fork();
+
+				if (pid == 0) {
+					close(p->agent_fd);
+					close(sfd);
+					leader(&m, fds);
+				}
+			}
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+		}
+	}
+}

@@ -1,0 +1,459 @@
+/* supervise.c — the supervisor's event loop; see core-internal.h. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/net/net-internal.h"
+#include "runtime/core/core-internal.h"
+#include "runtime/util/util-internal.h"
+
+enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY, EV_CANCEL, EV_PTY, EV_IN, EV_IN_DST };
+
+/* After the child is gone, how long output may still trickle in: in a
+ * sandbox every writer died with it, so end of file comes at once; without
+ * one, a process that left the group may hold the pipe open. */
+#define DRAIN_SANDBOX_NS (5LL * 1000000000)
+#define DRAIN_DIRECT_NS (300LL * 1000000)
+#define READ_CHUNK (64 * 1024)
+
+static void kill_child(struct supervisor *s, int sig)
+{
+	if (s->sandboxed) {
+		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
+	} else {
+		kill(-s->pid, sig);
+		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
+	}
+}
+
+static int watch(int ep, int fd, int id)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)id };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void stop_watching(int ep, int *fd)
+{
+	epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
+	close(*fd);
+	*fd = -1;
+}
+
+/* Write all of it to a host fd, as it comes. A sink left non-blocking by
+ * whoever gave it is waited for, not spun on. False when it is gone. */
+static bool sink_write(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			poll(&pf, 1, -1);
+			continue;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* Read what is there into the buffer, or on to the sink; returns false at
+ * end of file (a pty master says EIO when the last slave is gone), or when
+ * the sink is gone: closing the source then gives the command EPIPE, as if
+ * it wrote to the host's pipe itself. */
+static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
+{
+	for (;;) {
+		ssize_t n = read(fd, chunk, READ_CHUNK);
+
+		if (n > 0) {
+			if (sink >= 0) {
+				if (!sink_write(sink, chunk, (size_t)n))
+					return false;
+			} else if (b) {
+				ward_outbuf_append(b, chunk, (size_t)n);
+			}
+			if (n < READ_CHUNK)
+				return true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		return false;
+	}
+}
+
+/* The host's stdin relayed to the command: read when the source has data
+ * and the destination room, never more than one chunk held. A source epoll
+ * cannot watch (a regular file, /dev/null) is read whenever the destination
+ * has room. Writes to the destination never block: a command that does not
+ * read its stdin cannot stall the loop (the timeout still fires). */
+struct in_relay {
+	int src, dst;
+	bool src_polled, src_on, dst_on, eof;
+	size_t len, off;
+	char *buf;
+};
+
+static void set_watch(int ep, int fd, int id, uint32_t events, bool want, bool *on)
+{
+	struct epoll_event ev = { .events = events, .data.u32 = (uint32_t)id };
+
+	if (want && !*on)
+		*on = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
+	else if (!want && *on) {
+		epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+		*on = false;
+	}
+}
+
+static void in_fill(struct in_relay *r)
+{
+	for (;;) {
+		ssize_t n = read(r->src, r->buf, READ_CHUNK);
+
+		if (n > 0) {
+			r->len = (size_t)n;
+			r->off = 0;
+			return;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!(n < 0 && errno == EAGAIN))
+			r->eof = true;
+		return;
+	}
+}
+
+static void in_flush(struct in_relay *r)
+{
+	while (r->off < r->len) {
+		ssize_t n = write(r->dst, r->buf + r->off, r->len - r->off);
+
+		if (n > 0) {
+			r->off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		/* the command closed its stdin: what it did not read is dropped */
+		r->off = r->len = 0;
+		r->eof = true;
+		return;
+	}
+	r->off = r->len = 0;
+}
+
+/* Watch what the relay waits for next; at the end close the destination
+ * (the command reads end of file). */
+static void in_arm(int ep, struct in_relay *r, bool stop)
+{
+	bool pending = r->off < r->len;
+
+	if (r->dst < 0)
+		return;
+	if (stop || (r->eof && !pending)) {
+		set_watch(ep, r->src, EV_IN, EPOLLIN, false, &r->src_on);
+		set_watch(ep, r->dst, EV_IN_DST, EPOLLOUT, false, &r->dst_on);
+		close(r->dst);
+		r->dst = -1;
+		return;
+	}
+	set_watch(ep, r->src, EV_IN, EPOLLIN, !pending && r->src_polled, &r->src_on);
+	set_watch(ep, r->dst, EV_IN_DST, EPOLLOUT, pending || !r->src_polled, &r->dst_on);
+}
+
+static void in_event(int ep, struct in_relay *r, int id)
+{
+	if (r->dst < 0)
+		return;
+	if (r->off >= r->len && (id == EV_IN || !r->src_polled) && !r->eof)
+		in_fill(r);
+	in_flush(r);
+	in_arm(ep, r, false);
+}
+
+/* Follow the host terminal's window size; the kernel tells the command's
+ * foreground process group (SIGWINCH) when it changes. */
+static void copy_winsize(int from, int to)
+{
+	struct winsize ws;
+
+	if (from >= 0 && to >= 0 && ioctl(from, TIOCGWINSZ, &ws) == 0)
+		ioctl(to, TIOCSWINSZ, &ws);
+}
+
+/* One record from init; false at end of file. Records are written whole and
+ * are smaller than PIPE_BUF, so a read returns one whole record. */
+static bool take_report(struct supervisor *s)
+{
+	struct report r;
+	size_t got = 0;
+
+	while (got < sizeof(r)) {
+		ssize_t n = read(s->report_fd, (char *)&r + got, sizeof(r) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	/* Not init's: a forgery, ignored. */
+	if (!ward_report_genuine(&r, s->report_nonce))
+		return true;
+	if (r.type == REPORT_ERROR) {
+		s->have_error = true;
+		s->child_error = r.err;
+		s->child_error.message[sizeof(s->child_error.message) - 1] = '\0';
+		s->child_error.rule[sizeof(s->child_error.rule) - 1] = '\0';
+	} else if (r.type == REPORT_EXIT) {
+		s->have_exit = true;
+		s->cmd_status = r.status;
+	}
+	return true;
+}
+
+int ward_supervise(struct supervisor *s, struct ward_error **err)
+{
+	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
+	_cleanup_close_ int sfd = -1;
+	_cleanup_free_ char *chunk = malloc(READ_CHUNK);
+	_cleanup_free_ char *inbuf = NULL;
+	struct in_relay in = { .src = s->in_src, .dst = s->in_dst };
+	sigset_t fwd, blk, old;
+	bool exited = false, masked = false, raw = false;
+	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
+	long long drain_until = 0;
+	int rc = 0, reraise = 0;
+
+	s->in_dst = -1; /* the relay's now: closed when it ends */
+	if (ep < 0 || !chunk) {
+		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
+		goto out;
+	}
+	/* A write to a host pipe whose reader left, or to the command's stdin
+	 * once it closed it, is an error to handle, not a signal to die of
+	 * (with the host terminal left raw). Blocked, and taken back below. */
+	sigemptyset(&fwd);
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGPIPE);
+	if (catch_sigs) {
+		/* With the host terminal raw these come from outside (^C is a
+		 * byte for the command's own terminal): forwarded, or, for a
+		 * host that did not ask for that, the command is ended and the
+		 * signal given back once the terminal is restored. */
+		sigaddset(&fwd, SIGINT);
+		sigaddset(&fwd, SIGTERM);
+		sigaddset(&fwd, SIGHUP);
+		sigaddset(&fwd, SIGQUIT);
+		if (s->tty_fd >= 0 && s->pty_fd >= 0)
+			sigaddset(&fwd, SIGWINCH);
+		sigaddset(&blk, SIGINT);
+		sigaddset(&blk, SIGTERM);
+		sigaddset(&blk, SIGHUP);
+		sigaddset(&blk, SIGQUIT);
+		sigaddset(&blk, SIGWINCH);
+	}
+	pthread_sigmask(SIG_BLOCK, &blk, &old);
+	masked = true;
+	if (catch_sigs) {
+		sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (sfd < 0 || watch(ep, sfd, EV_SIG) < 0) {
+			rc = ward_error_make(err, errno, "signalfd");
+			goto out;
+		}
+	}
+	if ((s->out_fd >= 0 && watch(ep, s->out_fd, EV_OUT) < 0) ||
+	    (s->err_fd >= 0 && watch(ep, s->err_fd, EV_ERR) < 0) ||
+	    (s->pty_fd >= 0 && watch(ep, s->pty_fd, EV_PTY) < 0) ||
+	    (s->report_fd >= 0 && watch(ep, s->report_fd, EV_REPORT) < 0) ||
+	    watch(ep, s->pidfd, EV_PID) < 0 ||
+	    (s->cancel_fd >= 0 && watch(ep, s->cancel_fd, EV_CANCEL) < 0) ||
+	    (s->proxy && watch(ep, ward_proxy_fd(s->proxy), EV_PROXY) < 0)) {
+		rc = ward_error_make(err, errno, "epoll_ctl");
+		goto out;
+	}
+	if (in.dst >= 0) {
+		struct epoll_event probe = { .events = EPOLLIN, .data.u32 = EV_IN };
+
+		inbuf = malloc(READ_CHUNK);
+		if (!inbuf) {
+			rc = ward_error_make(err, ENOMEM, "set up the supervisor");
+			goto out;
+		}
+		in.buf = inbuf;
+		/* epoll refuses what is always ready (EPERM: a regular file) */
+		in.src_polled = epoll_ctl(ep, EPOLL_CTL_ADD, in.src, &probe) == 0;
+		in.src_on = in.src_polled;
+		in_arm(ep, &in, false);
+	}
+	if (s->tty_fd >= 0) {
+		struct termios t = s->tty_saved;
+
+		/* Every key goes to the command's own terminal as typed: its line
+		 * discipline echoes, edits and turns ^C into SIGINT inside. */
+		cfmakeraw(&t);
+		raw = tcsetattr(s->tty_fd, TCSANOW, &t) == 0;
+	}
+
+	while (!exited || s->out_fd >= 0 || s->err_fd >= 0 || s->pty_fd >= 0 ||
+	       s->report_fd >= 0) {
+		struct epoll_event evs[8];
+		long long now = ward_now_ns(), until = exited ? drain_until : s->deadline_ns;
+		long long proxy_due = s->proxy && !exited ? ward_proxy_deadline(s->proxy) : 0;
+		long long wake = proxy_due && proxy_due < until ? proxy_due : until;
+		int timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
+		int n, i;
+
+		n = epoll_wait(ep, evs, ARRAY_SIZE(evs), timeout_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = ward_error_make(err, errno, "epoll_wait");
+			goto out;
+		}
+		if (n == 0 && proxy_due && ward_now_ns() < until) {
+			ward_proxy_dispatch(s->proxy); /* a connection's own timeout */
+			continue;
+		}
+		if (n == 0) {
+			if (exited)
+				break; /* drained long enough */
+			if (!s->timed_out) {
+				s->timed_out = true;
+				kill_child(s, SIGKILL);
+			}
+			/* killed: wait for the pidfd without a deadline */
+			s->deadline_ns = ward_now_ns() + 3600LL * 1000000000;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case EV_OUT:
+				if (!pump(s->out_fd, s->out, s->out_sink, chunk))
+					stop_watching(ep, &s->out_fd);
+				break;
+			case EV_ERR:
+				if (!pump(s->err_fd, s->err, s->err_sink, chunk))
+					stop_watching(ep, &s->err_fd);
+				break;
+			case EV_PTY:
+				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk))
+					stop_watching(ep, &s->pty_fd);
+				break;
+			case EV_IN:
+			case EV_IN_DST:
+				in_event(ep, &in, (int)evs[i].data.u32);
+				break;
+			case EV_REPORT:
+				if (!take_report(s))
+					stop_watching(ep, &s->report_fd);
+				break;
+			case EV_PID: {
+				siginfo_t si;
+
+				memset(&si, 0, sizeof(si));
+				/* the raw call: glibc's waitid() has no rusage */
+				if (syscall(SYS_waitid, P_PIDFD, s->pidfd, &si, WEXITED | WNOHANG,
+					    &s->rusage) < 0 ||
+				    si.si_pid == 0)
+					break;
+				s->child_status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) :
+									     si.si_status & 0x7f;
+				exited = true;
+				epoll_ctl(ep, EPOLL_CTL_DEL, s->pidfd, NULL);
+				if (!s->sandboxed)
+					kill(-s->pid, SIGKILL); /* what the command left behind */
+				/* nothing more of the host's stdin is taken */
+				in_arm(ep, &in, true);
+				drain_until = ward_now_ns() +
+					      (s->sandboxed ? DRAIN_SANDBOX_NS : DRAIN_DIRECT_NS);
+				break;
+			}
+			case EV_PROXY:
+				if (!exited)
+					ward_proxy_dispatch(s->proxy);
+				else
+					epoll_ctl(ep, EPOLL_CTL_DEL, ward_proxy_fd(s->proxy), NULL);
+				break;
+			case EV_CANCEL:
+				/* level-triggered and never read: stop watching */
+				epoll_ctl(ep, EPOLL_CTL_DEL, s->cancel_fd, NULL);
+				if (!exited) {
+					s->cancelled = true;
+					kill_child(s, SIGKILL);
+				}
+				break;
+			case EV_SIG: {
+				struct signalfd_siginfo ssi;
+
+				while (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
+					int sig = (int)ssi.ssi_signo;
+
+					if (sig == SIGWINCH) {
+						copy_winsize(s->tty_fd, s->pty_fd);
+					} else if (exited) {
+						continue;
+					} else if (s->forward_signals) {
+						kill_child(s, sig);
+					} else {
+						reraise = sig;
+						kill_child(s, SIGKILL);
+					}
+				}
+				break;
+			}
+			}
+		}
+	}
+out:
+	if (rc < 0 && !exited) {
+		siginfo_t si;
+
+		kill_child(s, SIGKILL);
+		waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED);
+	}
+	in_arm(ep, &in, true);
+	/* Exactly as it was, whichever way the loop ended. */
+	if (raw)
+		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
+	if (masked) {
+		/* What we blocked and is still pending would hit us once
+		 * unblocked: taken here (a SIGPIPE from a relay write, a
+		 * forwarded signal). What the host itself had blocked stays. */
+		struct timespec zero = { 0, 0 };
+		sigset_t take;
+		int sig;
+
+		sigemptyset(&take);
+		for (sig = 1; sig < NSIG; sig++)
+			if (sigismember(&blk, sig) == 1 && sigismember(&old, sig) == 0)
+				sigaddset(&take, sig);
+		while (sigtimedwait(&take, NULL, &zero) > 0)
+			;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (reraise)
+		raise(reraise); /* the host's own disposition, now that the terminal is back */
+	return rc;
+}

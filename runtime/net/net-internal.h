@@ -1,0 +1,130 @@
+/* net-internal.h — how the sandbox's network namespace is tied to the proxy.
+ *
+ * veth transport (CAP_NET_ADMIN and CAP_SYS_ADMIN): a short thread of the
+ * supervisor, started just before clone3, unshares a network namespace of
+ * its own (the "hub": fresh, so it forwards nothing and holds no other
+ * listener) and opens the proxy's listening socket there; once the child
+ * exists it makes a veth pair with libnl-route-3 whose peer is created
+ * directly in the sandbox's namespace, gives the hub end the subnet's first
+ * address, then enters the sandbox's
+ * namespace (setns on the pidfd) to give the peer the second address, bring
+ * it up and route everything to the hub end. The thread ends; the hub lives
+ * as long as the proxy's sockets, the pair as long as the sandbox's
+ * namespace: nothing is deleted on the command's path, nothing outlives
+ * ward. init waits for one byte on the go pipe before it runs the command.
+ *
+ * loopback transport (no privilege): init opens a listening socket on
+ * 127.0.0.1:PORT of its own namespace and sends it over a UNIX socket
+ * (SCM_RIGHTS); the supervisor accepts on it directly. */
+#ifndef WARD_NET_INTERNAL_H
+#define WARD_NET_INTERNAL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "ward/sandbox.h"
+
+struct veth_job;
+
+struct net_setup {
+	enum ward_net_mode mode;
+	bool veth;             /* else the loopback hand-over */
+	uint16_t port;
+	struct in_addr hub, inner;
+	int prefix;
+	char proxy_url[64];    /* "http://10.0.2.1:3128" */
+	int handover[2];       /* loopback: [0] the supervisor's, [1] init's */
+	int go[2];             /* veth: init reads [0], the supervisor writes [1] */
+	int listener;          /* veth: the proxy's socket in the hub */
+	struct veth_job *job;  /* veth: the network thread, between start and attach */
+	char env[20][96];      /* ward_net_env()'s strings */
+};
+
+/* Decide the transport and make the fds init needs. Mode none or host:
+ * nothing. ExecutionFailed when veth is asked without the privilege. */
+int ward_net_prepare(struct net_setup *n, const struct ward_config *cfg,
+		     struct ward_error **err);
+
+/* Before clone3 (veth only): start the network thread, which builds the
+ * hub and the proxy's socket meanwhile. */
+int ward_net_start(struct net_setup *n, struct ward_error **err);
+
+/* After clone3 (veth only): the thread builds the pair for the child, then
+ * init is released. The proxy's listener is left in n->listener. A thread
+ * never attached is called off by ward_net_release(). */
+int ward_net_attach(struct net_setup *n, pid_t pid, int pidfd, struct ward_error **err);
+
+/* The proxy variables for the sandbox's environment: up to max "K=V"
+ * strings kept in n; returns how many. */
+size_t ward_net_env(struct net_setup *n, const char **out, size_t max);
+
+void ward_net_init(struct net_setup *n);
+void ward_net_release(struct net_setup *n);
+
+
+/* ---- proxy.c: the proxy engine the supervisor runs in its event loop.
+ *
+ * The proxy owns an epoll instance; the supervisor watches that one fd and
+ * calls ward_proxy_dispatch() when it is readable, and wakes for
+ * ward_proxy_deadline(). Listeners are sockets the sandbox connects to (in
+ * the proxy's private namespace, or on the sandbox's own loopback, received
+ * over a UNIX socket). Upstream connections are made in the namespace of the
+ * thread that created the proxy (the host's). Name resolution runs on one
+ * resolver thread, which reports through an eventfd, so the loop never
+ * blocks. */
+
+#include <jansson.h>
+
+#include "ward/netpolicy.h"
+#include "ward/proxy.h"
+
+struct ward_proxy;
+
+/* A proxy for the policy (copied; credentials expanded from the environment
+ * now). log_fd (or -1) receives one JSON line per record; it stays the
+ * caller's. InvalidParameters for a credential naming an unset variable. */
+struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_fd,
+				  struct ward_error **err);
+
+/* Accept connections on a listening socket (the proxy takes it). */
+int ward_proxy_add_listener(struct ward_proxy *p, int fd, struct ward_error **err);
+
+/* Receive one listening socket over this UNIX socket (SCM_RIGHTS), then
+ * accept on it. The proxy takes the UNIX socket. */
+int ward_proxy_add_handover(struct ward_proxy *p, int unix_fd, struct ward_error **err);
+
+/* The fd to watch for readability. */
+int ward_proxy_fd(const struct ward_proxy *p);
+
+/* Handle what is ready, without blocking. */
+void ward_proxy_dispatch(struct ward_proxy *p);
+
+/* The earliest monotonic time (ns) a connection times out, or 0 for none;
+ * ward_proxy_dispatch() also expires what is due. */
+long long ward_proxy_deadline(const struct ward_proxy *p);
+
+/* Close every connection (their records are completed) and hand over the
+ * records (malloc'd array, caller frees). */
+void ward_proxy_finish(struct ward_proxy *p, struct ward_net_record **records, size_t *n);
+
+void ward_proxy_free(struct ward_proxy *p);
+
+/* Pipe sizing for bulk tunnels (pure; proxy.c says why). */
+#define WARD_PIPE_GROW_AFTER (4ULL << 20)  /* bytes a direction carries before it grows */
+#define WARD_PIPE_BIG_MAX (1024 * 1024)     /* a grown pipe's size at most */
+#define WARD_PIPE_BUDGET_UNLIMITED (64ULL << 20) /* the budget when the soft limit is off */
+
+/* From /proc/sys/fs/pipe-max-size, /proc/sys/fs/pipe-user-pages-soft (0: no
+ * limit) and the page size: a grown pipe's size (*big) and what all grown
+ * pipes of one proxy may hold together (*budget: a quarter of the limit). */
+void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, size_t *budget);
+
+/* The size to give a pipe whose direction has carried `moved` bytes while
+ * the proxy's grown pipes hold `grown`, or 0 to leave it as it is. */
+size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget);
+
+/* One record as a JSON object (result and log share it). */
+json_t *ward_net_record_json(const struct ward_net_record *r);
+
+#endif

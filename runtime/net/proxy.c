@@ -1,0 +1,1480 @@
+/* proxy.c — the validating HTTP/CONNECT proxy, driven by the supervisor's
+ * event loop (net-internal.h).
+ *
+ * One connection from the sandbox goes: read the request head → check the
+ * host against the policy → resolve (resolver thread) → check every address
+ * (destination classes, CIDRs) → connect to an address that passed (never
+ * resolving again: no DNS rebinding) → relay. Data moves through a pipe per
+ * direction with splice() (64 KiB buffers where it cannot: see struct
+ * pipe_flow; a bulk tunnel's pipes grow, see pipe_maybe_grow);
+ * level-triggered epoll interest follows what each can take. Refusals are answered by the proxy itself (400/403/502/
+ * 504) with a one-line reason. */
+#include "runtime/net/net-internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/util/util-internal.h"
+
+#define BUF_SIZE (64 * 1024)
+#define HEAD_READ_MAX (32 * 1024) /* below BUF_SIZE: a rewritten head and what followed it fit */
+#define MAX_CONNS 1024
+#define MAX_RECORDS 10000
+#define HEAD_TIMEOUT_NS (30LL * 1000000000)
+#define RESOLVE_TIMEOUT_NS (15LL * 1000000000)
+#define CONNECT_TIMEOUT_NS (10LL * 1000000000)
+/* The send buffer towards the client (the kernel doubles it); see
+ * upstream_ready(). */
+#define CLIENT_SNDBUF (128 * 1024)
+
+/* ---- the resolver thread ------------------------------------------------ */
+
+struct job {
+	struct job *next;
+	uint64_t conn_id;
+	char host[WARD_NET_HOST_MAX];
+	struct addrinfo *res;
+	int gai;
+};
+
+/* Shared by the proxy and its resolver thread; the last one to let go frees
+ * it, so the proxy never waits for a lookup that hangs. */
+struct resolver {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs;
+	bool stop, started;
+	struct job *todo, *todo_tail, *done;
+	int efd;
+};
+
+static void resolver_unref(struct resolver *r)
+{
+	struct job *j;
+	bool last;
+
+	pthread_mutex_lock(&r->mu);
+	last = --r->refs == 0;
+	pthread_mutex_unlock(&r->mu);
+	if (!last)
+		return;
+	while ((j = r->todo)) {
+		r->todo = j->next;
+		free(j);
+	}
+	while ((j = r->done)) {
+		r->done = j->next;
+		if (j->res)
+			freeaddrinfo(j->res);
+		free(j);
+	}
+	close(r->efd);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
+
+static void *resolver_main(void *arg)
+{
+	struct resolver *r = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
+		struct job *j;
+
+		while (!r->stop && !r->todo)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop)
+			break;
+		j = r->todo;
+		r->todo = j->next;
+		if (!r->todo)
+			r->todo_tail = NULL;
+		pthread_mutex_unlock(&r->mu);
+		j->gai = getaddrinfo(j->host, NULL, &hints, &j->res);
+		pthread_mutex_lock(&r->mu);
+		j->next = r->done;
+		r->done = j;
+		if (write(r->efd, &one, sizeof(one)) < 0) {
+			/* the counter cannot overflow here; nothing to do */
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	resolver_unref(r);
+	return NULL;
+}
+
+static int resolver_submit(struct resolver *r, uint64_t id, const char *host)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -1;
+	j->conn_id = id;
+	snprintf(j->host, sizeof(j->host), "%s", host);
+	pthread_mutex_lock(&r->mu);
+	if (!r->started) {
+		pthread_attr_t attr;
+		pthread_t th;
+		sigset_t all, old;
+		int rc;
+
+		/* The thread takes no signals: they are the supervisor's. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		r->refs++;
+		rc = pthread_create(&th, &attr, resolver_main, r);
+		pthread_attr_destroy(&attr);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0) {
+			r->refs--;
+			pthread_mutex_unlock(&r->mu);
+			free(j);
+			errno = rc;
+			return -1;
+		}
+		r->started = true;
+	}
+	if (r->todo_tail)
+		r->todo_tail->next = j;
+	else
+		r->todo = j;
+	r->todo_tail = j;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+enum kind { K_CLIENT, K_UPSTREAM, K_LISTENER, K_HANDOVER, K_RESOLVER };
+
+struct endpoint {
+	enum kind kind;
+	struct conn *c;
+	int fd;
+	uint32_t events; /* what epoll watches now */
+};
+
+enum state { S_HEAD, S_RESOLVE, S_CONNECT, S_RELAY, S_REPLY };
+
+struct buffer {
+	char *data;
+	size_t start, end;
+};
+
+/* Relayed data moves socket -> pipe -> socket with splice(), without a
+ * copy through the proxy; a direction without a pipe (the request of a
+ * forwarded HTTP request, whose body is delimited byte by byte, or when no
+ * pipe could be made) uses its buffer. The buffer is always sent first: it
+ * holds what the proxy itself says ("200 Connection established") and what
+ * came with the request head. */
+struct pipe_flow {
+	int fd[2];
+	size_t n;     /* bytes in the pipe */
+	bool full;    /* the last splice in found no room: wait for a drain */
+	bool sized;   /* the grow decision was taken (pipe_maybe_grow) */
+	size_t grown; /* the capacity it was given, counted in the proxy's budget; 0: default */
+};
+
+struct conn {
+	struct conn *next, *prev;
+	uint64_t id;
+	enum state st;
+	struct endpoint cl, up;
+	struct buffer head;        /* the client's bytes until the head is complete */
+	struct buffer to_up, to_cl;
+	struct pipe_flow up_pipe, cl_pipe; /* towards the upstream, towards the client */
+	bool cl_eof, up_eof, cl_shut, up_shut;
+	bool cl_done;              /* the request is forwarded: read no more from the client */
+	bool http;                 /* a forwarded request, not a tunnel */
+	struct ward_http_body body;
+	struct ward_chunked chunk;
+	uint64_t body_left;
+	struct ward_http_request req;
+	struct sockaddr_storage *addrs;
+	size_t n_addrs, next_addr;
+	char allow_rule[WARD_NET_RULE_MAX];
+	long long deadline;
+	long long started_ns;
+	bool dead;
+	size_t own_bytes;          /* the proxy's "200 Connection established", not upstream data */
+	struct ward_net_record rec;
+};
+
+struct ward_proxy {
+	int ep;
+	struct ward_netpolicy policy;
+	struct ward_http_header *inject; /* expanded credentials, per policy.creds */
+	struct sockaddr_storage *own;
+	size_t n_own;
+	int log_fd;
+	struct resolver *res;
+	struct endpoint res_ep;
+	struct endpoint *listeners[8];
+	size_t n_listeners;
+	struct endpoint *handover;
+	struct conn *conns, *dead;
+	size_t n_conns;
+	bool paused;                      /* out of fds: listeners not watched */
+	uint64_t next_id;
+	struct ward_net_record *records;
+	size_t n_records, cap_records;
+	size_t pipe_big;    /* a bulk tunnel's pipe capacity */
+	size_t pipe_budget; /* bytes all grown pipes together may hold */
+	size_t pipe_grown;  /* bytes they hold now */
+};
+
+static int64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void set_events(struct ward_proxy *p, struct endpoint *e, uint32_t ev)
+{
+	struct epoll_event x = { .events = ev, .data.ptr = e };
+
+	if (e->fd < 0 || e->events == ev)
+		return;
+	if (epoll_ctl(p->ep, EPOLL_CTL_MOD, e->fd, &x) == 0)
+		e->events = ev;
+}
+
+static int watch(struct ward_proxy *p, struct endpoint *e, uint32_t ev)
+{
+	struct epoll_event x = { .events = ev, .data.ptr = e };
+
+	if (epoll_ctl(p->ep, EPOLL_CTL_ADD, e->fd, &x) < 0)
+		return -1;
+	e->events = ev;
+	return 0;
+}
+
+static void close_endpoint(struct ward_proxy *p, struct endpoint *e)
+{
+	if (e->fd < 0)
+		return;
+	epoll_ctl(p->ep, EPOLL_CTL_DEL, e->fd, NULL);
+	close(e->fd);
+	e->fd = -1;
+}
+
+json_t *ward_net_record_json(const struct ward_net_record *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "time_ms", json_integer(r->time_ms));
+	json_object_set_new(o, "method", json_string(r->method));
+	json_object_set_new(o, "host", json_string(r->host));
+	json_object_set_new(o, "port", r->port ? json_integer(r->port) : json_null());
+	json_object_set_new(o, "decision", json_string(r->decision));
+	json_object_set_new(o, "rule", json_string(r->rule));
+	json_object_set_new(o, "address", r->address[0] ? json_string(r->address) : json_null());
+	json_object_set_new(o, "status", r->status ? json_integer(r->status) : json_null());
+	json_object_set_new(o, "bytes_up", json_integer((json_int_t)r->bytes_up));
+	json_object_set_new(o, "bytes_down", json_integer((json_int_t)r->bytes_down));
+	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
+	return o;
+}
+
+static void record(struct ward_proxy *p, struct conn *c)
+{
+	struct ward_net_record *r = &c->rec;
+
+	if (!r->decision[0])
+		snprintf(r->decision, sizeof(r->decision), "error");
+	r->bytes_down = r->bytes_down > c->own_bytes ? r->bytes_down - c->own_bytes : 0;
+	r->duration_ms = (ward_now_ns() - c->started_ns) / 1000000;
+	if (p->log_fd >= 0) {
+		json_t *o = ward_net_record_json(r);
+		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		json_decref(o);
+		if (s) {
+			size_t n = strlen(s);
+
+			s[n] = '\n'; /* one write per line: O_APPEND keeps lines whole */
+			if (ward_write_all(p->log_fd, s, n + 1) < 0) {
+				/* the audit log is best effort; the result has every record */
+			}
+			free(s);
+		}
+	}
+	if (p->n_records == MAX_RECORDS)
+		return;
+	if (p->n_records == p->cap_records) {
+		size_t cap = p->cap_records ? p->cap_records * 2 : 16;
+		struct ward_net_record *g = realloc(p->records, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		p->records = g;
+		p->cap_records = cap;
+	}
+	p->records[p->n_records++] = *r;
+}
+
+static void pipe_close(struct ward_proxy *p, struct pipe_flow *f)
+{
+	if (f->fd[0] >= 0) {
+		close(f->fd[0]);
+		close(f->fd[1]);
+	}
+	f->fd[0] = f->fd[1] = -1;
+	f->n = 0;
+	p->pipe_grown -= f->grown;
+	f->grown = 0;
+}
+
+static void conn_kill(struct ward_proxy *p, struct conn *c)
+{
+	if (c->dead)
+		return;
+	c->dead = true;
+	record(p, c);
+	close_endpoint(p, &c->cl);
+	close_endpoint(p, &c->up);
+	pipe_close(p, &c->up_pipe);
+	pipe_close(p, &c->cl_pipe);
+	if (p->paused) {
+		/* a connection's fds are free again: accept again */
+		for (size_t i = 0; i < p->n_listeners; i++)
+			set_events(p, p->listeners[i], EPOLLIN);
+		p->paused = false;
+	}
+	/* off the live list, onto the dead one: events of this round may still
+	 * point at it */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = p->dead;
+	p->dead = c;
+	p->n_conns--;
+}
+
+static void conn_free(struct conn *c)
+{
+	free(c->head.data);
+	free(c->to_up.data);
+	free(c->to_cl.data);
+	free(c->addrs);
+	free(c);
+}
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 405:
+		return "Method Not Allowed";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	}
+	return "Error";
+}
+
+static bool buf_alloc(struct buffer *b)
+{
+	if (!b->data)
+		b->data = malloc(BUF_SIZE);
+	return b->data != NULL;
+}
+
+/* Answer the client ourselves and close after: status and one line. */
+static void reply(struct ward_proxy *p, struct conn *c, int status, const char *decision,
+		  const char *reason)
+{
+	int n;
+
+	snprintf(c->rec.decision, sizeof(c->rec.decision), "%s", decision);
+	if (reason != c->rec.rule)
+		snprintf(c->rec.rule, sizeof(c->rec.rule), "%s", reason);
+	c->rec.status = status;
+	close_endpoint(p, &c->up);
+	if (!buf_alloc(&c->to_cl)) {
+		conn_kill(p, c);
+		return;
+	}
+	n = snprintf(c->to_cl.data, BUF_SIZE,
+		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+		     "Content-Length: %zu\r\n\r\nward proxy: %s\n",
+		     status, status_text(status), strlen(reason) + 13, reason);
+	c->to_cl.start = 0;
+	c->to_cl.end = n < BUF_SIZE ? (size_t)n : BUF_SIZE;
+	c->st = S_REPLY;
+	c->deadline = ward_now_ns() + CONNECT_TIMEOUT_NS;
+}
+
+static void start_connect(struct ward_proxy *p, struct conn *c);
+
+static void upstream_ready(struct ward_proxy *p, struct conn *c)
+{
+	const struct sockaddr_storage *a = &c->addrs[c->next_addr - 1];
+
+	ward_addr_text((const struct sockaddr *)a, c->rec.address, sizeof(c->rec.address));
+	snprintf(c->rec.decision, sizeof(c->rec.decision), "allow");
+	snprintf(c->rec.rule, sizeof(c->rec.rule), "%s", c->allow_rule);
+	c->st = S_RELAY;
+	c->deadline = 0;
+	if (!buf_alloc(&c->to_up) || !buf_alloc(&c->to_cl)) {
+		conn_kill(p, c);
+		return;
+	}
+	{
+		int one = 1, snd = CLIENT_SNDBUF;
+
+		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* The client's end is always local (the sandbox's veth or its
+		 * loopback), microseconds away: a fixed 256 KiB send buffer
+		 * keeps that leg at full speed. Autotuned, it grows to
+		 * megabytes of relayed data queued between proxy and client,
+		 * out of the CPUs' caches by the time the client copies them:
+		 * on a 1 GiB download that cost the three processes about a
+		 * quarter more CPU time per byte. The upstream's leg keeps
+		 * autotuning (a real path has a real bandwidth-delay product).
+		 * A failure leaves the default. */
+		setsockopt(c->cl.fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
+	}
+	/* without a pipe (out of fds), the buffers do the same job */
+	if (pipe2(c->cl_pipe.fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		c->cl_pipe.fd[0] = c->cl_pipe.fd[1] = -1;
+	if (!c->http && pipe2(c->up_pipe.fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		c->up_pipe.fd[0] = c->up_pipe.fd[1] = -1;
+	if (!c->http) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		memcpy(c->to_cl.data, ok, sizeof(ok) - 1);
+		c->to_cl.end = sizeof(ok) - 1;
+		c->own_bytes = sizeof(ok) - 1;
+		c->rec.status = 200;
+	}
+}
+
+static void try_next_address(struct ward_proxy *p, struct conn *c, int error)
+{
+	close_endpoint(p, &c->up);
+	if (c->next_addr < c->n_addrs) {
+		start_connect(p, c);
+		return;
+	}
+	{
+		char reason[WARD_NET_RULE_MAX], addr[64];
+
+		ward_addr_text((const struct sockaddr *)&c->addrs[c->next_addr - 1], addr,
+			       sizeof(addr));
+		snprintf(reason, sizeof(reason), "connect to %s port %u: %s", addr, c->req.port,
+			 strerror(error));
+		reply(p, c, error == ETIMEDOUT ? 504 : 502, "error", reason);
+	}
+}
+
+static void start_connect(struct ward_proxy *p, struct conn *c)
+{
+	struct sockaddr_storage *a = &c->addrs[c->next_addr++];
+	socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+						  sizeof(struct sockaddr_in6);
+	int fd;
+
+	if (a->ss_family == AF_INET)
+		((struct sockaddr_in *)a)->sin_port = htons(c->req.port);
+	else
+		((struct sockaddr_in6 *)a)->sin6_port = htons(c->req.port);
+	fd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		try_next_address(p, c, errno);
+		return;
+	}
+	c->up.fd = fd;
+	if (watch(p, &c->up, EPOLLOUT) < 0) {
+		int e = errno;
+
+		close(fd);
+		c->up.fd = -1;
+		try_next_address(p, c, e);
+		return;
+	}
+	c->st = S_CONNECT;
+	c->deadline = ward_now_ns() + CONNECT_TIMEOUT_NS;
+	if (connect(fd, (struct sockaddr *)a, len) == 0) {
+		upstream_ready(p, c);
+		return;
+	}
+	if (errno != EINPROGRESS)
+		try_next_address(p, c, errno);
+}
+
+/* The addresses a lookup gave, checked; connect to the first that passes. */
+static void addresses_known(struct ward_proxy *p, struct conn *c, const struct addrinfo *ai)
+{
+	char refused[WARD_NET_RULE_MAX] = "", why[WARD_NET_RULE_MAX];
+	size_t n = 0;
+
+	for (const struct addrinfo *x = ai; x; x = x->ai_next)
+		n++;
+	free(c->addrs);
+	c->addrs = calloc(n ? n : 1, sizeof(*c->addrs));
+	c->n_addrs = 0;
+	if (!c->addrs) {
+		reply(p, c, 500, "error", "out of memory");
+		return;
+	}
+	for (const struct addrinfo *x = ai; x; x = x->ai_next) {
+		size_t k;
+		bool dup = false;
+
+		if (x->ai_family != AF_INET && x->ai_family != AF_INET6)
+			continue;
+		if (!ward_netpolicy_check_addr(&p->policy, x->ai_addr, p->own, p->n_own, why,
+					       sizeof(why))) {
+			if (!refused[0])
+				snprintf(refused, sizeof(refused), "%s", why);
+			continue;
+		}
+		for (k = 0; k < c->n_addrs; k++)
+			dup = dup || memcmp(&c->addrs[k], x->ai_addr, x->ai_addrlen) == 0;
+		if (dup)
+			continue;
+		memcpy(&c->addrs[c->n_addrs++], x->ai_addr, x->ai_addrlen);
+		if (why[0] && !strstr(c->allow_rule, why)) {
+			size_t l = strlen(c->allow_rule);
+
+			snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; %s", why);
+		}
+	}
+	if (c->n_addrs == 0) {
+		/* Any refused address refuses the name: answer 403 with the reason. */
+		reply(p, c, 403, "deny", refused[0] ? refused : "no usable address");
+		return;
+	}
+	c->next_addr = 0;
+	start_connect(p, c);
+}
+
+static void head_complete(struct ward_proxy *p, struct conn *c)
+{
+	struct ward_http_request *r = &c->req;
+	char reason[WARD_NET_RULE_MAX];
+
+	snprintf(c->rec.method, sizeof(c->rec.method), "%s", r->method);
+	snprintf(c->rec.host, sizeof(c->rec.host), "%s", r->host);
+	c->rec.port = r->port;
+	if (!ward_netpolicy_check_host(&p->policy, r->host, r->port, reason, sizeof(reason))) {
+		reply(p, c, 403, "deny", reason);
+		return;
+	}
+	snprintf(c->allow_rule, sizeof(c->allow_rule), "%s", reason);
+	c->http = !r->is_connect;
+	if (c->http) {
+		struct ward_http_header add[8];
+		size_t n_add = 0, i, len;
+		int status;
+		char *head;
+
+		for (i = 0; i < p->policy.n_creds && n_add < ARRAY_SIZE(add); i++)
+			if (strcmp(p->policy.creds[i].host, r->host) == 0)
+				add[n_add++] = p->inject[i];
+		head = ward_http_forward_head(c->head.data, r, add, n_add, &len, &c->body, &status,
+					      reason, sizeof(reason));
+		if (!head) {
+			reply(p, c, status, status == 500 ? "error" : "deny", reason);
+			return;
+		}
+		if (len > BUF_SIZE || !buf_alloc(&c->to_up)) {
+			free(head);
+			reply(p, c, 431, "deny", "request head too large");
+			return;
+		}
+		memcpy(c->to_up.data, head, len);
+		c->to_up.start = 0;
+		c->to_up.end = len;
+		free(head);
+		c->body_left = c->body.length;
+		if (n_add) {
+			size_t l = strlen(c->allow_rule);
+
+			snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; credential added");
+		}
+	} else if (!buf_alloc(&c->to_up)) {
+		reply(p, c, 500, "error", "out of memory");
+		return;
+	}
+	/* What came after the head: a body's start, or a tunnel's first bytes. */
+	{
+		const char *rest = c->head.data + r->head_len;
+		size_t n = c->head.end - r->head_len;
+
+		if (c->http) {
+			if (c->body.chunked) {
+				bool done = false;
+				ssize_t k = n ? ward_chunked_feed(&c->chunk, rest, n, &done) : 0;
+
+				if (k < 0) {
+					reply(p, c, 400, "deny", "malformed chunked body");
+					return;
+				}
+				n = (size_t)k;
+				c->cl_done = done;
+			} else {
+				if (n > c->body_left)
+					n = (size_t)c->body_left;
+				c->body_left -= n;
+				c->cl_done = c->body_left == 0;
+			}
+		}
+		if (c->to_up.end + n > BUF_SIZE) {
+			reply(p, c, 431, "deny", "request head too large");
+			return;
+		}
+		memcpy(c->to_up.data + c->to_up.end, rest, n);
+		c->to_up.end += n;
+	}
+	if (r->literal) {
+		struct addrinfo ai = { 0 };
+		struct sockaddr_storage ss = { 0 };
+
+		if (inet_pton(AF_INET, r->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+			ss.ss_family = AF_INET;
+			ai.ai_addrlen = sizeof(struct sockaddr_in);
+		} else {
+			inet_pton(AF_INET6, r->host, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+			ss.ss_family = AF_INET6;
+			ai.ai_addrlen = sizeof(struct sockaddr_in6);
+		}
+		ai.ai_family = ss.ss_family;
+		ai.ai_addr = (struct sockaddr *)&ss;
+		addresses_known(p, c, &ai);
+		return;
+	}
+	if (resolver_submit(p->res, c->id, r->host) < 0) {
+		reply(p, c, 502, "error", "cannot start name resolution");
+		return;
+	}
+	c->st = S_RESOLVE;
+	c->deadline = ward_now_ns() + RESOLVE_TIMEOUT_NS;
+}
+
+static void read_head(struct ward_proxy *p, struct conn *c)
+{
+	char reason[WARD_NET_RULE_MAX];
+	int status, rc;
+	ssize_t n;
+
+	if (!buf_alloc(&c->head)) {
+		conn_kill(p, c);
+		return;
+	}
+	n = read(c->cl.fd, c->head.data + c->head.end, HEAD_READ_MAX - c->head.end);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		snprintf(c->rec.rule, sizeof(c->rec.rule), "client closed before a request");
+		conn_kill(p, c);
+		return;
+	}
+	c->head.end += (size_t)n;
+	rc = ward_http_parse_request(c->head.data, c->head.end, &c->req, &status, reason,
+				     sizeof(reason));
+	if (rc == 0 && c->head.end == HEAD_READ_MAX) {
+		rc = -1;
+		status = 431;
+		snprintf(reason, sizeof(reason), "request head larger than %d bytes", HEAD_READ_MAX);
+	}
+	if (rc < 0) {
+		/* what can be said about it, for the record */
+		size_t m = strcspn(c->head.data, " \r\n");
+
+		if (m < sizeof(c->rec.method) && m < c->head.end)
+			snprintf(c->rec.method, sizeof(c->rec.method), "%.*s", (int)m, c->head.data);
+		reply(p, c, status, "deny", reason);
+		return;
+	}
+	if (rc == 1)
+		head_complete(p, c);
+}
+
+/* Move bytes from fd into b; returns false at end of file or error. */
+static bool fill(int fd, struct buffer *b, bool *eof)
+{
+	ssize_t n;
+
+	if (b->start == b->end)
+		b->start = b->end = 0;
+	if (b->end == BUF_SIZE)
+		return true;
+	n = read(fd, b->data + b->end, BUF_SIZE - b->end);
+	if (n > 0) {
+		b->end += (size_t)n;
+		return true;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	*eof = true;
+	return n == 0;
+}
+
+/* Write what b holds to fd; false on error. */
+static bool drain(int fd, struct buffer *b, uint64_t *count)
+{
+	while (b->start < b->end) {
+		ssize_t n = send(fd, b->data + b->start, b->end - b->start, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		if (n <= 0)
+			return false;
+		b->start += (size_t)n;
+		*count += (uint64_t)n;
+	}
+	b->start = b->end = 0;
+	return true;
+}
+
+/* Pipe sizing. Each direction starts with the kernel's default pipe
+ * (64 KiB); on loopback a bulk transfer then costs a wake-up and a context
+ * switch per pipe-full, and a 1 MiB pipe cuts the proxy's CPU per byte by
+ * about 40 %. Big pipes are charged to the user's pipe memory, and past
+ * /proc/sys/fs/pipe-user-pages-soft the kernel gives an unprivileged user's
+ * new pipes a single page (every sandbox of that user, not only this proxy).
+ * So a direction grows only once it has carried WARD_PIPE_GROW_AFTER bytes (a
+ * download, not a request or a TLS handshake), once, and only while all
+ * grown pipes of the proxy fit in a quarter of the soft limit: with the
+ * default 64 MiB limit, 16 bulk tunnels at once get 1 MiB pipes, the rest
+ * keep the default. A failed resize leaves the pipe as it was. */
+/* one splice call moves what a (grown) pipe can hold; the kernel stops at
+ * the pipe's free room and at what the socket has queued */
+#define SPLICE_LEN WARD_PIPE_BIG_MAX
+#define PIPE_DEFAULT (64 * 1024)
+
+void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, size_t *budget)
+{
+	if (page <= 0)
+		page = 4096;
+	/* an unprivileged caller may not exceed pipe-max-size */
+	*big = max_size > 0 && max_size < WARD_PIPE_BIG_MAX ? (size_t)max_size : WARD_PIPE_BIG_MAX;
+	*budget = soft_pages > 0 ? (size_t)soft_pages * (size_t)page / 4
+				 : WARD_PIPE_BUDGET_UNLIMITED;
+}
+
+size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget)
+{
+	if (moved < WARD_PIPE_GROW_AFTER || big <= PIPE_DEFAULT || grown + big > budget)
+		return 0;
+	return big;
+}
+
+static long read_proc_long(const char *path, long fallback)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return fallback;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return fallback;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+static void pipe_policy_init(struct ward_proxy *p)
+{
+	ward_pipe_policy(read_proc_long("/proc/sys/fs/pipe-max-size", WARD_PIPE_BIG_MAX),
+			 read_proc_long("/proc/sys/fs/pipe-user-pages-soft", 16384),
+			 sysconf(_SC_PAGESIZE), &p->pipe_big, &p->pipe_budget);
+}
+
+/* After a direction has moved `moved` bytes: give its pipe the big size
+ * when it is a bulk transfer and the budget allows. */
+static void pipe_maybe_grow(struct ward_proxy *p, struct pipe_flow *f, uint64_t moved)
+{
+	size_t want;
+	int got;
+
+	if (f->sized || f->fd[0] < 0 || moved < WARD_PIPE_GROW_AFTER)
+		return;
+	f->sized = true;
+	want = ward_pipe_grow_size(moved, p->pipe_grown, p->pipe_big, p->pipe_budget);
+	if (!want)
+		return;
+	got = fcntl(f->fd[1], F_SETPIPE_SZ, (int)want);
+	if (got <= 0)
+		return; /* EPERM past the soft limit, ENOMEM: the default pipe still works */
+	f->grown = (size_t)got;
+	p->pipe_grown += f->grown;
+}
+
+/* src -> the direction's pipe, or its buffer. false on a read error
+ * (*eof is then set too). */
+static bool flow_in(int src, struct buffer *b, struct pipe_flow *f, bool *eof)
+{
+	ssize_t n;
+
+	if (f->fd[0] < 0)
+		return fill(src, b, eof);
+	if (f->full)
+		return true;
+	n = splice(src, NULL, f->fd[1], NULL, SPLICE_LEN, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	if (n > 0) {
+		f->n += (size_t)n;
+		return true;
+	}
+	if (n == 0) {
+		*eof = true;
+		return true;
+	}
+	if (errno == EINTR)
+		return true;
+	if (errno == EAGAIN) {
+		/* either nothing to read or no room in the pipe; with bytes in
+		 * it, assume no room (a drain clears this) so that a readable
+		 * socket does not spin the loop */
+		f->full = f->n > 0;
+		return true;
+	}
+	*eof = true;
+	return false;
+}
+
+/* The buffer, then the pipe, -> dst. false on a write error. */
+static bool flow_out(int dst, struct buffer *b, struct pipe_flow *f, uint64_t *count)
+{
+	if (!drain(dst, b, count))
+		return false;
+	if (b->start < b->end || f->fd[0] < 0)
+		return true;
+	while (f->n) {
+		ssize_t n = splice(f->fd[0], NULL, dst, NULL, f->n, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+		if (n > 0) {
+			f->n -= (size_t)n;
+			*count += (uint64_t)n;
+			f->full = false;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN;
+	}
+	return true;
+}
+
+static bool flow_pending(const struct buffer *b, const struct pipe_flow *f)
+{
+	return b->start < b->end || f->n > 0;
+}
+
+static bool flow_room(const struct buffer *b, const struct pipe_flow *f)
+{
+	return f->fd[0] >= 0 ? !f->full : b->end < BUF_SIZE;
+}
+
+/* Bytes just read from the client for a forwarded request: cut at the
+ * body's end (anything after it is not forwarded). */
+static bool clip_body(struct conn *c, size_t before)
+{
+	size_t n = c->to_up.end - before;
+
+	if (!c->http)
+		return true;
+	if (c->cl_done) {
+		c->to_up.end = before;
+		return true;
+	}
+	if (c->body.chunked) {
+		bool done = false;
+		ssize_t k = ward_chunked_feed(&c->chunk, c->to_up.data + before, n, &done);
+
+		if (k < 0)
+			return false;
+		c->to_up.end = before + (size_t)k;
+		c->cl_done = done;
+	} else {
+		if (n > c->body_left)
+			n = (size_t)c->body_left;
+		c->body_left -= n;
+		c->to_up.end = before + n;
+		c->cl_done = c->body_left == 0;
+	}
+	return true;
+}
+
+static void update_interest(struct ward_proxy *p, struct conn *c)
+{
+	uint32_t cl = 0, up = 0;
+
+	switch (c->st) {
+	case S_HEAD:
+		cl = EPOLLIN;
+		break;
+	case S_RESOLVE:
+		cl = 0;
+		break;
+	case S_CONNECT:
+		up = EPOLLOUT;
+		break;
+	case S_REPLY:
+		cl = EPOLLOUT;
+		break;
+	case S_RELAY:
+		if (!c->cl_eof && !c->cl_done && flow_room(&c->to_up, &c->up_pipe))
+			cl |= EPOLLIN;
+		if (flow_pending(&c->to_cl, &c->cl_pipe))
+			cl |= EPOLLOUT;
+		if (!c->up_eof && flow_room(&c->to_cl, &c->cl_pipe))
+			up |= EPOLLIN;
+		if (flow_pending(&c->to_up, &c->up_pipe))
+			up |= EPOLLOUT;
+		break;
+	}
+	set_events(p, &c->cl, cl);
+	set_events(p, &c->up, up);
+}
+
+/* After I/O in relay: half-close and finish as the ends say. */
+static void relay_progress(struct ward_proxy *p, struct conn *c)
+{
+	pipe_maybe_grow(p, &c->cl_pipe, c->rec.bytes_down);
+	pipe_maybe_grow(p, &c->up_pipe, c->rec.bytes_up);
+	if (c->up.fd < 0) {
+		/* the upstream is gone: nothing reaches it */
+		c->to_up.start = c->to_up.end = 0;
+		c->up_pipe.n = 0;
+	}
+	bool up_sent = !flow_pending(&c->to_up, &c->up_pipe),
+	     cl_sent = !flow_pending(&c->to_cl, &c->cl_pipe);
+
+	if (c->cl_eof && up_sent && !c->up_shut && !c->http) {
+		shutdown(c->up.fd, SHUT_WR);
+		c->up_shut = true;
+	}
+	if (c->up_eof && cl_sent) {
+		/* The upstream is done and all it sent was delivered. A tunnel
+		 * half-closes and waits for the client; a forwarded request is
+		 * complete. */
+		if (c->http || c->cl_eof) {
+			conn_kill(p, c);
+			return;
+		}
+		if (!c->cl_shut) {
+			shutdown(c->cl.fd, SHUT_WR);
+			c->cl_shut = true;
+		}
+	}
+	if (c->cl_eof && c->http && !c->cl_done) {
+		/* the client gave up in the middle of its request */
+		conn_kill(p, c);
+		return;
+	}
+	if (c->cl_eof && c->up_eof && up_sent && cl_sent)
+		conn_kill(p, c);
+}
+
+static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
+{
+	switch (c->st) {
+	case S_HEAD:
+		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			read_head(p, c);
+		return;
+	case S_REPLY:
+		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down) || c->to_cl.start == c->to_cl.end) {
+			c->rec.bytes_down = 0; /* the proxy's own answer is no upstream data */
+			conn_kill(p, c);
+		}
+		return;
+	case S_RESOLVE:
+	case S_CONNECT:
+		if (ev & (EPOLLHUP | EPOLLERR)) {
+			snprintf(c->rec.rule, sizeof(c->rec.rule), "client went away");
+			conn_kill(p, c);
+		}
+		return;
+	case S_RELAY:
+		break;
+	}
+	if (ev & EPOLLOUT) {
+		if (!flow_out(c->cl.fd, &c->to_cl, &c->cl_pipe, &c->rec.bytes_down)) {
+			conn_kill(p, c);
+			return;
+		}
+	}
+	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->cl_eof && !c->cl_done) {
+		size_t before = c->to_up.end;
+
+		if (!flow_in(c->cl.fd, &c->to_up, &c->up_pipe, &c->cl_eof)) {
+			conn_kill(p, c);
+			return;
+		}
+		if (!clip_body(c, before)) {
+			conn_kill(p, c);
+			return;
+		}
+		if (flow_pending(&c->to_up, &c->up_pipe) &&
+		    !flow_out(c->up.fd, &c->to_up, &c->up_pipe, &c->rec.bytes_up)) {
+			conn_kill(p, c);
+			return;
+		}
+	}
+	/* Level-triggered hang-ups fire until the fd is gone: a client that
+	 * closed both ways can take nothing more. */
+	if ((ev & (EPOLLHUP | EPOLLERR)) && (c->cl_eof || c->cl_done)) {
+		conn_kill(p, c);
+		return;
+	}
+	relay_progress(p, c);
+}
+
+static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
+{
+	if (c->st == S_CONNECT) {
+		int e = 0;
+		socklen_t l = sizeof(e);
+
+		if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+			e = errno;
+		if (e == 0 && (ev & EPOLLERR))
+			e = ECONNREFUSED;
+		if (e) {
+			try_next_address(p, c, e);
+			return;
+		}
+		upstream_ready(p, c);
+		ev = EPOLLOUT;
+	}
+	if (c->st != S_RELAY)
+		return;
+	if (ev & EPOLLOUT) {
+		if (!flow_out(c->up.fd, &c->to_up, &c->up_pipe, &c->rec.bytes_up)) {
+			conn_kill(p, c);
+			return;
+		}
+	}
+	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->up_eof) {
+		/* a reset upstream ends like a closed one: what was relayed
+		 * stays relayed */
+		if (!flow_in(c->up.fd, &c->to_cl, &c->cl_pipe, &c->up_eof))
+			c->up_eof = true;
+		if (flow_pending(&c->to_cl, &c->cl_pipe) &&
+		    !flow_out(c->cl.fd, &c->to_cl, &c->cl_pipe, &c->rec.bytes_down)) {
+			conn_kill(p, c);
+			return;
+		}
+	}
+	if ((ev & (EPOLLHUP | EPOLLERR)) && c->up_eof)
+		close_endpoint(p, &c->up); /* nothing more to read or write there */
+	relay_progress(p, c);
+}
+
+static void accept_all(struct ward_proxy *p, struct endpoint *l)
+{
+	for (;;) {
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct conn *c;
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* a level-triggered listener would fire again at
+				 * once: rest until a connection ends */
+				for (size_t i = 0; i < p->n_listeners; i++)
+					set_events(p, p->listeners[i], 0);
+				p->paused = true;
+			}
+			return;
+		}
+		if (p->n_conns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			continue;
+		}
+		c->id = ++p->next_id;
+		c->cl = (struct endpoint){ K_CLIENT, c, fd, 0 };
+		c->up = (struct endpoint){ K_UPSTREAM, c, -1, 0 };
+		c->up_pipe.fd[0] = c->up_pipe.fd[1] = c->cl_pipe.fd[0] = c->cl_pipe.fd[1] = -1;
+		c->started_ns = ward_now_ns();
+		c->deadline = c->started_ns + HEAD_TIMEOUT_NS;
+		c->rec.time_ms = unix_ms();
+		if (watch(p, &c->cl, EPOLLIN) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+		p->n_conns++;
+	}
+}
+
+static struct conn *find_conn(struct ward_proxy *p, uint64_t id)
+{
+	for (struct conn *c = p->conns; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+static void resolved(struct ward_proxy *p)
+{
+	struct job *done, *j;
+	uint64_t v;
+
+	if (read(p->res->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&p->res->mu);
+	done = p->res->done;
+	p->res->done = NULL;
+	pthread_mutex_unlock(&p->res->mu);
+	while ((j = done)) {
+		struct conn *c = find_conn(p, j->conn_id);
+
+		done = j->next;
+		if (c && c->st == S_RESOLVE) {
+			if (j->gai != 0) {
+				char reason[WARD_NET_RULE_MAX];
+
+				snprintf(reason, sizeof(reason), "cannot resolve '%s': %s", j->host,
+					 gai_strerror(j->gai));
+				reply(p, c, 502, "error", reason);
+			} else {
+				addresses_known(p, c, j->res);
+			}
+			if (!c->dead)
+				update_interest(p, c);
+		}
+		if (j->res)
+			freeaddrinfo(j->res);
+		free(j);
+	}
+}
+
+static void handover(struct ward_proxy *p)
+{
+	char data[1];
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(p->handover->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int fd = -1;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	for (cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	close_endpoint(p, p->handover);
+	free(p->handover);
+	p->handover = NULL;
+	if (fd >= 0) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		ward_proxy_add_listener(p, fd, NULL);
+	}
+}
+
+void ward_proxy_dispatch(struct ward_proxy *p)
+{
+	struct epoll_event evs[64];
+	long long now;
+	int n, i;
+
+	n = epoll_wait(p->ep, evs, ARRAY_SIZE(evs), 0);
+	for (i = 0; i < n; i++) {
+		struct endpoint *e = evs[i].data.ptr;
+		struct conn *c = e->c;
+
+		switch (e->kind) {
+		case K_LISTENER:
+			accept_all(p, e);
+			break;
+		case K_HANDOVER:
+			handover(p);
+			break;
+		case K_RESOLVER:
+			resolved(p);
+			break;
+		case K_CLIENT:
+		case K_UPSTREAM:
+			if (c->dead)
+				break;
+			if (e->kind == K_CLIENT)
+				on_client(p, c, evs[i].events);
+			else
+				on_upstream(p, c, evs[i].events);
+			if (!c->dead)
+				update_interest(p, c);
+			break;
+		}
+	}
+	now = ward_now_ns();
+	for (struct conn *c = p->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->deadline || c->deadline > now)
+			continue;
+		if (c->st == S_HEAD || c->st == S_REPLY) {
+			snprintf(c->rec.rule, sizeof(c->rec.rule), "%s",
+				 c->st == S_HEAD ? "no complete request in time" : c->rec.rule);
+			conn_kill(p, c);
+		} else if (c->st == S_RESOLVE) {
+			reply(p, c, 504, "error", "name resolution timed out");
+			update_interest(p, c);
+		} else if (c->st == S_CONNECT) {
+			try_next_address(p, c, ETIMEDOUT);
+			if (!c->dead)
+				update_interest(p, c);
+		}
+	}
+	while (p->dead) {
+		struct conn *c = p->dead;
+
+		p->dead = c->next;
+		conn_free(c);
+	}
+}
+
+long long ward_proxy_deadline(const struct ward_proxy *p)
+{
+	long long d = 0;
+
+	for (const struct conn *c = p->conns; c; c = c->next)
+		if (c->deadline && (!d || c->deadline < d))
+			d = c->deadline;
+	return d;
+}
+
+int ward_proxy_fd(const struct ward_proxy *p)
+{
+	return p->ep;
+}
+
+int ward_proxy_add_listener(struct ward_proxy *p, int fd, struct ward_error **err)
+{
+	struct endpoint *e;
+
+	if (p->n_listeners == ARRAY_SIZE(p->listeners) || !(e = calloc(1, sizeof(*e)))) {
+		close(fd);
+		return ward_error_make(err, ENOMEM, "proxy listener");
+	}
+	*e = (struct endpoint){ K_LISTENER, NULL, fd, 0 };
+	if (watch(p, e, EPOLLIN) < 0) {
+		int saved = errno;
+
+		close(fd);
+		free(e);
+		return ward_error_make(err, saved, "watch the proxy's listener");
+	}
+	p->listeners[p->n_listeners++] = e;
+	return 0;
+}
+
+int ward_proxy_add_handover(struct ward_proxy *p, int unix_fd, struct ward_error **err)
+{
+	struct endpoint *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		close(unix_fd);
+		return ward_error_make(err, ENOMEM, "proxy");
+	}
+	*e = (struct endpoint){ K_HANDOVER, NULL, unix_fd, 0 };
+	if (watch(p, e, EPOLLIN) < 0) {
+		int saved = errno;
+
+		close(unix_fd);
+		free(e);
+		return ward_error_make(err, saved, "watch the hand-over socket");
+	}
+	p->handover = e;
+	return 0;
+}
+
+/* The host's own addresses: a proxy on the host must not be a way into
+ * services listening on them. */
+static void own_addresses(struct ward_proxy *p)
+{
+	struct ifaddrs *ifa, *x;
+	size_t n = 0;
+
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (x = ifa; x; x = x->ifa_next)
+		n += x->ifa_addr && (x->ifa_addr->sa_family == AF_INET ||
+				     x->ifa_addr->sa_family == AF_INET6);
+	p->own = calloc(n ? n : 1, sizeof(*p->own));
+	for (x = ifa; p->own && x; x = x->ifa_next) {
+		if (!x->ifa_addr)
+			continue;
+		if (x->ifa_addr->sa_family == AF_INET)
+			memcpy(&p->own[p->n_own++], x->ifa_addr, sizeof(struct sockaddr_in));
+		else if (x->ifa_addr->sa_family == AF_INET6)
+			memcpy(&p->own[p->n_own++], x->ifa_addr, sizeof(struct sockaddr_in6));
+	}
+	freeifaddrs(ifa);
+}
+
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
+struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_fd,
+				  struct ward_error **err)
+{
+	struct ward_proxy *p = calloc(1, sizeof(*p));
+	size_t i;
+
+	if (!p) {
+		ward_error_make(err, ENOMEM, "proxy");
+		return NULL;
+	}
+	p->ep = -1;
+	p->log_fd = log_fd;
+	pipe_policy_init(p);
+	if (ward_netpolicy_copy(&p->policy, policy, err) < 0) {
+		ward_netpolicy_init(&p->policy);
+		goto fail;
+	}
+	p->inject = calloc(policy->n_creds ? policy->n_creds : 1, sizeof(*p->inject));
+	if (!p->inject) {
+		ward_error_make(err, ENOMEM, "proxy");
+		goto fail;
+	}
+	for (i = 0; i < policy->n_creds; i++) {
+		char *v = ward_net_expand(policy->creds[i].value, env_lookup, err);
+
+		if (!v) {
+			ward_error_prefix(*err, "credential for '%s'", policy->creds[i].host);
+			goto fail;
+		}
+		p->inject[i].name = p->policy.creds[i].header;
+		p->inject[i].value = v;
+	}
+	p->ep = epoll_create1(EPOLL_CLOEXEC);
+	p->res = calloc(1, sizeof(*p->res));
+	if (p->ep < 0 || !p->res) {
+		ward_error_make(err, p->ep < 0 ? errno : ENOMEM, "proxy");
+		goto fail;
+	}
+	pthread_mutex_init(&p->res->mu, NULL);
+	pthread_cond_init(&p->res->cv, NULL);
+	p->res->refs = 1;
+	p->res->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->res->efd < 0) {
+		ward_error_make(err, errno, "eventfd");
+		goto fail;
+	}
+	p->res_ep = (struct endpoint){ K_RESOLVER, NULL, p->res->efd, 0 };
+	if (watch(p, &p->res_ep, EPOLLIN) < 0) {
+		ward_error_make(err, errno, "epoll_ctl");
+		goto fail;
+	}
+	own_addresses(p);
+	return p;
+fail:
+	ward_proxy_free(p);
+	return NULL;
+}
+
+void ward_proxy_finish(struct ward_proxy *p, struct ward_net_record **records, size_t *n)
+{
+	while (p->conns) {
+		struct conn *c = p->conns;
+
+		if (!c->rec.rule[0])
+			snprintf(c->rec.rule, sizeof(c->rec.rule), "sandbox ended");
+		else if (c->st != S_RELAY && c->st != S_REPLY)
+			snprintf(c->rec.rule + strlen(c->rec.rule),
+				 sizeof(c->rec.rule) - strlen(c->rec.rule), "; sandbox ended");
+		conn_kill(p, c);
+	}
+	while (p->dead) {
+		struct conn *c = p->dead;
+
+		p->dead = c->next;
+		conn_free(c);
+	}
+	*records = p->records;
+	*n = p->n_records;
+	p->records = NULL;
+	p->n_records = p->cap_records = 0;
+}
+
+void ward_proxy_free(struct ward_proxy *p)
+{
+	size_t i, n;
+	struct ward_net_record *r;
+
+	if (!p)
+		return;
+	ward_proxy_finish(p, &r, &n);
+	free(r);
+	for (i = 0; i < p->n_listeners; i++) {
+		close_endpoint(p, p->listeners[i]);
+		free(p->listeners[i]);
+	}
+	if (p->handover) {
+		close_endpoint(p, p->handover);
+		free(p->handover);
+	}
+	if (p->res) {
+		if (p->res->efd >= 0 && p->ep >= 0)
+			epoll_ctl(p->ep, EPOLL_CTL_DEL, p->res->efd, NULL);
+		pthread_mutex_lock(&p->res->mu);
+		p->res->stop = true;
+		pthread_cond_signal(&p->res->cv);
+		pthread_mutex_unlock(&p->res->mu);
+		resolver_unref(p->res);
+	}
+	if (p->ep >= 0)
+		close(p->ep);
+	if (p->inject)
+		for (i = 0; i < p->policy.n_creds; i++)
+			free((char *)p->inject[i].value);
+	free(p->inject);
+	free(p->own);
+	ward_netpolicy_release(&p->policy);
+	free(p);
+}

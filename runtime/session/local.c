@@ -1,0 +1,489 @@
+/* session/local.c — a session's commands on this host: a fresh sandbox per
+ * command (ward_run), or one long-lived sandbox whose init forks each
+ * (core/agent.c), supervised from here. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/core/core-internal.h"
+#include "runtime/session/session-internal.h"
+#include "runtime/util/util-internal.h"
+#include "ward/outbuf.h"
+#include "ward/workdir.h"
+
+/* Read what fd 3 holds once the command is over. Non-blocking: without a
+ * sandbox a process that left the command's group might hold it open. */
+static void read_side(int fd, struct session_outcome *out)
+{
+	char buf[2 * PATH_MAX + 4];
+	size_t got = 0;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (got < sizeof(buf)) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	ward_session_parse_cwd(buf, got, out);
+}
+
+static size_t count(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* ---- a fresh sandbox per command --------------------------------------------- */
+
+/* After a command in overlay mode (changes_lock held): the set stays kept
+ * under the session's name, the first one that changed anything starts it. */
+static void keep_changes(struct ward_session *s, struct ward_result *res)
+{
+	struct ward_workdir_report *w = res->workdir;
+	struct ward_error *e = NULL;
+
+	if (!w || !w->changes)
+		return;
+	if (s->changes) {
+		/* a continued set: kept under its name already */
+		snprintf(w->change_action, sizeof(w->change_action), "kept");
+		return;
+	}
+	if (ward_changeset_count(w->changes) == 0)
+		return; /* nothing yet: dropped with the result */
+	if (ward_changeset_keep(w->changes, w->change_name, sizeof(w->change_name), &e) < 0) {
+		/* the command ran; its result says why its changes are lost */
+		if (!res->error) {
+			res->error = e;
+			res->exit_code = WARD_EXIT_OWN_ERROR;
+		} else {
+			ward_error_free(e);
+		}
+		return;
+	}
+	snprintf(w->change_action, sizeof(w->change_action), "kept");
+	s->changes = strdup(w->change_name);
+}
+
+static int fresh_exec(struct ward_session *s, const struct session_job *job,
+		      struct ward_result *res, struct session_outcome *out, struct ward_error **err)
+{
+	struct ward_config c = s->cfg; /* shallow: this command's settings differ */
+	_cleanup_free_ char *script = ward_session_script(s, job);
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", script, NULL };
+	int side[2], rc;
+
+	if (!script)
+		return ward_error_make(err, ENOMEM, "session");
+	if (pipe2(side, O_CLOEXEC) < 0)
+		return ward_error_make(err, errno, "pipe");
+	c.clearenv = true;
+	c.setenv = job->env;
+	c.n_setenv = count(job->env);
+	c.timeout = job->timeout;
+	c.pass_fd = side[1];
+	c.forward_signals = job->forward_signals;
+	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
+		/* over the session's set: each command sees the ones before */
+		pthread_mutex_lock(&s->changes_lock);
+		if (s->changes && !ward_session_changes_exist(s)) {
+			free(s->changes); /* applied or discarded from outside meanwhile */
+			s->changes = NULL;
+		}
+		c.continue_changes = s->changes;
+		rc = ward_run(&c, argv, res, err);
+		if (rc == 0)
+			keep_changes(s, res);
+		pthread_mutex_unlock(&s->changes_lock);
+	} else {
+		rc = ward_run(&c, argv, res, err);
+	}
+	close(side[1]);
+	if (rc == 0)
+		read_side(side[0], out);
+	close(side[0]);
+	return rc;
+}
+
+int ward_session_local_open(struct ward_session *s, struct ward_error **err);
+
+const struct session_backend ward_session_local_fresh = {
+	.name = "local",
+	.exec = fresh_exec,
+	.close = NULL,
+};
+
+/* ---- one sandbox for the session ---------------------------------------------- */
+
+struct shared {
+	pthread_mutex_t lock;   /* ctl, the sandbox's life */
+	int ctl;                /* our end of the control socket, -1 when none */
+	struct agent_start a;   /* pid, pidfd, what was applied */
+	bool dead;
+};
+
+static void shared_stop(struct shared *sh)
+{
+	if (sh->ctl >= 0)
+		close(sh->ctl); /* init reads end of file and exits; the kernel kills the rest */
+	sh->ctl = -1;
+	/* the sandbox, then its placeholders and run records */
+	ward_run_stop_agent(&sh->a);
+}
+
+static int shared_start(struct ward_session *s, struct shared *sh, struct ward_error **err)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return ward_error_make(err, errno, "socketpair");
+	if (ward_run_start_agent(&s->cfg, sv[1], &sh->a, err) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		sh->a.pidfd = -1;
+		return -1;
+	}
+	close(sv[1]);
+	sh->ctl = sv[0];
+	sh->dead = false;
+	return 0;
+}
+
+/* The script and the environment, for the leader to map. */
+static int make_blob(const char *script, char *const *env, struct ward_error **err)
+{
+	int fd = memfd_create("ward-command", MFD_CLOEXEC);
+	size_t i;
+
+	if (fd < 0)
+		return ward_error_make(err, errno, "memfd_create");
+	if (ward_write_all(fd, script, strlen(script) + 1) < 0)
+		goto fail;
+	for (i = 0; env && env[i]; i++)
+		if (ward_write_all(fd, env[i], strlen(env[i]) + 1) < 0)
+			goto fail;
+	return fd;
+fail:
+	ward_error_make(err, errno, "write the command");
+	close(fd);
+	return -1;
+}
+
+static int send_job(struct shared *sh, const struct agent_msg *m, const int fds[AGENT_NFDS])
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * AGENT_NFDS)];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	memset(c.buf, 0, sizeof(c.buf));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * AGENT_NFDS);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * AGENT_NFDS);
+	return sendmsg(sh->ctl, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+}
+
+/* Grace after the deadline for the leader's own kill and report; past it the
+ * whole sandbox is killed from here. */
+#define BACKSTOP_NS (5LL * 1000000000)
+
+enum { EV_OUT, EV_ERR, EV_REP, EV_SIDE, EV_CANCEL };
+
+static int shared_exec(struct ward_session *s, const struct session_job *job,
+		       struct ward_result *res, struct session_outcome *out, struct ward_error **err)
+{
+	struct shared *sh = s->backend_data;
+	_cleanup_free_ char *script = ward_session_script(s, job);
+	_cleanup_free_ char *chunk = malloc(65536);
+	struct ward_outbuf *ob = NULL, *eb = NULL;
+	struct agent_report rep = { 0 };
+	char side[2 * PATH_MAX + 4];
+	size_t side_len = 0, rep_len = 0;
+	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_side[2] = { -1, -1 },
+	    p_rep[2] = { -1, -1 }, blob = -1, ep = -1, rc = -1, open_fds;
+	struct agent_msg m = { .magic = AGENT_MAGIC, .timeout_s = job->timeout };
+	long long start = ward_now_ns(), backstop;
+	bool lost = false, killed = false, cancelled = false;
+
+	memset(res, 0, sizeof(*res));
+	if (!script || !chunk)
+		return ward_error_make(err, ENOMEM, "session");
+	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
+	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
+	if (!eb)
+		goto out;
+	if (pipe2(p_out, O_CLOEXEC) < 0 || pipe2(p_err, O_CLOEXEC) < 0 ||
+	    pipe2(p_side, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0) {
+		ward_error_make(err, errno, "pipe");
+		goto out;
+	}
+	blob = make_blob(script, job->env, err);
+	if (blob < 0)
+		goto out;
+
+	pthread_mutex_lock(&sh->lock);
+	{
+		int fds[AGENT_NFDS] = { blob, p_out[1], p_err[1], p_side[1], p_rep[1] };
+		int attempt;
+
+		for (attempt = 0;; attempt++) {
+			struct ward_error *e = NULL;
+
+			if (!sh->dead && send_job(sh, &m, fds) == 0)
+				break;
+			if (attempt == 1) {
+				pthread_mutex_unlock(&sh->lock);
+				ward_error_make(&res->error, errno,
+						"send the command to the session's sandbox");
+				res->exit_code = WARD_EXIT_OWN_ERROR;
+				rc = 0;
+				goto out;
+			}
+			/* Killed at a deadline, or gone: a new sandbox, with the
+			 * session's state (which lives here) intact. */
+			shared_stop(sh);
+			if (shared_start(s, sh, &e) < 0) {
+				sh->dead = true;
+				pthread_mutex_unlock(&sh->lock);
+				res->error = e;
+				res->exit_code = WARD_EXIT_OWN_ERROR;
+				rc = 0;
+				goto out;
+			}
+		}
+	}
+	pthread_mutex_unlock(&sh->lock);
+	close(blob);
+	blob = -1;
+	close(p_out[1]);
+	close(p_err[1]);
+	close(p_side[1]);
+	close(p_rep[1]);
+	p_out[1] = p_err[1] = p_side[1] = p_rep[1] = -1;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		ward_error_make(err, errno, "epoll_create1");
+		goto out;
+	}
+	{
+		int fds[] = { p_out[0], p_err[0], p_rep[0], p_side[0] };
+		int i;
+
+		for (i = 0; i < 4; i++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+
+			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+		}
+		if (s->cfg.cancel_fd >= 0) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_CANCEL };
+
+			epoll_ctl(ep, EPOLL_CTL_ADD, s->cfg.cancel_fd, &ev);
+		}
+	}
+	open_fds = 4;
+	backstop = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
+	while (open_fds > 0) {
+		struct epoll_event evs[4];
+		long long now = ward_now_ns();
+		int n, i;
+
+		n = epoll_wait(ep, evs, 4, now >= backstop ? 0 : (int)((backstop - now) / 1000000 + 1));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* The leader did not report in time: kill the whole sandbox. */
+			pthread_mutex_lock(&sh->lock);
+			if (sh->a.pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL, 0);
+			sh->dead = true;
+			pthread_mutex_unlock(&sh->lock);
+			killed = true;
+			backstop = ward_now_ns() + 3600LL * 1000000000;
+			if (n < 0)
+				break;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			int *fd = evs[i].data.u32 == EV_OUT   ? &p_out[0] :
+				  evs[i].data.u32 == EV_ERR   ? &p_err[0] :
+				  evs[i].data.u32 == EV_REP   ? &p_rep[0] :
+								&p_side[0];
+			ssize_t r;
+
+			if (evs[i].data.u32 == EV_CANCEL) {
+				/* the whole sandbox, now: its pipes then end */
+				epoll_ctl(ep, EPOLL_CTL_DEL, s->cfg.cancel_fd, NULL);
+				pthread_mutex_lock(&sh->lock);
+				if (sh->a.pidfd >= 0)
+					syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL,
+						0);
+				sh->dead = true;
+				pthread_mutex_unlock(&sh->lock);
+				cancelled = true;
+				continue;
+			}
+			if (evs[i].data.u32 == EV_REP)
+				r = read(*fd, (char *)&rep + rep_len, sizeof(rep) - rep_len);
+			else if (evs[i].data.u32 == EV_SIDE)
+				r = read(*fd, side + side_len, sizeof(side) - side_len);
+			else
+				r = read(*fd, chunk, 65536);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r > 0) {
+				if (evs[i].data.u32 == EV_OUT)
+					ward_outbuf_append(ob, chunk, (size_t)r);
+				else if (evs[i].data.u32 == EV_ERR)
+					ward_outbuf_append(eb, chunk, (size_t)r);
+				else if (evs[i].data.u32 == EV_REP)
+					rep_len += (size_t)r;
+				else
+					side_len += (size_t)r;
+				if (!(evs[i].data.u32 == EV_SIDE && side_len == sizeof(side)) &&
+				    !(evs[i].data.u32 == EV_REP && rep_len == sizeof(rep)))
+					continue;
+			}
+			epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
+			close(*fd);
+			*fd = -1;
+			open_fds--;
+		}
+	}
+	lost = rep_len != sizeof(rep);
+
+	{
+		uint64_t dropped = 0;
+
+		res->output = ward_output_combine(ob, eb, WARD_OUTPUT_MAX, &res->output_len, &dropped);
+		res->truncated_bytes = dropped;
+		res->stdout_bytes = ward_outbuf_total(ob);
+		res->stderr_bytes = ward_outbuf_total(eb);
+		res->stderr_text = ward_outbuf_render(eb, WARD_OUTPUT_MAX, &res->stderr_len, NULL);
+	}
+	res->sandboxed = true;
+	res->namespaces = sh->a.ns;
+	res->view = sh->a.view;
+	res->fenced = sh->a.fenced;
+	res->fences = sh->a.fences;
+	if (cancelled) {
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		res->signal = SIGKILL;
+		ward_error_make(&res->error, 0,
+				"cancelled: the session's sandbox was killed (ward is stopping)");
+	} else if (killed || (!lost && rep.timed_out)) {
+		res->started = true;
+		res->timed_out = true;
+		res->signal = SIGKILL;
+		res->exit_code = WARD_EXIT_TIMEOUT;
+		ward_error_make_kind(&res->error, WARD_ERR_TIMEOUT, 0,
+				     "command timed out after %d s", job->timeout);
+	} else if (lost || !rep.started) {
+		pthread_mutex_lock(&sh->lock);
+		sh->dead = sh->dead || lost;
+		pthread_mutex_unlock(&sh->lock);
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		ward_error_make(&res->error, lost ? 0 : rep.err_no,
+				lost ? "the session's sandbox ended before the command finished" :
+				       "start the command in the session's sandbox");
+	} else {
+		res->started = true;
+		if (WIFSIGNALED(rep.status)) {
+			res->signal = WTERMSIG(rep.status);
+			res->exit_code = 128 + res->signal;
+		} else {
+			res->exit_code = WEXITSTATUS(rep.status);
+		}
+		ward_session_parse_cwd(side, side_len, out);
+	}
+	rc = 0;
+out:
+	if (rc == 0 && !res->output)
+		res->output = strdup("");
+	if (rc == 0 && !res->stderr_text)
+		res->stderr_text = strdup("");
+	res->duration_ms = (ward_now_ns() - start) / 1000000;
+	{
+		int *fds[] = { p_out, p_err, p_side, p_rep };
+		int i;
+
+		for (i = 0; i < 4; i++) {
+			if (fds[i][0] >= 0)
+				close(fds[i][0]);
+			if (fds[i][1] >= 0)
+				close(fds[i][1]);
+		}
+	}
+	if (blob >= 0)
+		close(blob);
+	if (ep >= 0)
+		close(ep);
+	ward_outbuf_free(ob);
+	ward_outbuf_free(eb);
+	if (rc < 0)
+		ward_result_release(res);
+	return rc;
+}
+
+static void shared_close(struct ward_session *s)
+{
+	struct shared *sh = s->backend_data;
+
+	if (!sh)
+		return;
+	shared_stop(sh);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh);
+	s->backend_data = NULL;
+}
+
+const struct session_backend ward_session_local_shared = {
+	.name = "local",
+	.exec = shared_exec,
+	.close = shared_close,
+};
+
+int ward_session_local_open(struct ward_session *s, struct ward_error **err)
+{
+	struct shared *sh;
+
+	if (s->opt.isolation != WARD_SESSION_SHARED)
+		return 0;
+	if (s->cfg.mode == WARD_SANDBOX_OFF)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "shared isolation needs the sandbox (sandbox: required)");
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return ward_error_make(err, ENOMEM, "session");
+	pthread_mutex_init(&sh->lock, NULL);
+	sh->ctl = -1;
+	sh->a.pidfd = -1;
+	if (shared_start(s, sh, err) < 0) {
+		pthread_mutex_destroy(&sh->lock);
+		free(sh);
+		return -1;
+	}
+	s->backend_data = sh;
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* session-internal.h — what a session's backends share with session.c.
+ *
+ * session.c keeps the state (environment, aliases, history, directory) and
+ * sends each command, expanded and past the front door, to a backend:
+ * session/local.c (a fresh sandbox per command, or one shared sandbox whose
+ * init, core/agent.c, forks each command) or session/ssh.c (the remote
+ * host's own ward). */
+#ifndef WARD_SESSION_INTERNAL_H
+#define WARD_SESSION_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "ward/session.h"
+
+/* One command as a backend runs it. */
+struct session_job {
+	const char *command;   /* expanded */
+	char **env;            /* "K=V", NULL-terminated: the whole environment */
+	const char *cwd;       /* where it starts (inside path) */
+	const char *oldpwd;    /* for `cd -` */
+	bool strict_cwd;       /* cwd was asked for: not there is an error, not a fallback */
+	int timeout;           /* seconds */
+	bool forward_signals;  /* see ward_session_exec_options */
+};
+
+/* Where the command ended, as the backend learnt it. */
+struct session_outcome {
+	char *cwd, *oldpwd;    /* NULL: not reported (the command replaced the trap...) */
+	bool checked;          /* the backend already applied the policy (SSH: remote) */
+	char *refused;         /* with checked: the directory the remote refused */
+};
+
+struct session_backend {
+	const char *name;
+	/* Run the job, fill res (as ward_run does) and out. 0, or -1 with *err
+	 * when no result could be produced. May run in several threads at once. */
+	int (*exec)(struct ward_session *s, const struct session_job *job, struct ward_result *res,
+		    struct session_outcome *out, struct ward_error **err);
+	void (*close)(struct ward_session *s);
+};
+
+extern const struct session_backend ward_session_local_fresh;
+extern const struct session_backend ward_session_local_shared;
+extern const struct session_backend ward_session_ssh_backend;
+
+struct ward_session {
+	pthread_mutex_t lock;       /* the state below */
+	pthread_mutex_t run_lock;   /* held by a command that is not concurrent */
+	pthread_cond_t idle;        /* running dropped to 0 */
+	int running;
+	struct ward_config cfg;     /* the policy, owned */
+	struct ward_session_options opt;
+	char *workdir;              /* start directory (inside path) */
+	char *cwd, *oldpwd;
+	char **env;                 /* "K=V", NULL-terminated, owned */
+	char **alias_names, **alias_values;
+	size_t n_alias;
+	struct ward_history_entry *hist;
+	size_t n_hist, hist_bytes;
+	uint64_t next_id;
+	char **allowed;             /* directories the session may be in */
+	size_t n_allowed;
+	const struct session_backend *backend;
+	void *backend_data;
+	struct ward_ratelog own_log;  /* the rate limit's log, under lock */
+	struct ward_ratelog *ratelog; /* own_log, or a host's shared one */
+	pthread_mutex_t *rate_lock;   /* &lock, or the host's */
+	/* Overlay workdir mode: the kept change set the commands add to (NULL
+	 * until one changes something); changes_lock is held by a command over
+	 * it, and by apply and discard, so one at a time. */
+	pthread_mutex_t changes_lock;
+	char *changes;
+};
+
+/* The shell text a backend runs for a job: start in job->cwd (or fall back to
+ * the workdir with a note), restore OLDPWD, report the final directory and
+ * OLDPWD on fd 3 at exit, then the command. malloc'd, NULL on ENOMEM. */
+char *ward_session_script(const struct ward_session *s, const struct session_job *job);
+
+/* Parse what the script wrote on fd 3 ("DIR\nOLDPWD\n") into out. */
+void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome *out);
+
+/* Quote s for the shell ('...' with ' as '\''). malloc'd. */
+char *ward_shell_quote(const char *s);
+
+
+/* Whether the session's change set (s->changes) is still kept; changes_lock
+ * held. */
+bool ward_session_changes_exist(struct ward_session *s);
+
+/* Backends' setup, called by ward_session_new() after the state is ready. */
+int ward_session_local_open(struct ward_session *s, struct ward_error **err);
+int ward_session_ssh_open(struct ward_session *s, struct ward_error **err);
+
+#endif

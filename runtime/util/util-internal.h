@@ -1,0 +1,211 @@
+/* util-internal.h — cleanup attributes and small helpers shared by libward's
+ * modules. Not installed. */
+#ifndef WARD_UTIL_INTERNAL_H
+#define WARD_UTIL_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void cleanup_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
+#define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
+
+/* Hand ownership on: return the value and leave the variable empty. */
+#define steal_ptr(p)                                                                               \
+	({                                                                                         \
+		__typeof__(p) _tmp = (p);                                                          \
+		(p) = NULL;                                                                        \
+		_tmp;                                                                              \
+	})
+
+static inline int steal_fd(int *fd)
+{
+	int tmp = *fd;
+
+	*fd = -1;
+	return tmp;
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Write all of buf, retrying on EINTR and short writes. Returns 0 or -1. */
+int ward_write_all(int fd, const void *buf, size_t len);
+
+/* Read a small file whole into buf (NUL-terminated, trailing newline kept).
+ * Returns the length, or -1 with errno set. */
+ssize_t ward_read_file(const char *path, char *buf, size_t size);
+
+/* Write a string to a file (open O_WRONLY, one write). Returns 0 or -1. */
+int ward_write_file(const char *path, const char *s);
+
+/* Monotonic clock in nanoseconds. */
+long long ward_now_ns(void);
+
+/* "an object", "a string", "a number with a fraction"…: what a JSON value is,
+ * for messages naming a wrong type (request.c). */
+struct json_t;
+const char *ward_json_type_name(const struct json_t *v);
+
+/* The NULL-terminated list of names joined by ", " into buf (truncated to
+ * fit): the valid keys a message about an unknown one lists. Returns buf. */
+char *ward_names_join(const char *const *names, char *buf, size_t size);
+
+
+/* ---- hostpath.c and statedir.c: opening a host path that a person, a policy or the
+ * environment named (the state directory, --net-log, policy files) so that
+ * another local user cannot point ward at something else.
+ *
+ * The argument, as in OpenSSH's safe_path(): a path is ward's to use when
+ * every directory on it is owned by the caller or root and writable by no
+ * one else (a sticky directory such as /tmp excepted: others may add names
+ * there but not rename or remove ours). Then no one but the caller and root
+ * can change what the path names, so checking it once, from "/" down,
+ * holds for as long as ward uses it. Each directory is judged by lstat on
+ * the path walked so far (one system call a component: ward does this on
+ * every command); what the walk reached is then opened in one call that
+ * crosses no symbolic link (openat2 RESOLVE_NO_SYMLINKS) and checked to be
+ * the very directory judged (st_dev, st_ino). A symbolic link on the way is
+ * followed only when root or the caller owns it (as the kernel's
+ * fs.protected_symlinks does in sticky directories), and its target is
+ * walked and checked in turn; the last component of a file is never
+ * followed. The object itself is judged on the opened descriptor (fstat),
+ * so nothing can be swapped in between.
+ *
+ * ward_hostpath_judge() is the pure rule; the rest is the thin kernel part.
+ * Messages name the path and the reason:
+ *     network log '/srv/x/net.log': '/srv/x' is owned by uid 1001 (not you or root)
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "ward/error.h"
+
+enum ward_hostpath_role {
+	WARD_HOSTPATH_ANCESTOR,	    /* a directory on the way: root's or the caller's,
+				       writable by no one else unless sticky */
+	WARD_HOSTPATH_PRIVATE_DIR,  /* ward's state directory and what it makes in it:
+				       the caller's, writable by no one else */
+	WARD_HOSTPATH_PRIVATE_FILE, /* a file ward keeps there (the rate limit state):
+				       a regular file of the caller's, one link, writable
+				       by no one else */
+	WARD_HOSTPATH_CONFIG,	    /* a file ward takes rules from (a policy): the
+				       caller's or root's, writable by no one else */
+	WARD_HOSTPATH_LOG,	    /* a file ward appends to (--net-log): a regular
+				       file of the caller's or root's, one link,
+				       writable by no one else */
+};
+
+/* Whether st (from fstat on an opened descriptor) may serve as role for the
+ * user caller (pure). NULL when it may; otherwise the reason, written into
+ * why ("is owned by uid 1001 (not you or root)", "is writable by its group",
+ * "has 2 hard links", ...) and returned. */
+const char *ward_hostpath_judge(enum ward_hostpath_role role, const struct stat *st, uid_t caller,
+				char *why, size_t size);
+
+/* Whether a symbolic link (lstat) may be followed on the way (pure): only one
+ * that root or the caller owns. */
+bool ward_hostpath_may_follow(const struct stat *lst, uid_t caller);
+
+/* Open the directory `sub` below the directory `base` (both judged as
+ * ANCESTOR on every component; the last one of sub, or of base when sub is
+ * NULL, as PRIVATE_DIR when `private_dir`). base is absolute, or relative to
+ * the working directory; it must exist. With `create`, missing components of
+ * sub are made (mode 0700) as the walk meets them; without it a missing one
+ * ends the walk with WARD_HOSTPATH_ABSENT (the directory could be made: the
+ * walk up to it passed) and no descriptor. label names the path in messages
+ * ("state directory"). Returns an O_PATH descriptor (usable as the dirfd of
+ * the *at calls, and with fstat), WARD_HOSTPATH_ABSENT as said, or -1 with
+ * *err (errno in ->code: EPERM
+ * for a refusal, ELOOP for a symbolic link not followed, else what the
+ * kernel said). */
+#define WARD_HOSTPATH_ABSENT (-2)
+int ward_hostpath_open_dir(const char *label, const char *base, const char *sub, bool create,
+			   bool private_dir, struct ward_error **err);
+
+/* Open the file `path` with flags (O_RDONLY, O_WRONLY | O_APPEND | O_CREAT,
+ * ...; O_NOFOLLOW and O_CLOEXEC are added; a file made gets `mode`), the
+ * directories to it judged as ANCESTOR and the file as role (CONFIG, LOG or
+ * PRIVATE_FILE). A FIFO is accepted for CONFIG (read to its end by the
+ * caller), nothing else that is not a regular file. "/dev/stdin",
+ * "/dev/fd/N" and "/proc/self/fd/N" name one of the caller's own descriptors
+ * (--policy <(...)): that descriptor is duplicated, not judged. Returns the
+ * descriptor (blocking, close-on-exec) or -1 with *err as above. */
+int ward_hostpath_open_file(const char *label, const char *path, enum ward_hostpath_role role,
+			    int flags, mode_t mode, struct ward_error **err);
+
+/* ---- the state directory (statedir.c) ---------------------------------------------- */
+
+/* Where ward keeps its state (change sets, run records, the rate limit, the
+ * placeholders' pool), and why. Tried in order, the first usable one wins:
+ *   configured   the library's cfg->state_dir (then nothing else: a directory
+ *                named by the program is used or refused, never replaced)
+ *   $XDG_STATE_HOME/ward        (made with its missing parents)
+ *   $HOME/.local/state/ward     ($HOME must exist)
+ *   $XDG_RUNTIME_DIR/ward       ($XDG_RUNTIME_DIR must exist)
+ *   /tmp/ward-UID
+ *   /tmp/ward-UID.XXXXXX        when /tmp/ward-UID is another user's: the
+ *                first of ours found there, else a new one (mkdtemp), so the
+ *                rate limit's state still persists across invocations
+ * "Usable": every directory on the way passes ward_hostpath_open_dir(), the
+ * last one is the caller's with no group or other write. */
+struct ward_state_choice {
+	char *path;	    /* the directory (malloc'd; NULL: none) */
+	const char *source; /* "configured", "XDG_STATE_HOME", "HOME",
+			       "XDG_RUNTIME_DIR", "/tmp" */
+	int fd;		    /* O_PATH descriptor of it, -1 when not made yet */
+	char *skipped;	    /* "'PATH': reason\n" for each candidate passed over
+			       (malloc'd, NULL when none) */
+};
+
+/* Choose the state directory. With `create` it is made and opened (->fd);
+ * without, nothing is made on the host (doctor, lookups) and a candidate
+ * that could be made counts as usable. Returns 0, or -1 with *err when no
+ * candidate is usable (the message lists why each was passed over). */
+int ward_state_choose(const char *configured, bool create, struct ward_state_choice *c,
+		      struct ward_error **err);
+void ward_state_choice_release(struct ward_state_choice *c);
+
+/* Open (with create: make, mode 0700) the directory `name` in the state
+ * directory's descriptor, judged PRIVATE_DIR; `state` names it in messages.
+ * Returns an O_RDONLY | O_DIRECTORY descriptor, or -1 with *err (ENOENT
+ * without create when it is not there). */
+int ward_state_subdir(int state_fd, const char *state, const char *name, bool create,
+		      struct ward_error **err);
+
+/* Remove a tree (directories made writable first so that a command's
+ * chmod 0 does not stop it). Missing is fine. */
+int ward_rmtree(const char *path);
+
+/* The same for name in the directory dfd, never following a symbolic link. */
+int ward_rmtree_at(int dfd, const char *name);
+
+/* The state directory for cfg (its own, else ward_state_choose()'s), made
+ * and checked to be the caller's alone. malloc'd or NULL with err. */
+char *ward_state_dir_for(const char *configured, struct ward_error **err);
+
+/* The state directory (as ward_state_dir_for()) when its changes/NAME is
+ * there and, like changes/, a directory of the caller's alone; NULL with
+ * *err otherwise (InvalidParameters when there is no such set). */
+char *ward_changes_dir_checked(const char *configured, const char *name, struct ward_error **err);
+
+#endif
