@@ -316,7 +316,7 @@ static bool glob_any(char *const *items, size_t n, const char *s, int flags)
 	return false;
 }
 
-/* A path matched by a path/write glob (see filters/validators.rules). */
+/* A path matched by a path/write glob (see filters/validate/validators.rules). */
 static bool path_glob(const char *pat, const char *path)
 {
 	const char *s;
