@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/jschema-internal.h"
 #include "runtime/serve-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/env.h"
@@ -155,72 +156,34 @@ static int rpc_from(struct rpc_error *e, struct ward_error *w)
 
 /* ---- parameters -------------------------------------------------------------- */
 
-/* Each method lists its parameters; anything else is refused by name. */
-static int check_keys(json_t *params, const char *const *keys, struct rpc_error *e)
+/* The parameters against the method's shape (runtime/jschema-internal.h):
+ * jansson checks the types, the required keys and refuses any other by
+ * name; null stands for "not given"; no string holds a NUL. */
+static int params_unpack(json_t *params, struct rpc_error *e, const char *fmt, ...)
 {
-	const char *k;
-	json_t *v;
+	struct ward_error *w = NULL;
+	va_list ap;
+	int rc;
 
-	json_object_foreach(params, k, v) {
-		const char *const *p;
-		bool known = false;
-
-		(void)v;
-		for (p = keys; *p; p++)
-			known = known || strcmp(*p, k) == 0;
-		if (!known)
-			return rpc_fail(e, RPC_INVALID_PARAMS, "unknown parameter \"%s\"", k);
+	ward_jschema_drop_nulls(params);
+	va_start(ap, fmt);
+	rc = ward_jschema_vunpack(params, NULL, NULL, &w, fmt, ap);
+	va_end(ap);
+	if (rc == 0)
+		rc = ward_jschema_no_nul(params, NULL, &w);
+	if (rc < 0) {
+		rpc_fail(e, RPC_INVALID_PARAMS, "%s", w ? w->message : "out of memory");
+		ward_error_free(w);
 	}
-	return 0;
+	return rc;
 }
 
-static int p_string(json_t *params, const char *key, bool required, const char **out,
-		    struct rpc_error *e)
+/* An integer parameter's bounds, which a format cannot say. */
+static int p_range(const char *key, json_int_t v, long long lo, long long hi, struct rpc_error *e)
 {
-	json_t *v = json_object_get(params, key);
-
-	*out = NULL;
-	if (!v || json_is_null(v)) {
-		if (required)
-			return rpc_fail(e, RPC_INVALID_PARAMS, "missing parameter \"%s\"", key);
-		return 0;
-	}
-	if (!json_is_string(v))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be a string, got %s", key,
-				ward_json_type_name(v));
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must not contain NUL", key);
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int p_int(json_t *params, const char *key, long long lo, long long hi, long long *out,
-		 struct rpc_error *e)
-{
-	json_t *v = json_object_get(params, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be an integer, got %s", key,
-				ward_json_type_name(v));
-	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be from %lld to %lld, got %lld",
-				key, lo, hi, (long long)json_integer_value(v));
-	*out = json_integer_value(v);
-	return 0;
-}
-
-static int p_bool(json_t *params, const char *key, bool *out, struct rpc_error *e)
-{
-	json_t *v = json_object_get(params, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"%s\" must be a boolean, got %s", key,
-				ward_json_type_name(v));
-	*out = json_is_true(v);
+	if (v < lo || v > hi)
+		return rpc_fail(e, RPC_INVALID_PARAMS, "%s: must be from %lld to %lld, got %lld", key,
+				lo, hi, (long long)v);
 	return 0;
 }
 
@@ -345,12 +308,11 @@ fail:
  * the default session, made on first use. */
 static struct entry *take_session(struct server *sv, json_t *params, struct rpc_error *e)
 {
-	const char *id = NULL;
+	/* a string, when given: the method's shape was checked */
+	const char *id = json_string_value(json_object_get(params, "session"));
 	struct entry *found = NULL;
 	size_t i;
 
-	if (p_string(params, "session", false, &id, e) < 0)
-		return NULL;
 	pthread_mutex_lock(&sv->lock);
 	for (i = 0; i < sv->n_sessions; i++)
 		if (strcmp(sv->sessions[i].id, id ? id : "default") == 0)
@@ -423,26 +385,22 @@ static json_t *session_info(const char *id, struct ward_session *s)
 
 static int m_create(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "workdir", "isolation", "timeout", "env", "cwd",
-					    "oldpwd",  NULL };
-	const char *s_ = NULL;
-	long long t = 0;
-	json_t *env = json_object_get(params, "env");
+	const char *workdir = NULL, *iso = NULL, *cwd = NULL, *oldpwd = NULL;
+	json_int_t t = 1;
+	json_t *env = NULL;
 	struct ward_session *s = NULL;
 	struct ward_error *w;
 	struct entry *g;
 	bool shared = false;
 
-	if (check_keys(params, keys, e) < 0 || p_string(params, "workdir", false, &s_, e) < 0 ||
-	    p_string(params, "isolation", false, &s_, e) < 0 ||
-	    p_string(params, "cwd", false, &s_, e) < 0 ||
-	    p_string(params, "oldpwd", false, &s_, e) < 0 ||
-	    p_int(params, "timeout", 1, WARD_TIMEOUT_MAX, &t, e) < 0)
+	if (params_unpack(params, e, "{s?s, s?s, s?I, s?o, s?s, s?s}", "workdir", &workdir,
+			  "isolation", &iso, "timeout", &t, "env", &env, "cwd", &cwd, "oldpwd",
+			  &oldpwd) < 0 ||
+	    p_range("timeout", t, 1, WARD_TIMEOUT_MAX, e) < 0)
 		return -1;
-	if ((s_ = json_string_value(json_object_get(params, "isolation"))) &&
-	    strcmp(s_, "fresh") != 0 && strcmp(s_, "shared") != 0)
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"isolation\" must be \"fresh\" or \"shared\"");
-	if (env && !json_is_null(env)) {
+	if (iso && strcmp(iso, "fresh") != 0 && strcmp(iso, "shared") != 0)
+		return rpc_fail(e, RPC_INVALID_PARAMS, "isolation: must be \"fresh\" or \"shared\"");
+	if (env) {
 		const char *k;
 		json_t *v;
 
@@ -450,16 +408,16 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 			if (strcmp(json_string_value(env), "host") != 0 &&
 			    strcmp(json_string_value(env), "empty") != 0)
 				return rpc_fail(e, RPC_INVALID_PARAMS,
-						"\"env\" must be \"host\", \"empty\" or an object");
+						"env: must be \"host\", \"empty\" or an object");
 		} else if (json_is_object(env)) {
 			json_object_foreach(env, k, v)
 				if (!json_is_string(v))
 					return rpc_fail(e, RPC_INVALID_PARAMS,
-							"\"env.%s\" must be a string, got %s", k,
+							"env.%s: must be a string, got %s", k,
 							ward_json_type_name(v));
 		} else {
 			return rpc_fail(e, RPC_INVALID_PARAMS,
-					"\"env\" must be \"host\", \"empty\" or an object, got %s",
+					"env: must be \"host\", \"empty\" or an object, got %s",
 					ward_json_type_name(env));
 		}
 	}
@@ -489,11 +447,10 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 
 static int m_list(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { NULL };
 	json_t *a;
 	size_t i;
 
-	if (check_keys(params, keys, e) < 0)
+	if (params_unpack(params, e, "{}") < 0)
 		return -1;
 	a = json_array();
 	pthread_mutex_lock(&sv->lock);
@@ -506,12 +463,11 @@ static int m_list(struct server *sv, json_t *params, json_t **result, struct rpc
 
 static int m_close(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "session", NULL };
 	const char *id;
 	struct ward_session *s = NULL;
 	size_t i;
 
-	if (check_keys(params, keys, e) < 0 || p_string(params, "session", true, &id, e) < 0)
+	if (params_unpack(params, e, "{s:s}", "session", &id) < 0)
 		return -1;
 	pthread_mutex_lock(&sv->lock);
 	for (i = 0; i < sv->n_sessions; i++)
@@ -636,54 +592,53 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
  * request itself. A model's tool call (tools/call) never reaches it: tool
  * arguments are checked against the tool's schema, which has no "approved"
  * (tool_arguments_check). A host must never copy it from a model's words. */
-static int exec_params(json_t *params, struct ward_session_exec_options *eo, struct rpc_error *e)
+static int exec_options(json_t *params, json_int_t timeout, int concurrent, int approved,
+			struct ward_session_exec_options *eo, struct rpc_error *e)
 {
-	long long t = 0;
-
-	memset(eo, 0, sizeof(*eo));
-	if (p_int(params, "timeout", 1, WARD_TIMEOUT_MAX, &t, e) < 0 ||
-	    p_bool(params, "concurrent", &eo->concurrent, e) < 0 ||
-	    p_bool(params, "approved", &eo->approved, e) < 0 ||
-	    p_string(params, "workdir", false, &eo->workdir, e) < 0)
+	if (json_object_get(params, "timeout") &&
+	    p_range("timeout", timeout, 1, WARD_TIMEOUT_MAX, e) < 0)
 		return -1;
-	eo->timeout = (int)t;
+	eo->timeout = (int)timeout;
+	eo->concurrent = concurrent;
+	eo->approved = approved;
 	return 0;
 }
 
 static int m_exec(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "session", "command", "timeout", "concurrent",
-					    "approved", "workdir", NULL };
-	struct ward_session_exec_options eo;
-	const char *cmd;
+	struct ward_session_exec_options eo = { 0 };
+	const char *cmd, *session = NULL;
+	json_int_t t = 0;
+	int concurrent = 0, approved = 0;
 
-	if (check_keys(params, keys, e) < 0 || p_string(params, "command", true, &cmd, e) < 0 ||
-	    exec_params(params, &eo, e) < 0)
+	if (params_unpack(params, e, "{s?s, s:s, s?I, s?b, s?b, s?s}", "session", &session,
+			  "command", &cmd, "timeout", &t, "concurrent", &concurrent, "approved",
+			  &approved, "workdir", &eo.workdir) < 0 ||
+	    exec_options(params, t, concurrent, approved, &eo, e) < 0)
 		return -1;
 	return run_in(sv, params, cmd, 0, &eo, result, e);
 }
 
 static int m_replay(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "session", "id", "timeout", "concurrent", "approved",
-					    NULL };
-	struct ward_session_exec_options eo;
-	long long id = 0;
+	struct ward_session_exec_options eo = { 0 };
+	const char *session = NULL;
+	json_int_t id, t = 0;
+	int concurrent = 0, approved = 0;
 
-	if (check_keys(params, keys, e) < 0 || p_int(params, "id", 1, LLONG_MAX, &id, e) < 0 ||
-	    exec_params(params, &eo, e) < 0)
+	if (params_unpack(params, e, "{s?s, s:I, s?I, s?b, s?b}", "session", &session, "id", &id,
+			  "timeout", &t, "concurrent", &concurrent, "approved", &approved) < 0 ||
+	    p_range("id", id, 1, LLONG_MAX, e) < 0 ||
+	    exec_options(params, t, concurrent, approved, &eo, e) < 0)
 		return -1;
-	if (!id)
-		return rpc_fail(e, RPC_INVALID_PARAMS, "missing parameter \"id\"");
 	return run_in(sv, params, NULL, (uint64_t)id, &eo, result, e);
 }
 
 static int m_cd(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "session", "dir", NULL };
-	const char *dir;
+	const char *dir, *session = NULL;
 
-	if (check_keys(params, keys, e) < 0 || p_string(params, "dir", true, &dir, e) < 0)
+	if (params_unpack(params, e, "{s?s, s:s}", "session", &session, "dir", &dir) < 0)
 		return -1;
 	return run_in(sv, params, NULL, 0, NULL, result, e);
 }
@@ -791,36 +746,28 @@ static int changes_object(struct ward_session *s, bool diff, json_t **out,
 static int simple(struct server *sv, enum simple what, json_t *params, json_t **result,
 		  struct rpc_error *e)
 {
-	static const char *const k_none[] = { "session", NULL };
-	static const char *const k_set[] = { "session", "name", "value", NULL };
-	static const char *const k_name[] = { "session", "name", NULL };
-	static const char *const k_hist[] = { "session", "prefix", "contains", "limit", NULL };
-	static const char *const k_apply[] = { "session", "force", NULL };
-	const char *const *keys = what == S_ENV_SET || what == S_ALIAS_SET      ? k_set :
-				  what == S_ENV_UNSET || what == S_ALIAS_REMOVE ? k_name :
-				  what == S_HISTORY                             ? k_hist :
-				  what == S_APPLY                               ? k_apply :
-										  k_none;
-	const char *name = NULL, *value = NULL, *prefix = NULL, *contains = NULL;
-	long long limit = 0;
-	bool force = false;
+	const char *name = NULL, *value = NULL, *prefix = NULL, *contains = NULL, *sid = NULL;
+	json_int_t limit = 0;
+	int force = 0;
 	struct ward_error *w = NULL;
 	struct entry *en;
 	char id[32];
 	int rc = 0;
 
-	if (check_keys(params, keys, e) < 0)
-		return -1;
-	if (keys == k_set || keys == k_name)
-		if (p_string(params, "name", true, &name, e) < 0)
-			return -1;
-	if (keys == k_set && p_string(params, "value", true, &value, e) < 0)
-		return -1;
-	if (keys == k_hist && (p_string(params, "prefix", false, &prefix, e) < 0 ||
-			       p_string(params, "contains", false, &contains, e) < 0 ||
-			       p_int(params, "limit", 0, INT_MAX, &limit, e) < 0))
-		return -1;
-	if (keys == k_apply && p_bool(params, "force", &force, e) < 0)
+	/* each kind's parameters, "session" with all */
+	if (what == S_ENV_SET || what == S_ALIAS_SET)
+		rc = params_unpack(params, e, "{s?s, s:s, s:s}", "session", &sid, "name", &name,
+				   "value", &value);
+	else if (what == S_ENV_UNSET || what == S_ALIAS_REMOVE)
+		rc = params_unpack(params, e, "{s?s, s:s}", "session", &sid, "name", &name);
+	else if (what == S_HISTORY)
+		rc = params_unpack(params, e, "{s?s, s?s, s?s, s?I}", "session", &sid, "prefix",
+				   &prefix, "contains", &contains, "limit", &limit);
+	else if (what == S_APPLY)
+		rc = params_unpack(params, e, "{s?s, s?b}", "session", &sid, "force", &force);
+	else
+		rc = params_unpack(params, e, "{s?s}", "session", &sid);
+	if (rc < 0 || p_range("limit", limit, 0, INT_MAX, e) < 0)
 		return -1;
 	if (prefix && contains)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "give \"prefix\" or \"contains\", not both");
@@ -1122,23 +1069,23 @@ static int tool_arguments_check(const struct method *m, const char *name, json_t
 
 static int m_tools_call(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	static const char *const keys[] = { "name", "arguments", "_meta", NULL };
 	const char *name;
-	json_t *args = json_object_get(params, "arguments"), *r = NULL;
+	json_t *args = NULL, *meta = NULL, *r = NULL;
 	const struct method *m;
 	struct rpc_error te = { 0 };
 	char *text;
 	bool is_error;
 
-	if (check_keys(params, keys, e) < 0 || p_string(params, "name", true, &name, e) < 0)
+	if (params_unpack(params, e, "{s:s, s?o, s?o}", "name", &name, "arguments", &args, "_meta",
+			  &meta) < 0)
 		return -1;
-	if (args && !json_is_null(args) && !json_is_object(args))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"arguments\" must be an object, got %s",
+	if (args && !json_is_object(args))
+		return rpc_fail(e, RPC_INVALID_PARAMS, "arguments: must be an object, got %s",
 				ward_json_type_name(args));
 	m = find_method(name, true);
 	if (!m)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "unknown tool \"%s\"", name);
-	if (!args || json_is_null(args))
+	if (!args)
 		args = json_object();
 	else
 		json_incref(args);

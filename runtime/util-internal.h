@@ -59,7 +59,7 @@ int ward_write_file(const char *path, const char *s);
 long long ward_now_ns(void);
 
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,
- * for messages naming a wrong type (request.c). */
+ * for messages naming a wrong type (jschema.c). */
 struct json_t;
 const char *ward_json_type_name(const struct json_t *v);
 
