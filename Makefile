@@ -104,6 +104,9 @@ $(B)/filters/seccomp-profile.o: $(wildcard filters/*.profile)
 # So is the validators' rule table.
 $(B)/filters/rules.o: filters/validators.rules
 
+# And the MCP tools' names, descriptions and input schemas.
+$(B)/runtime/mcp.o: runtime/mcp-tools.json
+
 # The built-in seccomp profiles compiled once, at build time, into libward
 # (filters/seccomp-builtin.h says why).
 EMBED_SRCS := filters/gen/seccomp-embed.c filters/seccomp-compile.c filters/seccomp-profile.c \
