@@ -252,10 +252,12 @@ bench-deps:
 # The validators' libFuzzer target (ward_validate on any string), run the
 # same way over tests/fuzz/validate and the parser's seeds.
 FUZZV_BIN  := $(B)/fuzz/fuzz-validate
-FUZZV_SRCS := tests/fuzz/fuzz-validate.c filters/validate.c filters/rules.c filters/shparse.c \
+FUZZV_SRCS := tests/fuzz/fuzz-validate.c filters/validate.c filters/unwrap.c filters/rules.c \
+	      filters/shparse.c \
 	      filters/shchain.c filters/shbrace.c runtime/error.c runtime/utf8.c filters/relit.c \
 	      $(B)/gen/rules-builtin.c
-$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate-internal.h
+$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validators.rules filters/validate-internal.h \
+	      filters/unwrap-internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -264,7 +264,8 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 	json_t *x;
 
 	if (shape(c, v, "network",
-		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*]}", "mode", &s, "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
+		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*]}", "mode", &s,
+		  "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
 		  "credentials", "log", &log, "proxy_port", &proxy_port, "subnet", &subnet,
 		  "transport", &transport, "local_ports") < 0 ||
 	    nonempty(c, "network.mode", s) < 0 || nonempty(c, "network.log", log) < 0 ||
