@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "runtime/cli-internal.h"
+#include "runtime/jschema-internal.h"
 #include "runtime/serve-internal.h"
 #include "runtime/util-internal.h"
 #include "ward/session.h"
@@ -226,36 +227,38 @@ static json_t *error_response(json_t *id, const struct rpc_error *e)
 static int envelope(json_t *req, json_t **id, method_fn *fn, json_t **params, bool *notify,
 		    struct rpc_error *e)
 {
-	const char *k;
-	json_t *v, *method;
+	const char *version, *method;
+	struct ward_error *w = NULL;
+	json_t *v;
 
 	*id = NULL;
 	*notify = false;
 	if (!json_is_object(req))
 		return rpc_fail(e, RPC_INVALID_REQUEST, "a request must be an object, got %s",
 				ward_json_type_name(req));
+	/* the id first: an error about the rest is answered to it */
 	v = json_object_get(req, "id");
 	if (v && !json_is_string(v) && !json_is_integer(v) && !json_is_null(v))
-		return rpc_fail(e, RPC_INVALID_REQUEST, "\"id\" must be a string or an integer");
+		return rpc_fail(e, RPC_INVALID_REQUEST, "id: must be a string or an integer, got %s",
+				ward_json_type_name(v));
 	*id = v;
 	*notify = !v;
-	json_object_foreach(req, k, v)
-		if (strcmp(k, "jsonrpc") && strcmp(k, "id") && strcmp(k, "method") &&
-		    strcmp(k, "params"))
-			return rpc_fail(e, RPC_INVALID_REQUEST, "unknown member \"%s\"", k);
-	if (!json_is_string(json_object_get(req, "jsonrpc")) ||
-	    strcmp(json_string_value(json_object_get(req, "jsonrpc")), "2.0") != 0)
-		return rpc_fail(e, RPC_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
-	method = json_object_get(req, "method");
-	if (!json_is_string(method))
-		return rpc_fail(e, RPC_INVALID_REQUEST, "\"method\" must be a string");
-	*params = json_object_get(req, "params");
+	/* the members and their types (runtime/jschema-internal.h), as the
+	 * methods' parameters are checked */
+	if (ward_jschema_unpack(req, NULL, NULL, &w, "{s:s, s?o, s:s, s?o}", "jsonrpc", &version,
+				"id", &v, "method", &method, "params", params) < 0) {
+		rpc_fail(e, RPC_INVALID_REQUEST, "%s", w ? w->message : "out of memory");
+		ward_error_free(w);
+		return -1;
+	}
+	if (strcmp(version, "2.0") != 0)
+		return rpc_fail(e, RPC_INVALID_REQUEST, "jsonrpc: must be \"2.0\"");
 	if (*params && json_is_array(*params) && json_array_size(*params) == 0)
 		*params = NULL;
 	if (*params && !json_is_object(*params) && !json_is_null(*params))
-		return rpc_fail(e, RPC_INVALID_PARAMS, "\"params\" must be an object, got %s",
+		return rpc_fail(e, RPC_INVALID_PARAMS, "params: must be an object, got %s",
 				ward_json_type_name(*params));
-	*fn = mcp_resolve(json_string_value(method), e);
+	*fn = mcp_resolve(method, e);
 	return *fn ? 0 : -1;
 }
 
