@@ -31,15 +31,17 @@ static void kill_it(void *ctx, int sig)
 static void run(bool hang, struct supervisor *sv, struct killer *k, char *rec, size_t rec_cap,
 		char *text, size_t text_cap)
 {
-	int out[2], err[2], c0[2], c1[2];
+	int out[2], err[2], c0[2], c1[2], sync[2];
 	struct ward_error *e = NULL;
 	pid_t pid;
+	char byte;
 	int st;
 
 	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(c0, O_CLOEXEC), 0);
 	ck_assert_int_eq(pipe2(c1, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -47,7 +49,7 @@ static void run(bool hang, struct supervisor *sv, struct killer *k, char *rec, s
 
 		if (write(out[1], "out\n", 4) != 4 || write(err[1], "err\n", 4) != 4 ||
 		    write(c0[1], record, sizeof(record)) != sizeof(record) ||
-		    write(c1[1], "/some/dir", 9) != 9)
+		    write(c1[1], "/some/dir", 9) != 9 || write(sync[1], "w", 1) != 1)
 			_exit(1);
 		if (hang)
 			pause();
@@ -57,6 +59,11 @@ static void run(bool hang, struct supervisor *sv, struct killer *k, char *rec, s
 	close(err[1]);
 	close(c0[1]);
 	close(c1[1]);
+	close(sync[1]);
+	/* all written before the loop starts: what it reads is not a race
+	 * with its deadline */
+	ck_assert_int_eq(read(sync[0], &byte, 1), 1);
+	close(sync[0]);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(err[0], F_SETFL, O_NONBLOCK);
 	fcntl(c0[0], F_SETFL, O_NONBLOCK);
