@@ -120,6 +120,9 @@ $(B)/filters/seccomp/profile.o: $(wildcard filters/seccomp/*.profile)
 # So is the validators' rule table.
 $(B)/filters/validate/rules.o: filters/validate/validators.rules
 
+# And the MCP tools' names, descriptions and input schemas.
+$(B)/runtime/cli/mcp.o: runtime/cli/mcp-tools.json
+
 # The built-in seccomp profiles compiled once, at build time, into libward
 # (filters/seccomp/seccomp-internal.h says why).
 EMBED_SRCS := filters/seccomp/gen/embed.c filters/seccomp/compile.c filters/seccomp/profile.c \
@@ -283,7 +286,8 @@ FUZZV_BIN  := $(B)/fuzz/fuzz-validate
 FUZZV_SRCS := tests/fuzz/fuzz-validate.c $(wildcard filters/validate/*.c filters/shell/*.c) \
 	      runtime/util/error.c runtime/util/utf8.c \
 	      $(B)/gen/rules-builtin.c
-$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validate/validators.rules filters/validate/validate-internal.h
+$(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validate/validators.rules filters/validate/validate-internal.h \
+	      filters/validate/unwrap-internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -11,6 +11,7 @@
  * that holds it.
  */
 #include "filters/validate/validate-internal.h"
+#include "filters/validate/unwrap-internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,107 +25,10 @@
 #include "ward/request.h"
 #include "ward/shparse.h"
 
-/* Wrappers and strings inside strings deeper than this are refused: a
- * legitimate command never nests so deep, and the validators must end. */
-#define MAX_DEPTH 12
-/* Earlier commands of a pipeline looked at for one command (`upstream`):
- * the nearest ones, so that a long pipeline costs linear time. */
-#define MAX_UPSTREAM 16
-
-struct word {
-	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
-	char *fold;   /* the same, lowercased */
-	/* With $VARs: the lowercased text as far as it is known — $HOME as ~,
-	 * variables set earlier in the string by their value, others empty —
-	 * or NULL. */
-	char *alt;
-	/* norm_path() of fold and of alt, made when first asked (a word is
-	 * matched by many rules, and by each wrapper's view) */
-	char *norm, *norm_alt;
-	unsigned flags; /* WARD_SH_W_* */
-	size_t off, len; /* span in the validated string */
-};
-
-enum redir_kind { RD_READ, RD_WRITE, RD_RDWR, RD_STRING, RD_DUP };
-
-struct redir {
-	enum redir_kind kind;
-	int fd;
-	struct word target; /* the file; RD_STRING: the here-string or heredoc body */
-};
-
-/* One simple command as it will run. */
-struct cmd {
-	size_t off, len;      /* span in the validated string */
-	int depth;
-	bool in_subst;        /* inside $(…), `…` or <(…) */
-	bool piped;           /* its stdin is a pipe from an earlier command */
-	struct redir *r;
-	size_t nr;
-	struct word *assigns; /* NAME=value prefixes */
-	size_t n_assigns;
-	const struct ward_sh_node *node; /* NULL for argv or a synthesised command */
-	const struct ward_sh_tree *tree; /* the node's tree */
-	/* Earlier commands of the same pipeline (for `upstream` and `text`). */
-	struct cmd *up;
-	size_t n_up;
-};
-
-/* What a view was found to do while unwrapping it. */
-struct view {
-	struct word *w;
-	size_t n;
-	const struct cmd *cmd;
-	bool script_stdin;    /* a shell or interpreter reading its program from stdin */
-	bool dynamic;         /* it runs code only known at run time */
-	bool runs_download;   /* it runs a file a download earlier in the string wrote */
-};
-
-struct match {
-	int kind;             /* enum ward_verdict_kind; 0 for none */
-	size_t rank;          /* the rule's index: earlier rules decide */
-	const struct rule *rule;
-	const char *synthetic_id, *synthetic_words;
-	size_t off, len;
-	char *matched;
-};
-
-struct ctx {
-	const struct ward_rules *rules;
-	const char *top;      /* the validated string */
-	size_t top_len;
-	struct match best;
-	struct ward_verdict_segment *segs;
-	size_t n_segs, cap_segs;
-	struct ward_error **err;
-	int failed;           /* out of memory */
-	const char *hit;      /* the word that made the last condition true */
-	/* Files downloads earlier in the string wrote (normalised paths). */
-	char **downloads;
-	size_t n_downloads;
-	/* Where the last pipeline element was found (see find_pipe). */
-	const struct ward_sh_node *pipe_node;
-	size_t pipe_idx;
-	/* Variables set in the string (x=rm), in source order. */
-	struct var {
-		char *name, *value;
-	} *vars;
-	size_t n_vars;
-	/* Words of views built for upstream commands, freed at the end. */
-	struct held {
-		struct word *w;
-		size_t n;
-	} *held;
-	size_t n_held;
-};
-
-static void check_view(struct ctx *c, struct view *v, int depth);
-static void validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
-			    size_t span_off, size_t span_len, int depth);
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char *lower_dup(const char *s)
+char *ward_vd_lower_dup(const char *s)
 {
 	char *d = strdup(s ? s : "");
 	size_t i;
@@ -134,11 +38,11 @@ static char *lower_dup(const char *s)
 	return d;
 }
 
-static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned flags, size_t off,
-		      size_t len)
+bool ward_vd_word_init(struct ctx *c, struct word *w, const char *text, unsigned flags,
+		       size_t off, size_t len)
 {
 	w->text = strdup(text ? text : "");
-	w->fold = lower_dup(text);
+	w->fold = ward_vd_lower_dup(text);
 	w->alt = NULL;
 	w->norm = w->norm_alt = NULL;
 	w->flags = flags;
@@ -151,7 +55,7 @@ static bool word_init(struct ctx *c, struct word *w, const char *text, unsigned 
 	return true;
 }
 
-static void word_release(struct word *w)
+void ward_vd_word_release(struct word *w)
 {
 	free(w->text);
 	free(w->fold);
@@ -161,12 +65,12 @@ static void word_release(struct word *w)
 	memset(w, 0, sizeof(*w));
 }
 
-static void words_free(struct word *w, size_t n)
+void ward_vd_words_free(struct word *w, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		word_release(&w[i]);
+		ward_vd_word_release(&w[i]);
 	free(w);
 }
 
@@ -177,7 +81,7 @@ static const char *basename_of(const char *s)
 	return b && b[1] ? b + 1 : s;
 }
 
-static bool in_list(const char *name, const char *list)
+bool ward_vd_in_list(const char *name, const char *list)
 {
 	size_t n = strlen(name);
 	const char *p = list;
@@ -193,7 +97,7 @@ static bool in_list(const char *name, const char *list)
 	return false;
 }
 
-static const char *prog_of(const struct view *v)
+const char *ward_vd_prog_of(const struct view *v)
 {
 	return v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
 }
@@ -263,7 +167,7 @@ static void fold_dotdot(char *p)
 
 /* A path as the rules see it: $HOME and ${HOME} written ~, `//` and `/./`
  * folded, a leading `./` and a trailing `/` or `/.` dropped. */
-static char *norm_path(const char *fold)
+char *ward_vd_norm_path(const char *fold)
 {
 	char *p, *o, *s;
 	size_t n;
@@ -416,9 +320,9 @@ static const char *word_norm(const struct word *w, bool alt)
 	struct word *m = (struct word *)w;
 
 	if (alt && !m->norm_alt && m->alt)
-		m->norm_alt = norm_path(m->alt);
+		m->norm_alt = ward_vd_norm_path(m->alt);
 	if (!alt && !m->norm)
-		m->norm = norm_path(m->fold);
+		m->norm = ward_vd_norm_path(m->fold);
 	return alt ? m->norm_alt : m->norm;
 }
 
@@ -428,7 +332,7 @@ static bool path_matches(const struct cond *cd, const struct word *w, const char
 
 	if (fold != w->fold) {
 		/* a part of the word (the value after '='): not cached */
-		_cleanup_free_ char *p = norm_path(fold);
+		_cleanup_free_ char *p = ward_vd_norm_path(fold);
 
 		return path_matches_one(cd, fold, p, glob);
 	}
@@ -441,14 +345,6 @@ static bool path_matches(const struct cond *cd, const struct word *w, const char
 }
 
 /* ---- roles of words -------------------------------------------------------- */
-
-enum role {
-	ROLE_OPT = 1,     /* an option */
-	ROLE_DATA = 2,    /* a pattern, a message, text to print: not a path */
-	ROLE_POS = 4,     /* a positional argument */
-	ROLE_WRITE = 8,   /* a file the command writes */
-	ROLE_READ = 16,   /* a file the command reads or names */
-};
 
 /* Programs whose words are data, not files: the first `pos` positionals
  * (-1: all of them) unless one of `pat_opts` gave the pattern; the values of
@@ -502,7 +398,7 @@ static const struct {
 /* Programs whose last positional is the file written (copying, linking). */
 static const char *const dest_writers = "cp mv install ln rsync scp";
 
-static bool opt_named(const char *word, const char *list)
+bool ward_vd_opt_named(const char *word, const char *list)
 {
 	char name[128];
 	size_t k = strcspn(word, "=");
@@ -511,37 +407,37 @@ static bool opt_named(const char *word, const char *list)
 		return false;
 	memcpy(name, word, k);
 	name[k] = '\0';
-	return in_list(name, list);
+	return ward_vd_in_list(name, list);
 }
 
 /* Options whose value is a file the program writes. */
-static bool is_output_opt(const char *prog, const char *opt)
+bool ward_vd_is_output_opt(const char *prog, const char *opt)
 {
 	if (strcmp(prog, "ssh") == 0 || strcmp(prog, "scp") == 0)
 		return false; /* -o Option=value */
 	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
 		return true;
-	return opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
+	return ward_vd_opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
 }
 
 /* Fill roles[1..n) for a view. */
-static void compute_roles(const struct view *v, unsigned *roles)
+void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 {
-	const char *prog = prog_of(v);
+	const char *prog = ward_vd_prog_of(v);
 	const char *pat_opts = "", *data_opts = "", *val_opts = "";
 	int pos_data = 0, seen_pos = 0;
 	bool end_opts = false, pattern_given = false, sed_inplace = false;
 	size_t i, k, last_pos = 0;
 
 	for (k = 0; k < ARRAY_SIZE(data_roles); k++)
-		if (in_list(prog, data_roles[k].names)) {
+		if (ward_vd_in_list(prog, data_roles[k].names)) {
 			pos_data = data_roles[k].pos;
 			pat_opts = data_roles[k].pat_opts;
 			data_opts = data_roles[k].data_opts;
 			val_opts = data_roles[k].val_opts;
 		}
 	for (i = 1; i < v->n; i++)
-		if (!strncmp(v->w[i].text, "-", 1) && opt_named(v->w[i].text, pat_opts))
+		if (!strncmp(v->w[i].text, "-", 1) && ward_vd_opt_named(v->w[i].text, pat_opts))
 			pattern_given = true;
 	for (i = 1; i < v->n; i++) {
 		const char *t = v->w[i].text;
@@ -558,12 +454,12 @@ static void compute_roles(const struct view *v, unsigned *roles)
 			    (strncmp(t, "-i", 2) == 0 || strncmp(t, "--in-place", 10) == 0))
 				sed_inplace = true;
 			/* the value in the next word */
-			if (!strchr(t, '=') && opt_named(t, val_opts) && i + 1 < v->n) {
+			if (!strchr(t, '=') && ward_vd_opt_named(t, val_opts) && i + 1 < v->n) {
 				i++;
-				roles[i] = opt_named(t, data_opts) ? ROLE_DATA :
-					   is_output_opt(prog, t)  ? ROLE_WRITE :
+				roles[i] = ward_vd_opt_named(t, data_opts) ? ROLE_DATA :
+					   ward_vd_is_output_opt(prog, t)  ? ROLE_WRITE :
 								     ROLE_READ;
-			} else if (is_output_opt(prog, t) && !strchr(t, '=') && i + 1 < v->n) {
+			} else if (ward_vd_is_output_opt(prog, t) && !strchr(t, '=') && i + 1 < v->n) {
 				/* written, not read: openssl req -keyout key.pem makes a key */
 				i++;
 				roles[i] = ROLE_WRITE;
@@ -585,7 +481,7 @@ static void compute_roles(const struct view *v, unsigned *roles)
 		seen_pos++;
 		last_pos = i;
 	}
-	if (in_list(prog, dest_writers) && seen_pos >= 2)
+	if (ward_vd_in_list(prog, dest_writers) && seen_pos >= 2)
 		roles[last_pos] = ROLE_POS | ROLE_WRITE;
 	if (strcmp(prog, "dd") == 0)
 		for (i = 1; i < v->n; i++)
@@ -594,7 +490,7 @@ static void compute_roles(const struct view *v, unsigned *roles)
 	/* the data options given as --opt=value */
 	for (i = 1; i < v->n; i++)
 		if ((roles[i] & ROLE_OPT) && strchr(v->w[i].text, '=') &&
-		    opt_named(v->w[i].text, data_opts))
+		    ward_vd_opt_named(v->w[i].text, data_opts))
 			roles[i] |= ROLE_DATA;
 }
 
@@ -602,7 +498,7 @@ static void compute_roles(const struct view *v, unsigned *roles)
 
 /* The word a long option `--name` or `--name=value` begins with `item`
  * (abbreviations as GNU getopt takes them: at least two letters). */
-static bool long_opt_is(const char *word, const char *item)
+bool ward_vd_long_opt_is(const char *word, const char *item)
 {
 	size_t k = strcspn(word, "=");
 
@@ -625,7 +521,7 @@ static bool flag_in_view(const struct view *v, const char *item, size_t from)
 		if (t[0] != '-' || !t[1])
 			continue;
 		if (item[1] == '-') {
-			if (t[1] == '-' && long_opt_is(t, item))
+			if (t[1] == '-' && ward_vd_long_opt_is(t, item))
 				return true;
 		} else if (item[2] == '\0') {
 			/* case folded like everything else: -R is -r to a rule */
@@ -644,7 +540,7 @@ static bool flag_in_view(const struct view *v, const char *item, size_t from)
 }
 
 /* The positional words (not options, not option values of val_opts). */
-static size_t sub_start(const struct view *v, size_t *pos, size_t max)
+size_t ward_vd_sub_start(const struct view *v, size_t *pos, size_t max)
 {
 	static const struct {
 		const char *names, *val_opts;
@@ -654,17 +550,17 @@ static size_t sub_start(const struct view *v, size_t *pos, size_t max)
 		{ "systemctl", "-H --host -M --machine -t --type -p --property -s --signal --state -n "
 			       "--lines -o --output --root" },
 	};
-	const char *prog = prog_of(v), *val_opts = "";
+	const char *prog = ward_vd_prog_of(v), *val_opts = "";
 	size_t i, n = 0, k;
 
 	for (k = 0; k < ARRAY_SIZE(globals); k++)
-		if (in_list(prog, globals[k].names))
+		if (ward_vd_in_list(prog, globals[k].names))
 			val_opts = globals[k].val_opts;
 	for (i = 1; i < v->n && n < max; i++) {
 		const char *t = v->w[i].text;
 
 		if (t[0] == '-') {
-			if (!strchr(t, '=') && opt_named(t, val_opts))
+			if (!strchr(t, '=') && ward_vd_opt_named(t, val_opts))
 				i++;
 			continue;
 		}
@@ -675,7 +571,7 @@ static size_t sub_start(const struct view *v, size_t *pos, size_t max)
 
 static bool cond_sub(const struct cond *cd, const struct view *v)
 {
-	size_t pos[4], n = sub_start(v, pos, 4), i;
+	size_t pos[4], n = ward_vd_sub_start(v, pos, 4), i;
 
 	for (i = 0; i < cd->n_items; i++) {
 		const char *s = cd->items[i];
@@ -780,7 +676,7 @@ static bool cond_paths(struct ctx *c, const struct cond *cd, const struct view *
 		if (roles[i] & ROLE_OPT) {
 			/* --file=PATH names a path too, --output=PATH one written */
 			if (t[0] == '-' && (eq = strchr(t, '=')) &&
-			    (is_output_opt(prog_of(v), v->w[i].text) == (want == ROLE_WRITE)) &&
+			    (ward_vd_is_output_opt(ward_vd_prog_of(v), v->w[i].text) == (want == ROLE_WRITE)) &&
 			    path_matches(cd, &v->w[i], eq + 1)) {
 				c->hit = v->w[i].text;
 				return true;
@@ -821,7 +717,7 @@ static bool upstream_item(const struct view *u, const char *item)
 		return false;
 	memcpy(prog, item, k);
 	prog[k] = '\0';
-	if (fnmatch(prog, prog_of(u), 0) != 0)
+	if (fnmatch(prog, ward_vd_prog_of(u), 0) != 0)
 		return false;
 	if (!colon)
 		return true;
@@ -903,7 +799,7 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 		struct view uv;
 
 		build_view_of(c, &v->cmd->up[u], &uv);
-		if (!uv.n || !in_list(prog_of(&uv), "echo printf"))
+		if (!uv.n || !ward_vd_in_list(ward_vd_prog_of(&uv), "echo printf"))
 			continue;
 		for (k = 1; k < uv.n; k++)
 			if (text_matches(c, cd, uv.w[k].fold)) {
@@ -922,7 +818,7 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 	c->hit = NULL;
 	switch (cd->kind) {
 	case C_PROGRAM:
-		return v->n && glob_any(cd->items, cd->n_items, prog_of(v), 0);
+		return v->n && glob_any(cd->items, cd->n_items, ward_vd_prog_of(v), 0);
 	case C_SUB:
 		return cond_sub(cd, v);
 	case C_FLAG:
@@ -1015,14 +911,14 @@ static void offer(struct ctx *c, int kind, size_t rank, const struct rule *r, co
 		c->failed = 1;
 }
 
-static void refuse_synthetic(struct ctx *c, const char *id, const char *words,
-			     const struct cmd *cmd, const char *matched)
+void ward_vd_refuse_synthetic(struct ctx *c, const char *id, const char *words,
+			      const struct cmd *cmd, const char *matched)
 {
 	/* after every table rule: a table rule that matches says more */
 	offer(c, WARD_VERDICT_REFUSED, (size_t)-1, NULL, id, words, cmd, matched);
 }
 
-static void match_rules(struct ctx *c, const struct view *v)
+void ward_vd_match_rules(struct ctx *c, const struct view *v)
 {
 	const struct ward_rules *rs = c->rules;
 	_cleanup_free_ unsigned *roles = calloc(v->n + 1, sizeof(unsigned));
@@ -1032,7 +928,7 @@ static void match_rules(struct ctx *c, const struct view *v)
 		c->failed = 1;
 		return;
 	}
-	compute_roles(v, roles);
+	ward_vd_compute_roles(v, roles);
 	for (i = 0; i < rs->n; i++) {
 		const struct rule *r = &rs->rules[i];
 		const char *hit = NULL;
@@ -1090,785 +986,6 @@ static void check_whole(struct ctx *c, const char *src, size_t len, size_t off, 
 	}
 }
 
-/* ---- unwrapping -------------------------------------------------------- */
-
-/* Validate text a wrapper or an interpreter hands to a shell. */
-static void shell_string(struct ctx *c, const struct view *v, const struct word *w,
-			 const char *text, bool posix, int depth)
-{
-	validate_string(c, text, strlen(text), posix ? WARD_SH_POSIX : 0, w->off, w->len, depth);
-}
-
-/* A view of words [from, to) of v. */
-static void sub_view(struct ctx *c, const struct view *v, size_t from, size_t to, int depth)
-{
-	struct view inner = { .cmd = v->cmd };
-
-	if (from >= to || from >= v->n)
-		return;
-	inner.w = v->w + from;
-	inner.n = (to > v->n ? v->n : to) - from;
-	check_view(c, &inner, depth);
-}
-
-/* Skip options of a wrapper: `flags` take no value, `vals` take the next
- * word (or an attached one). Returns the index of the first other word. */
-static size_t skip_opts(const struct view *v, size_t i, const char *vals)
-{
-	for (; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (strcmp(t, "--") == 0)
-			return i + 1;
-		if (t[0] != '-' || !t[1])
-			return i;
-		if (t[1] != '-' && t[2] == '\0' && memchr(vals, t[1], strcspn(vals, " ")))
-			i++; /* -X VALUE */
-		else if (t[1] == '-' && !strchr(t, '=')) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s", t);
-			if (in_list(name, vals))
-				i++;
-		}
-	}
-	return i;
-}
-
-/* Names of the standard input as a file: `bash /dev/stdin`, `. /dev/fd/0`. */
-static bool is_stdin_path(const char *fold)
-{
-	return in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
-}
-
-static bool is_shell(const char *p)
-{
-	return in_list(p, "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh");
-}
-
-static bool shell_is_posix(const char *p)
-{
-	return in_list(p, "sh dash ash posh");
-}
-
-/* A here-string or here-document given to the command's stdin, if any. */
-static const struct redir *stdin_text(const struct cmd *cmd)
-{
-	size_t i;
-
-	for (i = 0; i < cmd->nr; i++)
-		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_STRING)
-			return &cmd->r[i];
-	return NULL;
-}
-
-static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
-{
-	size_t i;
-	bool cmode = false, smode = false;
-	const struct redir *here;
-
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0) {
-			i++;
-			break;
-		}
-		if (t[0] != '-' && t[0] != '+')
-			break;
-		if (t[1] == '-') {
-			if (in_list(t, "--rcfile --init-file"))
-				i++;
-			continue;
-		}
-		if (strchr(t + 1, 'c'))
-			cmode = true;
-		if (strchr(t + 1, 's'))
-			smode = true; /* the program from stdin, the words are its arguments */
-		if (strchr(t + 1, 'o') || strchr(t + 1, 'O'))
-			i++;
-	}
-	if (cmode) {
-		if (i < v->n) {
-			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
-				v->dynamic = true;
-			shell_string(c, v, &v->w[i], v->w[i].text, shell_is_posix(prog), depth + 1);
-		}
-		return;
-	}
-	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
-		return; /* a script file: ward sees its name, not its text */
-	here = stdin_text(v->cmd);
-	if (here) {
-		if (here->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
-			v->dynamic = true;
-		shell_string(c, v, &here->target, here->target.text, shell_is_posix(prog),
-			     depth + 1);
-		return;
-	}
-	v->script_stdin = true;
-}
-
-/* Shell command strings inside code given to awk, python, perl, ruby, node
- * or php: system("…"), popen("…"), os.system('…'), subprocess.run(["…", …]),
- * `…` and qx(…). */
-static void code_strings(struct ctx *c, struct view *v, const struct word *w, int depth)
-{
-	static const char *const calls[] = { "system", "popen", "exec", "execSync", "spawnSync",
-					     "check_output", "check_call", "getoutput",
-					     "getstatusoutput", "Popen", "run", "call", "shell_exec",
-					     "passthru", "proc_open" };
-	const char *s = w->text;
-
-	for (; *s; s++) {
-		size_t k;
-
-		if (*s == '`' && !in_list(prog_of(v), "python python2 python3 pypy pypy3 node nodejs")) {
-			const char *e = strchr(s + 1, '`');
-
-			if (e) {
-				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
-
-				if (inner)
-					shell_string(c, v, w, inner, true, depth + 1);
-				s = e;
-			}
-			continue;
-		}
-		if (strncmp(s, "qx", 2) == 0 && strchr("({[/|'\"", s[2]) && s[2]) {
-			char close = s[2] == '(' ? ')' : s[2] == '{' ? '}' : s[2] == '[' ? ']' : s[2];
-			const char *e = strchr(s + 3, close);
-
-			if (e) {
-				_cleanup_free_ char *inner = strndup(s + 3, (size_t)(e - s - 3));
-
-				if (inner)
-					shell_string(c, v, w, inner, true, depth + 1);
-				s = e;
-			}
-			continue;
-		}
-		for (k = 0; k < ARRAY_SIZE(calls); k++) {
-			size_t n = strlen(calls[k]);
-			const char *p = s + n;
-
-			if (strncmp(s, calls[k], n) != 0 ||
-			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
-				continue;
-			p += strspn(p, " \t");
-			/* system "…" in ruby and perl needs no parentheses */
-			if (*p == '(')
-				p++;
-			else if (p == s + n || (*p != '"' && *p != '\''))
-				continue;
-			p += strspn(p, " \t");
-			if (*p == '"' || *p == '\'') {
-				const char *e = strchr(p + 1, *p);
-
-				if (e) {
-					_cleanup_free_ char *inner = strndup(p + 1, (size_t)(e - p - 1));
-
-					if (inner)
-						shell_string(c, v, w, inner, true, depth + 1);
-				}
-			} else if (*p == '[') {
-				/* an argv list: its quoted items, as words */
-				struct word *ws = NULL;
-				size_t n_ws = 0;
-				const char *q = p + 1;
-
-				while (*q && *q != ']') {
-					q += strspn(q, " \t,");
-					if (*q == '"' || *q == '\'') {
-						const char *e = strchr(q + 1, *q);
-						_cleanup_free_ char *item = NULL;
-						struct word *g;
-
-						if (!e)
-							break;
-						item = strndup(q + 1, (size_t)(e - q - 1));
-						g = realloc(ws, (n_ws + 1) * sizeof(*g));
-						if (!item || !g) {
-							free(g ? g : ws);
-							ws = NULL;
-							n_ws = 0;
-							c->failed = 1;
-							break;
-						}
-						ws = g;
-						if (!word_init(c, &ws[n_ws], item, 0, w->off, w->len))
-							break;
-						n_ws++;
-						q = e + 1;
-					} else if (*q && *q != ']') {
-						q++;
-					}
-				}
-				if (n_ws) {
-					struct view inner = { .w = ws, .n = n_ws, .cmd = v->cmd };
-
-					check_view(c, &inner, depth + 1);
-				}
-				words_free(ws, n_ws);
-			}
-		}
-	}
-}
-
-/* The string literals of code given with -c/-e, as the files the program
- * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
-static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
-{
-	struct word *ws = calloc(2, sizeof(*ws));
-	size_t n = 1, cap = 2;
-	const char *q = code->text;
-
-	/* a program without rules or roles of its own: only the files count */
-	if (!ws || !word_init(c, &ws[0], "(code)", 0, code->off, code->len)) {
-		free(ws);
-		c->failed = 1;
-		return;
-	}
-	while ((q = strpbrk(q, "\"'"))) {
-		const char *e = strchr(q + 1, *q);
-		_cleanup_free_ char *lit = NULL;
-
-		if (!e)
-			break;
-		lit = strndup(q + 1, (size_t)(e - q - 1));
-		q = e + 1;
-		/* a path has no blanks and is not an option */
-		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')
-			continue;
-		if (n == cap) {
-			struct word *g = realloc(ws, (cap *= 2) * sizeof(*g));
-
-			if (!g) {
-				c->failed = 1;
-				break;
-			}
-			ws = g;
-		}
-		if (word_init(c, &ws[n], lit, 0, code->off, code->len))
-			n++;
-	}
-	if (n > 1 && !c->failed) {
-		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
-
-		match_rules(c, &inner);
-	}
-	words_free(ws, n);
-}
-
-static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
-{
-	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
-				strcmp(prog, "php") == 0  ? "-r" :
-				in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
-				in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
-	const struct redir *here;
-	size_t i;
-	bool code = false;
-
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0)
-			break;
-		if (t[0] != '-')
-			break;
-		if (opt_named(t, code_opts)) {
-			const struct word *w = strchr(t, '=') ? &v->w[i] : i + 1 < v->n ? &v->w[i + 1] : NULL;
-
-			code = true;
-			if (w) {
-				if (w->flags & WARD_SH_W_CMDSUB)
-					v->dynamic = true;
-				code_strings(c, v, w, depth);
-				code_paths(c, v, w, depth);
-			}
-			i++;
-			continue;
-		}
-		/* python -m MODULE, node -r MOD: not a program on stdin */
-		if (in_list(t, "-m -r --require -I -M -W -X -d"))
-			i++;
-		if (strcmp(t, "-m") == 0)
-			return;
-	}
-	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
-		return;
-	here = stdin_text(v->cmd);
-	if (here) {
-		/* python3 - <<'EOF' … EOF: the program is right here */
-		if (here->target.flags & WARD_SH_W_CMDSUB)
-			v->dynamic = true;
-		code_strings(c, v, &here->target, depth);
-		code_paths(c, v, &here->target, depth);
-		return;
-	}
-	v->script_stdin = true;
-}
-
-static void unwrap_find(struct ctx *c, const struct view *v, int depth)
-{
-	size_t i, j;
-
-	for (i = 1; i < v->n; i++) {
-		if (!in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
-			continue;
-		for (j = i + 1; j < v->n; j++)
-			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
-				break;
-		sub_view(c, v, i + 1, j, depth + 1);
-		i = j;
-	}
-}
-
-/* Configuration keys and environment variables whose value is a command. */
-static bool command_key(const char *key)
-{
-	static const char *const keys[] = { "core.sshcommand", "core.pager", "core.editor",
-					    "core.fsmonitor", "core.askpass", "core.gitproxy",
-					    "sequence.editor", "diff.external", "credential.helper",
-					    "credential.*.helper", "gpg.program", "gpg.*.program",
-					    "alias.*", "filter.*.clean", "filter.*.smudge",
-					    "filter.*.process", "diff.*.textconv", "diff.*.command",
-					    "merge.*.driver", "pager.*", "uploadpack.packobjectshook",
-					    "remote.*.receivepack", "remote.*.uploadpack" };
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (fnmatch(keys[i], key, 0) == 0)
-			return true;
-	return false;
-}
-
-static bool command_var(const char *name)
-{
-	return in_list(name, "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_ASKPASS SSH_ASKPASS "
-			     "EDITOR VISUAL PAGER MANPAGER LESSOPEN LESSCLOSE PROMPT_COMMAND "
-			     "BASH_ENV ENV GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND GIT_SEQUENCE_EDITOR "
-			     "SUDO_ASKPASS");
-}
-
-/* NAME=value whose value a program will run as a command. */
-static void assignment(struct ctx *c, const struct view *v, const struct word *w, int depth)
-{
-	const char *eq = strchr(w->text, '=');
-	char name[128];
-	size_t k;
-
-	if (!eq || (k = (size_t)(eq - w->text)) >= sizeof(name))
-		return;
-	memcpy(name, w->text, k);
-	name[k] = '\0';
-	if (command_var(name))
-		shell_string(c, v, w, eq + 1, true, depth + 1);
-}
-
-static void config_value(struct ctx *c, const struct view *v, const struct word *w,
-			 const char *key, const char *value, int depth)
-{
-	_cleanup_free_ char *k = lower_dup(key);
-
-	if (!k || !command_key(k))
-		return;
-	if (*value == '!')
-		value++;
-	shell_string(c, v, w, value, true, depth + 1);
-}
-
-static void unwrap_git(struct ctx *c, const struct view *v, int depth)
-{
-	size_t i, pos[3], n;
-
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text, *kv = NULL;
-
-		if (t[0] != '-')
-			break;
-		if (strcmp(t, "-c") == 0 && i + 1 < v->n)
-			kv = v->w[++i].text;
-		else if (strncmp(t, "-c", 2) == 0 && t[2])
-			kv = t + 2;
-		else if (in_list(t, "-C --git-dir --work-tree --namespace --exec-path --config-env"))
-			i++;
-		if (kv) {
-			const char *eq = strchr(kv, '=');
-			_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
-
-			if (key)
-				config_value(c, v, &v->w[i], key, eq + 1, depth);
-		}
-	}
-	/* git config [--global] KEY VALUE */
-	n = sub_start(v, pos, 3);
-	if (n == 3 && strcmp(v->w[pos[0]].fold, "config") == 0)
-		config_value(c, v, &v->w[pos[2]], v->w[pos[1]].text, v->w[pos[2]].text, depth);
-}
-
-/* awk 'BEGIN { system("…") }', "…" | getline, print | "…" */
-static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int depth)
-{
-	size_t i;
-
-	for (i = 1; i < v->n; i++) {
-		const char *s;
-
-		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
-			continue;
-		code_strings(c, v, &v->w[i], depth);
-		code_paths(c, v, &v->w[i], depth);
-		for (s = v->w[i].text; (s = strchr(s, '"'));) {
-			const char *e = strchr(s + 1, '"');
-			const char *after, *before;
-
-			if (!e)
-				break;
-			after = e + 1 + strspn(e + 1, " \t");
-			before = s;
-			while (before > v->w[i].text && (before[-1] == ' ' || before[-1] == '\t'))
-				before--;
-			if (strncmp(after, "|", 1) == 0 || (before > v->w[i].text && before[-1] == '|')) {
-				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
-
-				if (inner)
-					shell_string(c, v, &v->w[i], inner, true, depth + 1);
-			}
-			s = e + 1;
-		}
-		break;
-	}
-}
-
-/* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... CMD */
-static void unwrap_env(struct ctx *c, const struct view *v, int depth)
-{
-	size_t i;
-
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (strcmp(t, "--") == 0) {
-			i++;
-			break;
-		}
-		if (t[0] == '-' && t[1]) {
-			const char *s = NULL;
-
-			if (strcmp(t, "-S") == 0 || strcmp(t, "--split-string") == 0)
-				s = i + 1 < v->n ? v->w[++i].text : NULL;
-			else if (strncmp(t, "--split-string=", 15) == 0)
-				s = t + 15;
-			else if (t[1] != '-' && strchr(t + 1, 'S'))
-				s = strchr(t + 1, 'S')[1] ? strchr(t + 1, 'S') + 1 :
-				    i + 1 < v->n       ? v->w[++i].text :
-							 NULL;
-			else if (in_list(t, "-u -C -P -a --unset --chdir --argv0"))
-				i++;
-			if (s) {
-				/* -S splits its string into words, with quotes, as a
-				 * shell would: validate it as one, then go on */
-				shell_string(c, v, &v->w[i], s, true, depth + 1);
-				return;
-			}
-			continue;
-		}
-		if (strchr(t, '=') && (isalpha((unsigned char)t[0]) || t[0] == '_')) {
-			assignment(c, v, &v->w[i], depth);
-			continue;
-		}
-		break;
-	}
-	sub_view(c, v, i, v->n, depth + 1);
-}
-
-static bool downloaded(const struct ctx *c, const char *fold)
-{
-	_cleanup_free_ char *p = norm_path(fold);
-	size_t i;
-
-	for (i = 0; p && i < c->n_downloads; i++)
-		if (strcmp(c->downloads[i], p) == 0)
-			return true;
-	return false;
-}
-
-static void add_download(struct ctx *c, const char *fold)
-{
-	char **g;
-	char *p;
-
-	if (!*fold || strcmp(fold, "-") == 0 || strncmp(fold, "/dev/", 5) == 0)
-		return;
-	p = norm_path(fold);
-	g = p ? realloc(c->downloads, (c->n_downloads + 1) * sizeof(*g)) : NULL;
-	if (!g) {
-		free(p);
-		c->failed = 1;
-		return;
-	}
-	c->downloads = g;
-	g[c->n_downloads++] = p;
-}
-
-/* The file a URL is saved as by curl -O or wget: its last path component. */
-static void add_url_name(struct ctx *c, const char *url)
-{
-	const char *s = strstr(url, "://"), *slash;
-	char name[256];
-	size_t k;
-
-	if (!s)
-		return;
-	slash = strrchr(s + 3, '/');
-	if (!slash)
-		return;
-	k = strcspn(slash + 1, "?#");
-	if (!k || k >= sizeof(name))
-		return;
-	memcpy(name, slash + 1, k);
-	name[k] = '\0';
-	add_download(c, name);
-}
-
-/* What a download writes: -o/--output/-O files, curl -O's and wget's names
- * from the URL, and stdout redirected to a file. */
-static void record_downloads(struct ctx *c, const struct view *v)
-{
-	const char *prog = prog_of(v);
-	bool wget = strcmp(prog, "wget") == 0, named = wget, explicit_out = false;
-	size_t i;
-
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].fold;
-
-		if (is_output_opt(prog, v->w[i].text)) {
-			if (strchr(t, '='))
-				add_download(c, strchr(t, '=') + 1);
-			else if (i + 1 < v->n)
-				add_download(c, v->w[++i].fold);
-			explicit_out = true;
-		} else if (!wget && (strcmp(v->w[i].text, "-O") == 0 ||
-				     strcmp(t, "--remote-name") == 0 || strcmp(t, "--remote-name-all") == 0)) {
-			named = true;
-		}
-	}
-	if (named && !explicit_out)
-		for (i = 1; i < v->n; i++)
-			add_url_name(c, v->w[i].fold);
-	for (i = 0; i < v->cmd->nr; i++)
-		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
-			add_download(c, v->cmd->r[i].target.fold);
-}
-
-/* The script a shell, an interpreter or `source` runs from a file, or the
- * program itself when named by a path. */
-static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
-{
-	size_t i;
-
-	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
-		v->runs_download = true;
-		return;
-	}
-	if (!is_shell(prog) && !in_list(prog, "source . python python2 python3 pypy pypy3 perl "
-					      "ruby node nodejs php lua deno bun"))
-		return;
-	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (t[0] == '-' && t[1])
-			continue;
-		if (v->w[i].flags & (WARD_SH_W_PROCSUB | WARD_SH_W_CMDSUB))
-			v->dynamic = true; /* bash <(curl …) */
-		else if (downloaded(c, v->w[i].fold))
-			v->runs_download = true;
-		return;
-	}
-}
-
-static void check_view(struct ctx *c, struct view *v, int depth)
-{
-	_cleanup_free_ unsigned *roles = NULL;
-	const char *prog;
-	size_t i;
-
-	if (!v->n || c->failed)
-		return;
-	if (depth > MAX_DEPTH) {
-		refuse_synthetic(c, "validator.too-deep", "wrappers or strings nested too deep to check",
-				 v->cmd, v->w[0].text);
-		return;
-	}
-	prog = prog_of(v);
-	/* What the view does decides some conditions: find it out first. */
-	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
-		v->dynamic = true;
-	if (is_shell(prog)) {
-		unwrap_shell(c, v, prog, depth);
-	} else if (in_list(prog, "python python2 python3 pypy pypy3 perl ruby node nodejs php lua "
-				 "deno bun")) {
-		unwrap_interpreter(c, v, prog, depth);
-	} else if (in_list(prog, "source .")) {
-		for (i = 1; i < v->n; i++)
-			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
-				v->dynamic = true;
-		if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
-			const struct redir *here = stdin_text(v->cmd);
-
-			if (here)
-				shell_string(c, v, &here->target, here->target.text, true, depth + 1);
-			else
-				v->script_stdin = true;
-		}
-	} else if (strcmp(prog, "eval") == 0 || strcmp(prog, "trap") == 0) {
-		for (i = 1; i < v->n; i++)
-			if (v->w[i].flags & WARD_SH_W_CMDSUB)
-				v->dynamic = true;
-	}
-	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
-		check_runs_download(c, v, prog);
-	match_rules(c, v);
-	if (in_list(prog, "curl wget fetch aria2c http https"))
-		record_downloads(c, v);
-
-	roles = calloc(v->n + 1, sizeof(*roles));
-	if (!roles) {
-		c->failed = 1;
-		return;
-	}
-	compute_roles(v, roles);
-	if (strcmp(prog, "env") == 0) {
-		unwrap_env(c, v, depth);
-	} else if (in_list(prog, "nohup builtin unbuffer fakeroot proxychains proxychains4 "
-				 "torsocks tsocks caffeinate catchsegv valgrind")) {
-		sub_view(c, v, skip_opts(v, 1, ""), v->n, depth + 1);
-	} else if (strcmp(prog, "time") == 0) {
-		sub_view(c, v, skip_opts(v, 1, "fo --format --output"), v->n, depth + 1);
-	} else if (strcmp(prog, "nice") == 0) {
-		i = skip_opts(v, 1, "n --adjustment");
-		sub_view(c, v, i, v->n, depth + 1);
-	} else if (strcmp(prog, "timeout") == 0) {
-		i = skip_opts(v, 1, "sk --signal --kill-after");
-		sub_view(c, v, i + 1, v->n, depth + 1); /* after the duration */
-	} else if (strcmp(prog, "xargs") == 0) {
-		i = skip_opts(v, 1, "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof "
-				    "--arg-file --process-slot-var --max-chars");
-		sub_view(c, v, i, v->n, depth + 1);
-	} else if (strcmp(prog, "command") == 0) {
-		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
-			if (strchr(v->w[i].text, 'v') || strchr(v->w[i].text, 'V'))
-				return; /* command -v NAME looks a name up */
-		sub_view(c, v, i, v->n, depth + 1);
-	} else if (strcmp(prog, "exec") == 0) {
-		sub_view(c, v, skip_opts(v, 1, "a"), v->n, depth + 1);
-	} else if (strcmp(prog, "busybox") == 0) {
-		sub_view(c, v, 1, v->n, depth + 1);
-	} else if (strcmp(prog, "stdbuf") == 0) {
-		sub_view(c, v, skip_opts(v, 1, "ioe --input --output --error"), v->n, depth + 1);
-	} else if (strcmp(prog, "setsid") == 0) {
-		sub_view(c, v, skip_opts(v, 1, ""), v->n, depth + 1);
-	} else if (strcmp(prog, "ionice") == 0) {
-		sub_view(c, v, skip_opts(v, 1, "cnp --class --classdata --pid"), v->n, depth + 1);
-	} else if (strcmp(prog, "taskset") == 0 || strcmp(prog, "chrt") == 0) {
-		i = skip_opts(v, 1, "");
-		sub_view(c, v, i + 1, v->n, depth + 1);
-	} else if (strcmp(prog, "chroot") == 0) {
-		i = skip_opts(v, 1, "");
-		sub_view(c, v, i + 1, v->n, depth + 1);
-	} else if (in_list(prog, "unshare nsenter firejail bwrap")) {
-		sub_view(c, v, skip_opts(v, 1, "t --target"), v->n, depth + 1);
-	} else if (in_list(prog, "strace ltrace")) {
-		sub_view(c, v, skip_opts(v, 1, "eopsuEabIOPSX"), v->n, depth + 1);
-	} else if (strcmp(prog, "flock") == 0) {
-		i = skip_opts(v, 1, "wEc --timeout --conflict-exit-code --command");
-		for (size_t k = 1; k < v->n; k++)
-			if ((strcmp(v->w[k].text, "-c") == 0 || strcmp(v->w[k].text, "--command") == 0) &&
-			    k + 1 < v->n)
-				shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
-		sub_view(c, v, i + 1, v->n, depth + 1);
-	} else if (in_list(prog, "sudo doas pkexec run0")) {
-		i = skip_opts(v, 1, "ugCDhprtTUc --user --group --close-from --chdir --host --prompt "
-				    "--role --type --other-user --command-timeout");
-		while (i < v->n && strchr(v->w[i].text, '=') &&
-		       (isalpha((unsigned char)v->w[i].text[0]) || v->w[i].text[0] == '_'))
-			i++;
-		sub_view(c, v, i, v->n, depth + 1);
-	} else if (in_list(prog, "su runuser")) {
-		for (i = 1; i < v->n; i++) {
-			const char *t = v->w[i].text;
-
-			if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && i + 1 < v->n)
-				shell_string(c, v, &v->w[i + 1], v->w[i + 1].text, true, depth + 1);
-			else if (strncmp(t, "--command=", 10) == 0)
-				shell_string(c, v, &v->w[i], t + 10, true, depth + 1);
-		}
-	} else if (in_list(prog, "watch script")) {
-		size_t k;
-
-		for (k = 1; k < v->n; k++) {
-			const char *t = v->w[k].text;
-
-			if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && k + 1 < v->n &&
-			    strcmp(prog, "script") == 0)
-				shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
-		}
-		if (strcmp(prog, "watch") == 0) {
-			/* watch joins its words and runs them with sh -c */
-			_cleanup_free_ char *joined = NULL;
-			size_t len = 0;
-
-			i = skip_opts(v, 1, "ndq --interval --differences");
-			for (k = i; k < v->n; k++)
-				len += strlen(v->w[k].text) + 1;
-			joined = calloc(1, len + 1);
-			for (k = i; joined && k < v->n; k++) {
-				strcat(joined, v->w[k].text);
-				strcat(joined, " ");
-			}
-			if (joined && i < v->n)
-				shell_string(c, v, &v->w[i], joined, true, depth + 1);
-		}
-	} else if (strcmp(prog, "find") == 0) {
-		unwrap_find(c, v, depth);
-	} else if (strcmp(prog, "sort") == 0) {
-		for (i = 1; i < v->n; i++) {
-			const char *t = v->w[i].text;
-
-			/* the compress program reads sort's data from a pipe */
-			struct cmd piped = { .off = v->cmd->off, .len = v->cmd->len,
-					     .depth = v->cmd->depth, .in_subst = v->cmd->in_subst,
-					     .piped = true };
-			struct word w;
-			struct view inner = { .w = &w, .n = 1, .cmd = &piped };
-
-			if (strncmp(t, "--compress-program=", 19) == 0) {
-				if (word_init(c, &w, t + 19, v->w[i].flags, v->w[i].off, v->w[i].len))
-					check_view(c, &inner, depth + 1);
-				word_release(&w);
-			} else if (long_opt_is(t, "--compress-program") && i + 1 < v->n) {
-				inner.w = &v->w[i + 1];
-				check_view(c, &inner, depth + 1);
-			}
-		}
-	} else if (strcmp(prog, "git") == 0) {
-		unwrap_git(c, v, depth);
-	} else if (in_list(prog, "awk gawk mawk nawk")) {
-		unwrap_awk(c, v, roles, depth);
-	} else if (strcmp(prog, "trap") == 0) {
-		/* trap 'CODE' SIGNAL...: the shell runs CODE later */
-		i = v->n > 1 && strcmp(v->w[1].text, "--") == 0 ? 2 : 1;
-		if (i < v->n && v->w[i].text[0] != '-' && v->n > i + 1)
-			shell_string(c, v, &v->w[i], v->w[i].text, true, depth + 1);
-	} else if (in_list(prog, "export declare typeset local readonly")) {
-		for (i = 1; i < v->n; i++)
-			assignment(c, v, &v->w[i], depth);
-	}
-}
-
 /* ---- commands from the parse tree ---------------------------------------- */
 
 static void cmd_release(struct cmd *cmd)
@@ -1876,9 +993,9 @@ static void cmd_release(struct cmd *cmd)
 	size_t i;
 
 	for (i = 0; i < cmd->nr; i++)
-		word_release(&cmd->r[i].target);
+		ward_vd_word_release(&cmd->r[i].target);
 	free(cmd->r);
-	words_free(cmd->assigns, cmd->n_assigns);
+	ward_vd_words_free(cmd->assigns, cmd->n_assigns);
 	for (i = 0; i < cmd->n_up; i++)
 		cmd_release(&cmd->up[i]);
 	free(cmd->up);
@@ -1959,7 +1076,7 @@ static char *expand_known(struct ctx *c, const struct ward_sh_word *w)
 		c->failed = 1;
 		return NULL;
 	}
-	low = lower_dup(buf);
+	low = ward_vd_lower_dup(buf);
 	free(buf);
 	if (!low)
 		c->failed = 1;
@@ -1971,7 +1088,7 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	size_t o, l;
 
 	span(wk, w->off, w->len, &o, &l);
-	if (!word_init(wk->c, out, w->text, w->flags, o, l))
+	if (!ward_vd_word_init(wk->c, out, w->text, w->flags, o, l))
 		return false;
 	out->alt = expand_known(wk->c, w);
 	if (out->alt && strcmp(out->alt, out->fold) == 0) {
@@ -2109,7 +1226,7 @@ static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const 
 			size_t o, l;
 
 			span(wk, w->off, w->len, &o, &l);
-			if (word_init(c, &(*out)[*n_out], parts[k], w->flags & ~WARD_SH_W_BRACE, o, l))
+			if (ward_vd_word_init(c, &(*out)[*n_out], parts[k], w->flags & ~WARD_SH_W_BRACE, o, l))
 				(*n_out)++;
 		}
 		ward_sh_strv_free(parts, n_parts);
@@ -2196,9 +1313,11 @@ static void build_view_of(struct ctx *c, const struct cmd *cmd, struct view *out
 	out->n = g[c->n_held].n;
 	c->n_held++;
 	/* look through simple wrappers to the program that writes the pipe */
-	while (out->n > 1 && in_list(prog_of(out), "env nice nohup stdbuf time command exec "
-						   "sudo doas busybox setsid")) {
-		size_t i = strcmp(prog_of(out), "env") == 0 ? 1 : skip_opts(out, 1, "nioeu");
+	while (out->n > 1 &&
+	       ward_vd_in_list(ward_vd_prog_of(out), "env nice nohup stdbuf time command exec "
+						     "sudo doas busybox setsid")) {
+		size_t i = strcmp(ward_vd_prog_of(out), "env") == 0 ? 1 :
+								       ward_vd_skip_opts(out, 1, "nioeu");
 
 		while (i < out->n && strchr(out->w[i].text, '=') && out->w[i].text[0] != '-')
 			i++;
@@ -2214,7 +1333,7 @@ static void held_free(struct ctx *c)
 	size_t i;
 
 	for (i = 0; i < c->n_held; i++)
-		words_free(c->held[i].w, c->held[i].n);
+		ward_vd_words_free(c->held[i].w, c->held[i].n);
 	free(c->held);
 	c->held = NULL;
 	c->n_held = 0;
@@ -2280,35 +1399,35 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		build_view_words(c, n, wk, &v.w, &v.n);
 		add_segment(c, &cmd, v.w, v.n);
 		for (i = 0; i < cmd.n_assigns; i++) {
-			assignment(c, &v, &cmd.assigns[i], wk->depth);
+			ward_vd_assignment(c, &v, &cmd.assigns[i], wk->depth);
 			if (!v.n)
 				remember_var(c, &cmd.assigns[i]);
 		}
-		if (v.n && in_list(prog_of(&v), "export readonly declare typeset local"))
+		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local"))
 			for (i = 1; i < v.n; i++)
 				remember_var(c, &v.w[i]);
 		/* an unquoted $x as the program is split into words: `x='rm -rf /';
 		 * $x` runs rm */
 		if (v.n && v.w[0].alt && strpbrk(v.w[0].alt, " \t\n"))
-			shell_string(c, &v, &v.w[0], v.w[0].alt, true, wk->depth + 1);
+			ward_vd_shell_string(c, &v, &v.w[0], v.w[0].alt, true, wk->depth + 1);
 	}
 	if (v.n) {
-		check_view(c, &v, wk->depth);
+		ward_vd_check_view(c, &v, wk->depth);
 	} else {
 		/* redirects alone (`> f`, `{ …; } > f`): the rules on files */
 		struct word none = { .text = (char *)"", .fold = (char *)"" };
 		struct view r = { .w = &none, .n = 1, .cmd = &cmd };
 
-		match_rules(c, &r);
+		ward_vd_match_rules(c, &r);
 	}
-	words_free(v.w, v.n);
+	ward_vd_words_free(v.w, v.n);
 	cmd_release(&cmd);
 	held_free(c); /* the upstream views of this command */
 	return c->failed ? 1 : 0;
 }
 
-static void validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
-			    size_t span_off, size_t span_len, int depth)
+void ward_vd_validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
+			     size_t span_off, size_t span_len, int depth)
 {
 	struct ward_sh_tree *t = NULL;
 	struct ward_error *perr = NULL;
@@ -2318,7 +1437,7 @@ static void validate_string(struct ctx *c, const char *src, size_t len, unsigned
 	if (c->failed)
 		return;
 	if (depth > MAX_DEPTH) {
-		refuse_synthetic(c, "validator.too-deep", "wrappers or strings nested too deep to check",
+		ward_vd_refuse_synthetic(c, "validator.too-deep", "wrappers or strings nested too deep to check",
 				 &here, "");
 		return;
 	}
@@ -2327,7 +1446,7 @@ static void validate_string(struct ctx *c, const char *src, size_t len, unsigned
 		if (perr && perr->kind != WARD_ERR_INVALID_PARAMETERS)
 			c->failed = 1;
 		else
-			refuse_synthetic(c, "validator.unparsed",
+			ward_vd_refuse_synthetic(c, "validator.unparsed",
 					 "a string run by a shell that ward cannot parse", &here,
 					 perr ? perr->message : "");
 		ward_error_free(perr);
@@ -2443,7 +1562,7 @@ int ward_validate_argv(const struct ward_rules *rules, char *const argv[], struc
 		if (i)
 			strcat(joined, " ");
 		strcat(joined, argv[i]);
-		if (!word_init(&c, &view.w[i], argv[i], 0, off, strlen(argv[i])))
+		if (!ward_vd_word_init(&c, &view.w[i], argv[i], 0, off, strlen(argv[i])))
 			break;
 		view.n++;
 		off += strlen(argv[i]) + 1;
@@ -2454,8 +1573,8 @@ int ward_validate_argv(const struct ward_rules *rules, char *const argv[], struc
 	cmd.len = c.top_len;
 	view.cmd = &cmd;
 	add_segment(&c, &cmd, view.w, view.n);
-	check_view(&c, &view, 0);
-	words_free(view.w, view.n);
+	ward_vd_check_view(&c, &view, 0);
+	ward_vd_words_free(view.w, view.n);
 	return finish(&c, v, err);
 }
 

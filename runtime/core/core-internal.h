@@ -271,11 +271,30 @@ int ward_wait_group(const pid_t *pids, size_t n, pid_t pgid);
 
 struct ward_proxy;
 
+/* A pipe read whole into a buffer of the caller's, until end of file or the
+ * buffer is full: a record of fixed size, or a short text. */
+struct supervise_capture {
+	char *buf;               /* NULL: unused (a zeroed supervisor has none) */
+	size_t cap, len;
+	int fd;                  /* read end (owned: closed at its end, then -1) */
+};
+
+#define SUPERVISE_CAPTURES 2
+
 struct supervisor {
 	/* in */
+	/* The direct child, waited for through its pidfd. -1: no child of the
+	 * loop's (a session's shared sandbox runs the command): the loop ends
+	 * when every pipe is at end of file, the deadline still holds. */
 	int pidfd;
 	pid_t pid;
 	bool sandboxed;          /* kill by pidfd (init), else the process group */
+	/* How the command is killed (timeout, cancel_fd) when that is someone
+	 * else's to do: a shared sandbox's leader runs every command of its
+	 * session, is killed whole, under its owner's lock. NULL: through
+	 * pidfd as above. */
+	void (*kill)(void *ctx, int sig);
+	void *kill_ctx;
 	bool forward_signals;    /* SIGINT/SIGTERM/SIGHUP/SIGQUIT go to the command */
 	int out_fd, err_fd;      /* read ends, or -1 */
 	/* Where out_fd's and err_fd's bytes go: a host fd written as they come
@@ -294,6 +313,7 @@ struct supervisor {
 	int tty_fd;
 	struct termios tty_saved;
 	int report_fd;           /* read end of the child's records */
+	struct supervise_capture capture[SUPERVISE_CAPTURES];
 	uint64_t report_nonce;   /* what init's records carry (spawn_plan) */
 	struct ward_outbuf *out, *err;
 	long long deadline_ns;   /* monotonic */

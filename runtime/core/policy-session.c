@@ -13,6 +13,7 @@
  *
  * Every key checked, as in the rest of the policy. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,29 +73,20 @@ static int bad(const char *origin, const char *key, const char *what, struct war
 				    origin, key, what);
 }
 
-static int unknown_keys(json_t *obj, const char *const *keys, const char *origin,
-			const char *where, struct ward_error **err)
+/* The object at path against its shape (runtime/jschema-internal.h): types,
+ * required and unknown keys, in the rest of the policy's wording. */
+static int shape(json_t *v, const char *origin, const char *path, struct ward_error **err,
+		 const char *fmt, ...)
 {
-	const char *k;
-	json_t *v;
+	char prefix[WARD_ERROR_MESSAGE_MAX / 2];
+	va_list ap;
+	int rc;
 
-	json_object_foreach(obj, k, v) {
-		const char *const *p;
-		bool known = false;
-
-		(void)v;
-		for (p = keys; *p; p++)
-			known = known || strcmp(*p, k) == 0;
-		if (!known) {
-			char valid[512];
-
-			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-						    "policy '%s': %s: unknown key \"%s\" (valid: %s)",
-						    origin, where, k,
-						    ward_names_join(keys, valid, sizeof(valid)));
-		}
-	}
-	return 0;
+	snprintf(prefix, sizeof(prefix), "policy '%s'", origin);
+	va_start(ap, fmt);
+	rc = ward_jschema_vunpack(v, prefix, path, err, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int take_string(json_t *obj, const char *key, const char *path, const char *origin,
@@ -115,13 +107,12 @@ static int take_string(json_t *obj, const char *key, const char *path, const cha
 static int apply_ssh(json_t *v, const char *origin, struct ward_session_ssh *ssh,
 		     struct ward_error **err)
 {
-	static const char *const keys[] = { "host", "user", "port", "identity", "known_hosts",
-					    "ward", "workdir", "ssh", NULL };
-	json_t *port;
+	const char *str;
+	json_int_t port;
 
-	if (!json_is_object(v))
-		return bad(origin, "session.ssh", "must be an object", err);
-	if (unknown_keys(v, keys, origin, "session.ssh", err) < 0 ||
+	if (shape(v, origin, "session.ssh", err, "{s?s, s?s, s?I, s?s, s?s, s?s, s?s, s?s}", "host",
+		  &str, "user", &str, "port", &port, "identity", &str, "known_hosts", &str, "ward",
+		  &str, "workdir", &str, "ssh", &str) < 0 ||
 	    take_string(v, "host", "session.ssh.host", origin, &ssh->host, err) < 0 ||
 	    take_string(v, "user", "session.ssh.user", origin, &ssh->user, err) < 0 ||
 	    take_string(v, "identity", "session.ssh.identity", origin, &ssh->identity, err) < 0 ||
@@ -131,12 +122,11 @@ static int apply_ssh(json_t *v, const char *origin, struct ward_session_ssh *ssh
 	    take_string(v, "workdir", "session.ssh.workdir", origin, &ssh->workdir, err) < 0 ||
 	    take_string(v, "ssh", "session.ssh.ssh", origin, &ssh->ssh, err) < 0)
 		return -1;
-	if ((port = json_object_get(v, "port"))) {
-		if (!json_is_integer(port) || json_integer_value(port) < 1 ||
-		    json_integer_value(port) > 65535)
+	if (json_object_get(v, "port")) {
+		if (port < 1 || port > 65535)
 			return bad(origin, "session.ssh.port", "must be an integer from 1 to 65535",
 				   err);
-		ssh->port = (int)json_integer_value(port);
+		ssh->port = (int)port;
 	}
 	if (!ssh->host)
 		return bad(origin, "session.ssh.host", "is required", err);
@@ -172,15 +162,14 @@ static int take_size(json_t *obj, const char *key, long long lo, long long hi, c
 static int apply_limits(json_t *v, const char *origin, struct ward_session_limits *l,
 			struct ward_error **err)
 {
-	static const char *const keys[] = { "command_bytes", "alias_depth", "aliases",
-					    "alias_bytes", "env_bytes", "history_entries",
-					    "history_bytes", "sessions", "sandboxes",
-					    "response_bytes", "approval_timeout", NULL };
 	size_t depth = (size_t)l->alias_depth, approval = (size_t)l->approval_timeout;
+	json_int_t n;
 
-	if (!json_is_object(v))
-		return bad(origin, "session.limits", "must be an object", err);
-	if (unknown_keys(v, keys, origin, "session.limits", err) < 0 ||
+	if (shape(v, origin, "session.limits", err,
+		  "{s?I, s?I, s?I, s?I, s?I, s?I, s?I, s?I, s?I, s?I, s?I}", "command_bytes", &n,
+		  "alias_depth", &n, "aliases", &n, "alias_bytes", &n, "env_bytes", &n,
+		  "history_entries", &n, "history_bytes", &n, "sessions", &n, "sandboxes", &n,
+		  "response_bytes", &n, "approval_timeout", &n) < 0 ||
 	    take_size(v, "command_bytes", 1, MIB, origin, &l->command_bytes, err) < 0 ||
 	    take_size(v, "alias_depth", 1, 1000, origin, &depth, err) < 0 ||
 	    take_size(v, "aliases", 0, 100000, origin, &l->aliases, err) < 0 ||
@@ -202,13 +191,13 @@ static int apply_limits(json_t *v, const char *origin, struct ward_session_limit
 int ward_session_policy_apply(json_t *v, const char *origin, struct ward_config *cfg,
 			      struct ward_error **err)
 {
-	static const char *const keys[] = { "isolation", "timeout", "env", "ssh", "limits", NULL };
 	struct ward_session_options *o = cfg->session;
+	const char *str;
+	json_int_t n;
 	json_t *x;
 
-	if (!json_is_object(v))
-		return bad(origin, "session", "must be an object", err);
-	if (unknown_keys(v, keys, origin, "session", err) < 0)
+	if (shape(v, origin, "session", err, "{s?s, s?I, s?s, s?{*}, s?{*}}", "isolation", &str,
+		  "timeout", &n, "env", &str, "ssh", "limits") < 0)
 		return -1;
 	if (!o) {
 		o = calloc(1, sizeof(*o));

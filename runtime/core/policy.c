@@ -18,64 +18,23 @@
 
 struct ctx {
 	const char *origin;
+	char prefix[WARD_ERROR_MESSAGE_MAX / 2]; /* "policy 'ORIGIN'" */
 	struct ward_error **err;
 };
 
-static int bad(struct ctx *c, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* "policy 'ORIGIN': KEY: what": the wording of the shape's errors
+ * (runtime/jschema-internal.h), for what a format cannot say. */
+#define bad(c, key, ...) ward_jschema_fail((c)->prefix, (key), (c)->err, __VA_ARGS__)
 
-static int bad(struct ctx *c, const char *key, const char *fmt, ...)
+/* The object at key against its shape: types, required and unknown keys
+ * (those with the valid ones: a typo is fixed without the manual). */
+#define shape(c, v, key, ...) ward_jschema_unpack((v), (c)->prefix, (key), (c)->err, __VA_ARGS__)
+
+/* A string a format has let through, not empty. */
+static int nonempty(struct ctx *c, const char *key, const char *s)
 {
-	char what[WARD_ERROR_MESSAGE_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return ward_error_make_kind(c->err, WARD_ERR_INVALID_PARAMETERS, 0, "policy '%s': %s: %s",
-				    c->origin, key, what);
-}
-
-/* Fail on keys of obj not in the NULL-terminated list. */
-static int only_keys(struct ctx *c, json_t *obj, const char *where, const char *const *keys)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(obj, k, v) {
-		const char *const *p;
-		bool known = false;
-
-		(void)v;
-		for (p = keys; *p; p++)
-			known = known || strcmp(*p, k) == 0;
-		if (!known) {
-			char valid[512];
-
-			/* the valid ones too: a typo is fixed without the manual */
-			return bad(c, where[0] ? where : "top level",
-				   "unknown key \"%s\" (valid: %s)", k,
-				   ward_names_join(keys, valid, sizeof(valid)));
-		}
-	}
-	return 0;
-}
-
-static int want_bool(struct ctx *c, json_t *v, const char *key, bool *out)
-{
-	if (!json_is_boolean(v))
-		return bad(c, key, "must be true or false");
-	*out = json_is_true(v);
-	return 0;
-}
-
-static int want_string(struct ctx *c, json_t *v, const char *key, const char **out)
-{
-	if (!v)
-		return bad(c, key, "is missing");
-	if (!json_is_string(v) || json_string_length(v) == 0)
+	if (s && !*s)
 		return bad(c, key, "must be a non-empty string");
-	*out = json_string_value(v);
 	return 0;
 }
 
@@ -94,13 +53,12 @@ static int apply_namespaces(struct ctx *c, json_t *v, struct ward_config *cfg)
 	size_t i, k;
 	json_t *e;
 
-	if (!json_is_array(v))
-		return bad(c, "namespaces", "must be an array of names");
 	json_array_foreach(v, i, e) {
 		bool found = false;
 
 		if (!json_is_string(e))
-			return bad(c, "namespaces", "element %zu must be a string", i);
+			return bad(c, "namespaces", "element %zu must be a string, got %s", i,
+				   ward_json_type_name(e));
 		for (k = 0; k < ARRAY_SIZE(names); k++)
 			if (strcmp(json_string_value(e), names[k]) == 0) {
 				ns |= 1u << k;
@@ -117,28 +75,22 @@ static int apply_namespaces(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_env(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "clear", "set", NULL };
 	json_t *set, *val;
 	const char *k;
+	int clear = -1;
 
-	if (!json_is_object(v))
-		return bad(c, "env", "must be an object");
-	if (only_keys(c, v, "env", keys) < 0)
+	if (shape(c, v, "env", "{s?b, s?{*}}", "clear", &clear, "set") < 0)
 		return -1;
-	if (json_object_get(v, "clear") &&
-	    want_bool(c, json_object_get(v, "clear"), "env.clear", &cfg->clearenv) < 0)
-		return -1;
+	if (clear >= 0)
+		cfg->clearenv = clear;
 	set = json_object_get(v, "set");
-	if (!set)
-		return 0;
-	if (!json_is_object(set))
-		return bad(c, "env.set", "must be an object of NAME: \"value\"");
 	json_object_foreach(set, k, val) {
-		char *kv;
+		char *kv, where[96];
 		int rc;
 
+		snprintf(where, sizeof(where), "env.set.%.80s", k);
 		if (!json_is_string(val))
-			return bad(c, "env.set", "value of \"%s\" must be a string", k);
+			return bad(c, where, "must be a string, got %s", ward_json_type_name(val));
 		if (asprintf(&kv, "%s=%s", k, json_string_value(val)) < 0)
 			return ward_error_make(c->err, ENOMEM, "policy");
 		rc = ward_config_add_setenv(cfg, kv, c->err);
@@ -151,23 +103,20 @@ static int apply_env(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "type", "source", "target", NULL };
 	char where[64], field[80];
 	size_t i;
 	json_t *m;
 
-	if (!json_is_array(v))
-		return bad(c, "mounts", "must be an array");
 	json_array_foreach(v, i, m) {
 		const char *type = NULL, *source = NULL, *target = NULL;
 		enum ward_mount_kind kind;
 
 		snprintf(where, sizeof(where), "mounts[%zu]", i);
-		if (!json_is_object(m))
-			return bad(c, where, "must be an object");
+		if (shape(c, m, where, "{s:s, s?s, s:s}", "type", &type, "source", &source, "target",
+			  &target) < 0)
+			return -1;
 		snprintf(field, sizeof(field), "%s.type", where);
-		if (only_keys(c, m, where, keys) < 0 ||
-		    want_string(c, json_object_get(m, "type"), field, &type) < 0)
+		if (nonempty(c, field, type) < 0)
 			return -1;
 		if (strcmp(type, "ro-bind") == 0)
 			kind = WARD_MOUNT_RO_BIND;
@@ -178,13 +127,14 @@ static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 		else
 			return bad(c, where, "unknown type \"%s\" (known: ro-bind, bind, tmpfs)", type);
 		snprintf(field, sizeof(field), "%s.target", where);
-		if (want_string(c, json_object_get(m, "target"), field, &target) < 0)
+		if (nonempty(c, field, target) < 0)
 			return -1;
 		snprintf(field, sizeof(field), "%s.source", where);
-		if (kind != WARD_MOUNT_TMPFS &&
-		    want_string(c, json_object_get(m, "source"), field, &source) < 0)
+		if (kind != WARD_MOUNT_TMPFS && !source)
+			return bad(c, field, "is missing");
+		if (nonempty(c, field, source) < 0)
 			return -1;
-		if (kind == WARD_MOUNT_TMPFS && json_object_get(m, "source"))
+		if (kind == WARD_MOUNT_TMPFS && source)
 			return bad(c, where, "a tmpfs has no source");
 		if (ward_config_add_mount(cfg, kind, source, target, c->err) < 0)
 			return setter_failed(c, where);
@@ -194,32 +144,23 @@ static int apply_mounts(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_landlock(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "mode", "min_abi", "abi_max", NULL };
 	const char *mode = NULL;
-	json_t *n;
+	json_int_t min_abi, abi_max;
 	char num[32];
 
-	if (!json_is_object(v))
-		return bad(c, "landlock", "must be an object");
-	if (only_keys(c, v, "landlock", keys) < 0)
+	if (shape(c, v, "landlock", "{s?s, s?I, s?I}", "mode", &mode, "min_abi", &min_abi,
+		  "abi_max", &abi_max) < 0 ||
+	    nonempty(c, "landlock.mode", mode) < 0)
 		return -1;
-	if (json_object_get(v, "mode")) {
-		if (want_string(c, json_object_get(v, "mode"), "landlock.mode", &mode) < 0)
-			return -1;
-		if (ward_landlock_parse_mode(mode, &cfg->landlock, c->err) < 0)
-			return setter_failed(c, "landlock.mode");
-	}
-	if ((n = json_object_get(v, "min_abi"))) {
-		if (!json_is_integer(n))
-			return bad(c, "landlock.min_abi", "must be an integer");
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(n));
+	if (mode && ward_landlock_parse_mode(mode, &cfg->landlock, c->err) < 0)
+		return setter_failed(c, "landlock.mode");
+	if (json_object_get(v, "min_abi")) {
+		snprintf(num, sizeof(num), "%lld", (long long)min_abi);
 		if (ward_landlock_parse_abi("min_abi", num, &cfg->landlock_min_abi, c->err) < 0)
 			return setter_failed(c, "landlock.min_abi");
 	}
-	if ((n = json_object_get(v, "abi_max"))) {
-		if (!json_is_integer(n))
-			return bad(c, "landlock.abi_max", "must be an integer");
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(n));
+	if (json_object_get(v, "abi_max")) {
+		snprintf(num, sizeof(num), "%lld", (long long)abi_max);
 		if (ward_landlock_parse_abi("abi_max", num, &cfg->landlock_abi_max, c->err) < 0)
 			return setter_failed(c, "landlock.abi_max");
 	}
@@ -228,23 +169,20 @@ static int apply_landlock(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_seccomp(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "profile", "allow_ptrace", NULL };
 	const char *profile = NULL;
+	int ptrace = -1;
 
-	if (!json_is_object(v))
-		return bad(c, "seccomp", "must be an object");
-	if (only_keys(c, v, "seccomp", keys) < 0)
+	if (shape(c, v, "seccomp", "{s?s, s?b}", "profile", &profile, "allow_ptrace", &ptrace) < 0 ||
+	    nonempty(c, "seccomp.profile", profile) < 0)
 		return -1;
-	if (json_object_get(v, "profile")) {
-		if (want_string(c, json_object_get(v, "profile"), "seccomp.profile", &profile) < 0)
-			return -1;
+	if (profile) {
 		free(cfg->seccomp);
 		cfg->seccomp = strdup(profile);
+		if (!cfg->seccomp)
+			return ward_error_make(c->err, ENOMEM, "policy");
 	}
-	if (json_object_get(v, "allow_ptrace") &&
-	    want_bool(c, json_object_get(v, "allow_ptrace"), "seccomp.allow_ptrace",
-		      &cfg->allow_ptrace) < 0)
-		return -1;
+	if (ptrace >= 0)
+		cfg->allow_ptrace = ptrace;
 	return 0;
 }
 
@@ -256,8 +194,6 @@ static int apply_strings(struct ctx *c, json_t *v, const char *key, struct ward_
 	size_t i;
 	json_t *e;
 
-	if (!json_is_array(v))
-		return bad(c, key, "must be an array");
 	json_array_foreach(v, i, e) {
 		snprintf(where, sizeof(where), "%s[%zu]", key, i);
 		if (json_is_integer(e) && strstr(key, "port")) {
@@ -269,7 +205,7 @@ static int apply_strings(struct ctx *c, json_t *v, const char *key, struct ward_
 			continue;
 		}
 		if (!json_is_string(e))
-			return bad(c, where, "must be a string");
+			return bad(c, where, "must be a string, got %s", ward_json_type_name(e));
 		if (add(cfg, json_string_value(e), c->err) < 0)
 			return setter_failed(c, where);
 	}
@@ -298,23 +234,18 @@ static int add_port(struct ward_config *cfg, const char *s, struct ward_error **
 
 static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "host", "header", "value", NULL };
 	char where[64];
 	size_t i;
 	json_t *e;
 
-	if (!json_is_array(v))
-		return bad(c, "network.credentials", "must be an array");
 	json_array_foreach(v, i, e) {
 		const char *host = NULL, *header = NULL, *value = NULL;
 
 		snprintf(where, sizeof(where), "network.credentials[%zu]", i);
-		if (!json_is_object(e))
-			return bad(c, where, "must be an object");
-		if (only_keys(c, e, where, keys) < 0 ||
-		    want_string(c, json_object_get(e, "host"), where, &host) < 0 ||
-		    want_string(c, json_object_get(e, "header"), where, &header) < 0 ||
-		    want_string(c, json_object_get(e, "value"), where, &value) < 0)
+		if (shape(c, e, where, "{s:s, s:s, s:s}", "host", &host, "header", &header, "value",
+			  &value) < 0 ||
+		    nonempty(c, where, host) < 0 || nonempty(c, where, header) < 0 ||
+		    nonempty(c, where, value) < 0)
 			return -1;
 		if (ward_netpolicy_add_credential_parts(&cfg->netpolicy, host, header, value, c->err) < 0)
 			return setter_failed(c, where);
@@ -324,25 +255,23 @@ static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "mode",        "allow_hosts", "deny_hosts",
-					    "allow_cidrs", "allow_ports", "credentials",
-					    "log",         "proxy_port",  "subnet",
-					    "transport",   "local_ports", NULL };
 	static const char *const proxy_rules[] = { "allow_hosts", "deny_hosts",	 "allow_cidrs",
 						   "allow_ports", "credentials", NULL };
-	const char *s = NULL;
+	const char *s = NULL, *log = NULL, *subnet = NULL, *transport = NULL;
+	json_int_t proxy_port;
 	json_t *x;
 
-	if (!json_is_object(v))
-		return bad(c, "network", "must be an object");
-	if (only_keys(c, v, "network", keys) < 0)
+	if (shape(c, v, "network",
+		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*]}", "mode", &s,
+		  "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
+		  "credentials", "log", &log, "proxy_port", &proxy_port, "subnet", &subnet,
+		  "transport", &transport, "local_ports") < 0 ||
+	    nonempty(c, "network.mode", s) < 0 || nonempty(c, "network.log", log) < 0 ||
+	    nonempty(c, "network.subnet", subnet) < 0 ||
+	    nonempty(c, "network.transport", transport) < 0)
 		return -1;
-	if ((x = json_object_get(v, "mode"))) {
-		if (want_string(c, x, "network.mode", &s) < 0)
-			return -1;
-		if (ward_config_set_net(cfg, s, c->err) < 0)
-			return setter_failed(c, "network.mode");
-	}
+	if (s && ward_config_set_net(cfg, s, c->err) < 0)
+		return setter_failed(c, "network.mode");
 	/* a proxy rule asks for the proxy (as on the command line): implied
 	 * without a mode, a contradiction with another one */
 	for (const char *const *r = proxy_rules; *r; r++) {
@@ -373,33 +302,23 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 		return -1;
 	if ((x = json_object_get(v, "credentials")) && apply_credentials(c, x, cfg) < 0)
 		return -1;
-	if ((x = json_object_get(v, "log"))) {
-		if (want_string(c, x, "network.log", &s) < 0)
-			return -1;
+	if (log) {
 		free(cfg->net_log);
-		cfg->net_log = strdup(s);
+		cfg->net_log = strdup(log);
+		if (!cfg->net_log)
+			return ward_error_make(c->err, ENOMEM, "policy");
 	}
-	if ((x = json_object_get(v, "proxy_port"))) {
+	if (json_object_get(v, "proxy_port")) {
 		char num[32];
 
-		if (!json_is_integer(x))
-			return bad(c, "network.proxy_port", "must be an integer");
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(x));
+		snprintf(num, sizeof(num), "%lld", (long long)proxy_port);
 		if (ward_config_set_proxy_port(cfg, num, c->err) < 0)
 			return setter_failed(c, "network.proxy_port");
 	}
-	if ((x = json_object_get(v, "subnet"))) {
-		if (want_string(c, x, "network.subnet", &s) < 0)
-			return -1;
-		if (ward_config_set_net_subnet(cfg, s, c->err) < 0)
-			return setter_failed(c, "network.subnet");
-	}
-	if ((x = json_object_get(v, "transport"))) {
-		if (want_string(c, x, "network.transport", &s) < 0)
-			return -1;
-		if (ward_config_set_net_transport(cfg, s, c->err) < 0)
-			return setter_failed(c, "network.transport");
-	}
+	if (subnet && ward_config_set_net_subnet(cfg, subnet, c->err) < 0)
+		return setter_failed(c, "network.subnet");
+	if (transport && ward_config_set_net_transport(cfg, transport, c->err) < 0)
+		return setter_failed(c, "network.transport");
 	return 0;
 }
 
@@ -409,26 +328,32 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
  * policy applies to every later run, may be shared or copied from elsewhere,
  * and would let them hold silently; the person gives them per run, on the
  * command line (--allow-workdir-anywhere, --allow-home-workdir). */
-static int apply_workdir_roots(struct ctx *c, json_t *v, struct ward_config *cfg)
+static int refuse_hatches(struct ctx *c, json_t *v)
 {
-	json_t *n, *e;
-	size_t i;
+	json_t *n;
 
 	if ((n = json_object_get(v, "allow_anywhere")) || json_object_get(v, "allow_home"))
 		return bad(c, n ? "workdir.allow_anywhere" : "workdir.allow_home",
 			   "is not a policy key: only the person running ward can give it "
 			   "(--allow-workdir-anywhere, --allow-home-workdir)");
+	return 0;
+}
+
+static int apply_workdir_roots(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	json_t *n, *e;
+	size_t i;
+
 	if (!(n = json_object_get(v, "roots")))
 		return 0;
-	if (!json_is_array(n))
-		return bad(c, "workdir.roots", "must be an array of absolute paths");
 	for (i = 0; i < cfg->admit.n_roots; i++)
 		free(cfg->admit.roots[i]);
 	cfg->admit.n_roots = 0;
 	cfg->admit.roots_set = true;
 	json_array_foreach(n, i, e) {
 		if (!json_is_string(e))
-			return bad(c, "workdir.roots", "element %zu must be a string", i);
+			return bad(c, "workdir.roots", "element %zu must be a string, got %s", i,
+				   ward_json_type_name(e));
 		if (ward_admit_add_root(&cfg->admit, json_string_value(e), c->err) < 0)
 			return setter_failed(c, "workdir.roots");
 	}
@@ -440,36 +365,24 @@ static int apply_workdir_roots(struct ctx *c, json_t *v, struct ward_config *cfg
  *             "roots": [PATH...]} */
 static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "mode",	   "protect_defaults", "protect",
-					    "allow_write", "placeholders",     "roots",
-					    NULL };
 	const char *mode = NULL;
+	int placeholders = -1, defaults = -1;
 	json_t *n, *e;
 	size_t i;
 
-	if (!json_is_object(v))
-		return bad(c, "workdir", "must be an object");
-	if (apply_workdir_roots(c, v, cfg) < 0 || only_keys(c, v, "workdir", keys) < 0)
+	/* the refused hatches by name, before the shape calls them unknown */
+	if (refuse_hatches(c, v) < 0 ||
+	    shape(c, v, "workdir", "{s?s, s?b, s?[*], s?[*], s?b, s?[*]}", "mode", &mode,
+		  "protect_defaults", &defaults, "protect", "allow_write", "placeholders",
+		  &placeholders, "roots") < 0 ||
+	    nonempty(c, "workdir.mode", mode) < 0 || apply_workdir_roots(c, v, cfg) < 0)
 		return -1;
-	if ((n = json_object_get(v, "mode"))) {
-		if (want_string(c, n, "workdir.mode", &mode) < 0)
-			return -1;
-		if (ward_workdir_parse_mode(mode, &cfg->workdir_mode, c->err) < 0)
-			return setter_failed(c, "workdir.mode");
-	}
-	if ((n = json_object_get(v, "placeholders"))) {
-		bool on = true;
-
-		if (want_bool(c, n, "workdir.placeholders", &on) < 0)
-			return -1;
-		cfg->no_placeholders = !on;
-	}
-	if ((n = json_object_get(v, "protect_defaults"))) {
-		bool on = true;
-
-		if (want_bool(c, n, "workdir.protect_defaults", &on) < 0)
-			return -1;
-		if (!on) {
+	if (mode && ward_workdir_parse_mode(mode, &cfg->workdir_mode, c->err) < 0)
+		return setter_failed(c, "workdir.mode");
+	if (placeholders >= 0)
+		cfg->no_placeholders = !placeholders;
+	if (defaults >= 0) {
+		if (!defaults) {
 			ward_protect_free(cfg->protect);
 			cfg->protect = ward_protect_new(false, c->err);
 			if (!cfg->protect)
@@ -483,13 +396,12 @@ static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
 		snprintf(where, sizeof(where), "workdir.%s", key);
 		if (!(n = json_object_get(v, key)))
 			continue;
-		if (!json_is_array(n))
-			return bad(c, where, "must be an array of paths relative to the workdir");
 		json_array_foreach(n, i, e) {
 			struct ward_protect *pr = ward_config_protect(cfg, c->err);
 
 			if (!json_is_string(e))
-				return bad(c, where, "element %zu must be a string", i);
+				return bad(c, where, "element %zu must be a string, got %s", i,
+					   ward_json_type_name(e));
 			if (!pr || (k == 0 ? ward_protect_add(pr, json_string_value(e), c->err) :
 					     ward_protect_allow(pr, json_string_value(e), c->err)) < 0)
 				return setter_failed(c, where);
@@ -502,21 +414,23 @@ static int apply_workdir(struct ctx *c, json_t *v, struct ward_config *cfg)
  * ["value", ...]} turned into the rule table's text. */
 static int rule_object_text(struct ctx *c, json_t *o, const char *where, char **out)
 {
-	static const char *const keys[] = { "id", "category", "words", "program", "sub", "flag",
-					    "opt", "arg", "word", "noword", "path", "write", "except",
-					    "redirect", "upstream", "stdin", "context", "argsubst",
-					    "code", "text", "whole", NULL };
+	const char *id, *str;
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f;
 	const char *k;
-	json_t *v;
+	json_t *v, *any;
 	int rc = 0;
 
-	if (only_keys(c, o, where, keys) < 0)
+	/* "id" and the text keys strings; the rest a string or an array of them */
+	if (shape(c, o, where,
+		  "{s:s, s?s, s?s, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o,"
+		  " s?o, s?o, s?o, s?s, s?s}",
+		  "id", &id, "category", &str, "words", &str, "program", &any, "sub", &any, "flag",
+		  &any, "opt", &any, "arg", &any, "word", &any, "noword", &any, "path", &any, "write",
+		  &any, "except", &any, "redirect", &any, "upstream", &any, "stdin", &any, "context",
+		  &any, "argsubst", &any, "code", &any, "text", &str, "whole", &str) < 0)
 		return -1;
-	if (!json_is_string(json_object_get(o, "id")))
-		return bad(c, where, "needs \"id\", a string");
 	if (json_object_get(o, "except") && !!json_object_get(o, "path") == !!json_object_get(o, "write"))
 		return bad(c, where, "except applies to one path or write key: give exactly one");
 	f = open_memstream(&buf, &size);
@@ -586,22 +500,19 @@ static int rule_object_text(struct ctx *c, json_t *o, const char *where, char **
  * and "add" can bring back rules of the policy's own. */
 static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "enabled", "remove", "relax", "add", "except", NULL };
 	static const char *const lists[] = { "remove", "relax" };
 	char where[64];
 	size_t i, k;
 	json_t *a, *e;
+	int enabled = 1;
 
-	if (!json_is_object(v))
-		return bad(c, "validators", "must be an object");
-	if (only_keys(c, v, "validators", keys) < 0)
+	if (shape(c, v, "validators", "{s?b, s?[*], s?[*], s?[*], s?{*}}", "enabled", &enabled,
+		  "remove", "relax", "add", "except") < 0)
 		return -1;
 	if (!cfg->rules && !(cfg->rules = ward_rules_new(c->err)))
 		return -1;
-	if ((a = json_object_get(v, "enabled"))) {
-		if (!json_is_boolean(a))
-			return bad(c, "validators.enabled", "must be true or false");
-		while (json_is_false(a) && ward_rules_count(cfg->rules) > 0)
+	if (!enabled) {
+		while (ward_rules_count(cfg->rules) > 0)
 			if (ward_rules_remove(cfg->rules, ward_rules_id(cfg->rules, 0), c->err) < 0)
 				return setter_failed(c, "validators.enabled");
 	}
@@ -610,13 +521,12 @@ static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 		if (!a)
 			continue;
 		snprintf(where, sizeof(where), "validators.%s", lists[k]);
-		if (!json_is_array(a))
-			return bad(c, where, "must be an array of rule ids");
 		json_array_foreach(a, i, e) {
 			int rc;
 
 			if (!json_is_string(e))
-				return bad(c, where, "element %zu must be a rule id", i);
+				return bad(c, where, "element %zu must be a rule id, got %s", i,
+					   ward_json_type_name(e));
 			rc = k == 0 ? ward_rules_remove(cfg->rules, json_string_value(e), c->err) :
 				      ward_rules_relax(cfg->rules, json_string_value(e), c->err);
 			if (rc < 0)
@@ -628,8 +538,6 @@ static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 		const char *id;
 		json_t *globs;
 
-		if (!json_is_object(a))
-			return bad(c, "validators.except", "must be an object of rule id: [globs]");
 		json_object_foreach(a, id, globs) {
 			snprintf(where, sizeof(where), "validators.except.%.40s", id);
 			if (!json_is_array(globs))
@@ -645,8 +553,6 @@ static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 	a = json_object_get(v, "add");
 	if (!a)
 		return 0;
-	if (!json_is_array(a))
-		return bad(c, "validators.add", "must be an array of rules");
 	json_array_foreach(a, i, e) {
 		char *text = NULL;
 		int rc;
@@ -670,25 +576,21 @@ static int apply_validators(struct ctx *c, json_t *v, struct ward_config *cfg)
 
 static int apply_rate_limit(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "per_minute", "per_hour", NULL };
+	static const char *const keys[] = { "per_minute", "per_hour" };
 	static const char *const names[] = { "rate_limit.per_minute", "rate_limit.per_hour" };
 	unsigned *dst[] = { &cfg->rate_per_minute, &cfg->rate_per_hour };
+	json_int_t n[2];
 	size_t k;
 
-	if (!json_is_object(v))
-		return bad(c, "rate_limit", "must be an object");
-	if (only_keys(c, v, "rate_limit", keys) < 0)
+	if (shape(c, v, "rate_limit", "{s?I, s?I}", keys[0], &n[0], keys[1], &n[1]) < 0)
 		return -1;
 	for (k = 0; k < 2; k++) {
-		json_t *n = json_object_get(v, keys[k]);
-
-		if (!n)
+		if (!json_object_get(v, keys[k]))
 			continue;
-		if (!json_is_integer(n) || json_integer_value(n) < 0 ||
-		    json_integer_value(n) > WARD_RATE_MAX)
+		if (n[k] < 0 || n[k] > WARD_RATE_MAX)
 			return bad(c, names[k], "must be an integer from 0 (no limit) to %d",
 				   WARD_RATE_MAX);
-		*dst[k] = (unsigned)json_integer_value(n);
+		*dst[k] = (unsigned)n[k];
 	}
 	return 0;
 }
@@ -698,14 +600,14 @@ static int apply_rate_limit(struct ctx *c, json_t *v, struct ward_config *cfg)
  * flag is. */
 static int apply_limits(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
-	static const char *const keys[] = { "memory", "memory_swap", "pids", "cpus",
-					    "io_weight", "max_file_size", "tmpfs_size", NULL };
 	char where[64], num[64];
+	json_t *any;
 	int i;
 
-	if (!json_is_object(v))
-		return bad(c, "limits", "must be an object");
-	if (only_keys(c, v, "limits", keys) < 0)
+	/* a size is a string or bytes, cpus a number: the types checked below */
+	if (shape(c, v, "limits", "{s?o, s?o, s?o, s?o, s?o, s?o, s?o}", "memory", &any,
+		  "memory_swap", &any, "pids", &any, "cpus", &any, "io_weight", &any,
+		  "max_file_size", &any, "tmpfs_size", &any) < 0)
 		return -1;
 	for (i = 0; i < WARD_LIMIT_COUNT; i++) {
 		json_t *n = json_object_get(v, ward_limit_key((enum ward_limit)i));
@@ -747,15 +649,16 @@ static void seed_json(void)
 int ward_policy_apply(const char *text, size_t len, const char *origin, struct ward_config *cfg,
 		      struct ward_error **err)
 {
-	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
-					    "env",     "mounts",  "landlock",   "seccomp",  "network",
-					    "workdir", "validators", "rate_limit", "session", "limits",
-					    NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
+	const char *mode = NULL, *hostname = NULL;
+	json_t *ns, *env, *mounts, *ll, *sc, *net, *wd, *val, *rl, *sess, *lim;
+	json_int_t timeout;
+	int uid0 = -1;
 	json_error_t jerr;
-	json_t *root, *v;
+	json_t *root;
 	int rc = -1;
 
+	snprintf(c.prefix, sizeof(c.prefix), "policy '%s'", c.origin);
 	if (len > WARD_POLICY_MAX)
 		return bad(&c, "file", "larger than %d bytes", WARD_POLICY_MAX);
 	seed_json();
@@ -772,14 +675,18 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 		bad(&c, "file", "must be a JSON object");
 		goto out;
 	}
-	if (only_keys(&c, root, "", keys) < 0)
+	ns = env = mounts = ll = sc = net = wd = val = rl = sess = lim = NULL;
+	if (shape(&c, root, NULL,
+		  "{s?s, s?I, s?[*], s?s, s?b, s?o, s?[*], s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o}",
+		  "sandbox", &mode, "timeout", &timeout, "namespaces", "hostname", &hostname, "uid0",
+		  &uid0, "env", &env, "mounts", "landlock", &ll, "seccomp", &sc,
+		  "network", &net, "workdir", &wd, "validators", &val, "rate_limit", &rl, "session",
+		  &sess, "limits", &lim) < 0 ||
+	    nonempty(&c, "sandbox", mode) < 0 || nonempty(&c, "hostname", hostname) < 0)
 		goto out;
-
-	if ((v = json_object_get(root, "sandbox"))) {
-		const char *mode = NULL;
-
-		if (want_string(&c, v, "sandbox", &mode) < 0)
-			goto out;
+	ns = json_object_get(root, "namespaces");
+	mounts = json_object_get(root, "mounts");
+	if (mode) {
 		if (strcmp(mode, "required") == 0)
 			cfg->mode = WARD_SANDBOX_REQUIRED;
 		else if (strcmp(mode, "off") == 0)
@@ -789,50 +696,25 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 			goto out;
 		}
 	}
-	if ((v = json_object_get(root, "timeout"))) {
-		if (!json_is_integer(v)) {
-			bad(&c, "timeout", "must be an integer number of seconds");
-			goto out;
-		}
-		if (ward_config_set_timeout(cfg, json_integer_value(v), err) < 0) {
-			setter_failed(&c, "timeout");
-			goto out;
-		}
+	if (json_object_get(root, "timeout") && ward_config_set_timeout(cfg, timeout, err) < 0) {
+		setter_failed(&c, "timeout");
+		goto out;
 	}
-	if ((v = json_object_get(root, "namespaces")) && apply_namespaces(&c, v, cfg) < 0)
+	if (ns && apply_namespaces(&c, ns, cfg) < 0)
 		goto out;
-	if ((v = json_object_get(root, "hostname"))) {
-		const char *h = NULL;
-
-		if (want_string(&c, v, "hostname", &h) < 0)
-			goto out;
-		if (ward_config_set_hostname(cfg, h, c.err) < 0) {
-			setter_failed(&c, "hostname");
-			goto out;
-		}
+	if (hostname && ward_config_set_hostname(cfg, hostname, c.err) < 0) {
+		setter_failed(&c, "hostname");
+		goto out;
 	}
-	if ((v = json_object_get(root, "uid0")) && want_bool(&c, v, "uid0", &cfg->uid0) < 0)
-		goto out;
-	if ((v = json_object_get(root, "env")) && apply_env(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "mounts")) && apply_mounts(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "landlock")) && apply_landlock(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "seccomp")) && apply_seccomp(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "network")) && apply_network(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "workdir")) && apply_workdir(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "validators")) && apply_validators(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "rate_limit")) && apply_rate_limit(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "limits")) && apply_limits(&c, v, cfg) < 0)
-		goto out;
-	if ((v = json_object_get(root, "session")) &&
-	    ward_session_policy_apply(v, c.origin, cfg, err) < 0)
+	if (uid0 >= 0)
+		cfg->uid0 = uid0;
+	/* each section's shape is checked where it is applied */
+	if ((env && apply_env(&c, env, cfg) < 0) || (mounts && apply_mounts(&c, mounts, cfg) < 0) ||
+	    (ll && apply_landlock(&c, ll, cfg) < 0) || (sc && apply_seccomp(&c, sc, cfg) < 0) ||
+	    (net && apply_network(&c, net, cfg) < 0) || (wd && apply_workdir(&c, wd, cfg) < 0) ||
+	    (val && apply_validators(&c, val, cfg) < 0) ||
+	    (rl && apply_rate_limit(&c, rl, cfg) < 0) || (lim && apply_limits(&c, lim, cfg) < 0) ||
+	    (sess && ward_session_policy_apply(sess, c.origin, cfg, err) < 0))
 		goto out;
 	rc = 0;
 out:

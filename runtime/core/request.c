@@ -10,31 +10,6 @@
 #include "runtime/net/net-internal.h"
 #include "runtime/util/util-internal.h"
 
-static const char *const known_fields[] = { "command", "workdir", "timeout", "approved", "shell" };
-
-/* "an object", "a string"…: what a JSON value is, for messages. */
-const char *ward_json_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a number with a fraction or an exponent";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "something else";
-}
-
 static int invalid(struct ward_error **err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -58,10 +33,10 @@ void ward_request_release(struct ward_request *req)
 int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		       struct ward_error **err)
 {
+	const char *command = NULL, *workdir = NULL;
+	int approved = 0, shell = 1;
 	json_error_t jerr;
-	json_t *root, *v;
-	const char *key;
-	size_t i;
+	json_t *root, *v = NULL;
 	int rc = -1;
 
 	memset(req, 0, sizeof(*req));
@@ -88,106 +63,61 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 		invalid(err, "request must be a JSON object, got %s", ward_json_type_name(root));
 		goto out;
 	}
-	json_object_foreach(root, key, v) {
-		bool known = false;
-
-		for (i = 0; i < sizeof(known_fields) / sizeof(known_fields[0]); i++)
-			known = known || strcmp(key, known_fields[i]) == 0;
-		if (!known) {
-			invalid(err, "request has an unknown field \"%s\" (known: command, workdir, "
-				     "timeout, approved, shell)", key);
-			goto out;
-		}
-	}
-
-	v = json_object_get(root, "command");
-	if (!v) {
-		invalid(err, "request has no \"command\"");
+	/* null stands for "not given" */
+	ward_jschema_drop_nulls(root);
+	if (ward_jschema_unpack(root, "request", NULL, err, "{s:s, s?s, s?o, s?b, s?b}", "command",
+				&command, "workdir", &workdir, "timeout", &v, "approved", &approved,
+				"shell", &shell) < 0)
+		goto out;
+	if (strspn(command, " \t\r\n") == strlen(command)) {
+		invalid(err, "request: command: is empty");
 		goto out;
 	}
-	if (!json_is_string(v)) {
-		invalid(err, "\"command\" must be a string, got %s", ward_json_type_name(v));
+	if (workdir && !*workdir) {
+		invalid(err, "request: workdir: is empty");
 		goto out;
 	}
-	if (json_string_length(v) == 0 || strspn(json_string_value(v), " \t\r\n") ==
-						   json_string_length(v)) {
-		invalid(err, "\"command\" is empty");
-		goto out;
-	}
-	req->command = strdup(json_string_value(v));
-	if (!req->command) {
-		ward_error_make(err, ENOMEM, "request");
-		goto out;
-	}
-
-	v = json_object_get(root, "workdir");
-	if (v && !json_is_null(v)) {
-		if (!json_is_string(v)) {
-			invalid(err, "\"workdir\" must be a string, got %s", ward_json_type_name(v));
-			goto out;
-		}
-		if (json_string_length(v) == 0) {
-			invalid(err, "\"workdir\" is empty");
-			goto out;
-		}
-		req->workdir = strdup(json_string_value(v));
-		if (!req->workdir) {
-			ward_error_make(err, ENOMEM, "request");
-			goto out;
-		}
-	}
-
-	v = json_object_get(root, "timeout");
-	if (v && !json_is_null(v)) {
+	if (v) {
 		if (json_is_real(v) && fabs(json_real_value(v)) < 1e18 &&
 		    json_real_value(v) == (double)(long long)json_real_value(v)) {
-			invalid(err, "\"timeout\" must be a whole number of seconds written as an "
-				     "integer (no '.' or exponent), got %g", json_real_value(v));
+			invalid(err, "request: timeout: must be a whole number of seconds written as "
+				     "an integer (no '.' or exponent), got %g", json_real_value(v));
 			goto out;
 		}
 		if (json_is_real(v)) {
-			invalid(err, "\"timeout\" must be a whole number of seconds, got %g",
+			invalid(err, "request: timeout: must be a whole number of seconds, got %g",
 				json_real_value(v));
 			goto out;
 		}
 		if (!json_is_integer(v)) {
-			invalid(err, "\"timeout\" must be an integer number of seconds, got %s",
+			invalid(err, "request: timeout: must be an integer number of seconds, got %s",
 				ward_json_type_name(v));
 			goto out;
 		}
 		req->timeout = json_integer_value(v);
 		if (req->timeout < 1) {
-			invalid(err, "\"timeout\" must be at least 1 second, got %lld", req->timeout);
+			invalid(err, "request: timeout: must be at least 1 second, got %lld",
+				req->timeout);
 			goto out;
 		}
 		if (req->timeout > WARD_TIMEOUT_MAX) {
-			invalid(err, "\"timeout\" must be at most %d seconds, got %lld",
+			invalid(err, "request: timeout: must be at most %d seconds, got %lld",
 				WARD_TIMEOUT_MAX, req->timeout);
 			goto out;
 		}
 	}
-
-	v = json_object_get(root, "approved");
-	if (v && !json_is_null(v)) {
-		if (!json_is_boolean(v)) {
-			invalid(err, "\"approved\" must be a boolean, got %s", ward_json_type_name(v));
-			goto out;
-		}
-		req->approved = json_is_true(v);
-	}
-
-	v = json_object_get(root, "shell");
-	if (v && !json_is_null(v)) {
-		if (!json_is_boolean(v)) {
-			invalid(err, "\"shell\" must be a boolean, got %s", ward_json_type_name(v));
-			goto out;
-		}
-		req->no_shell = json_is_false(v);
+	req->approved = approved;
+	req->no_shell = shell == 0;
+	req->command = strdup(command);
+	req->workdir = workdir ? strdup(workdir) : NULL;
+	if (!req->command || (workdir && !req->workdir)) {
+		ward_error_make(err, ENOMEM, "request");
+		goto out;
 	}
 	/* execve() refuses any one argument over MAX_ARG_STRLEN (32 pages):
 	 * say so now rather than as /bin/sh's E2BIG after the sandbox is made */
 	if (!req->no_shell && strlen(req->command) >= WARD_SHELL_COMMAND_MAX) {
-		invalid(err, "\"command\" is %zu bytes: a command for /bin/sh -c may be at most %d",
+		invalid(err, "request: command: is %zu bytes: a command for /bin/sh -c may be at most %d",
 			strlen(req->command), WARD_SHELL_COMMAND_MAX - 1);
 		goto out;
 	}

@@ -14,7 +14,8 @@
 #include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
 
-enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY, EV_CANCEL, EV_PTY, EV_IN, EV_IN_DST };
+enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY, EV_CANCEL, EV_PTY, EV_IN, EV_IN_DST,
+       EV_CAPTURE /* + index */ };
 
 /* After the child is gone, how long output may still trickle in: in a
  * sandbox every writer died with it, so end of file comes at once; without
@@ -25,7 +26,9 @@ enum { EV_OUT, EV_ERR, EV_REPORT, EV_PID, EV_SIG, EV_PROXY, EV_CANCEL, EV_PTY, E
 
 static void kill_child(struct supervisor *s, int sig)
 {
-	if (s->sandboxed) {
+	if (s->kill) {
+		s->kill(s->kill_ctx, sig);
+	} else if (s->sandboxed) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
 	} else {
 		kill(-s->pid, sig);
@@ -98,6 +101,36 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
 			return true;
 		return false;
 	}
+}
+
+/* More of a captured pipe; false at its end (end of file, an error, or the
+ * buffer full). */
+static bool capture_read(struct supervise_capture *c)
+{
+	for (;;) {
+		ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len);
+
+		if (n > 0) {
+			c->len += (size_t)n;
+			if (c->len == c->cap)
+				return false;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN;
+	}
+}
+
+/* Whether a pipe the loop reads is still open. */
+static bool pipes_open(const struct supervisor *s)
+{
+	size_t k;
+
+	for (k = 0; k < SUPERVISE_CAPTURES; k++)
+		if (s->capture[k].buf && s->capture[k].fd >= 0)
+			return true;
+	return s->out_fd >= 0 || s->err_fd >= 0 || s->pty_fd >= 0 || s->report_fd >= 0;
 }
 
 /* The host's stdin relayed to the command: read when the source has data
@@ -245,6 +278,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
 	long long drain_until = 0;
 	int rc = 0, reraise = 0;
+	size_t k;
 
 	s->in_dst = -1; /* the relay's now: closed when it ends */
 	if (ep < 0 || !chunk) {
@@ -287,12 +321,18 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	    (s->err_fd >= 0 && watch(ep, s->err_fd, EV_ERR) < 0) ||
 	    (s->pty_fd >= 0 && watch(ep, s->pty_fd, EV_PTY) < 0) ||
 	    (s->report_fd >= 0 && watch(ep, s->report_fd, EV_REPORT) < 0) ||
-	    watch(ep, s->pidfd, EV_PID) < 0 ||
+	    (s->pidfd >= 0 && watch(ep, s->pidfd, EV_PID) < 0) ||
 	    (s->cancel_fd >= 0 && watch(ep, s->cancel_fd, EV_CANCEL) < 0) ||
 	    (s->proxy && watch(ep, ward_proxy_fd(s->proxy), EV_PROXY) < 0)) {
 		rc = ward_error_make(err, errno, "epoll_ctl");
 		goto out;
 	}
+	for (k = 0; k < SUPERVISE_CAPTURES; k++)
+		if (s->capture[k].buf && s->capture[k].fd >= 0 &&
+		    watch(ep, s->capture[k].fd, EV_CAPTURE + (int)k) < 0) {
+			rc = ward_error_make(err, errno, "epoll_ctl");
+			goto out;
+		}
 	if (in.dst >= 0) {
 		struct epoll_event probe = { .events = EPOLLIN, .data.u32 = EV_IN };
 
@@ -316,8 +356,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		raw = tcsetattr(s->tty_fd, TCSANOW, &t) == 0;
 	}
 
-	while (!exited || s->out_fd >= 0 || s->err_fd >= 0 || s->pty_fd >= 0 ||
-	       s->report_fd >= 0) {
+	while ((s->pidfd >= 0 && !exited) || pipes_open(s)) {
 		struct epoll_event evs[8];
 		long long now = ward_now_ns(), until = exited ? drain_until : s->deadline_ns;
 		long long proxy_due = s->proxy && !exited ? ward_proxy_deadline(s->proxy) : 0;
@@ -348,6 +387,13 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			continue;
 		}
 		for (i = 0; i < n; i++) {
+			if (evs[i].data.u32 >= EV_CAPTURE) {
+				struct supervise_capture *c = &s->capture[evs[i].data.u32 - EV_CAPTURE];
+
+				if (!capture_read(c))
+					stop_watching(ep, &c->fd);
+				continue;
+			}
 			switch (evs[i].data.u32) {
 			case EV_OUT:
 				if (!pump(s->out_fd, s->out, s->out_sink, chunk))
@@ -431,8 +477,14 @@ out:
 		siginfo_t si;
 
 		kill_child(s, SIGKILL);
-		waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED);
+		if (s->pidfd >= 0)
+			waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED);
 	}
+	for (k = 0; k < SUPERVISE_CAPTURES; k++)
+		if (s->capture[k].buf && s->capture[k].fd >= 0) {
+			close(s->capture[k].fd);
+			s->capture[k].fd = -1;
+		}
 	in_arm(ep, &in, true);
 	/* Exactly as it was, whichever way the loop ended. */
 	if (raw)

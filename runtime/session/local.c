@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -208,26 +207,37 @@ static int send_job(struct shared *sh, const struct agent_msg *m, const int fds[
  * whole sandbox is killed from here. */
 #define BACKSTOP_NS (5LL * 1000000000)
 
-enum { EV_OUT, EV_ERR, EV_REP, EV_SIDE, EV_CANCEL };
+/* The supervisor's kill (timeout, cancel): the session's whole sandbox, whose
+ * leader runs every command of the session; the next command starts a new
+ * one, the session's state (which lives here) intact. */
+static void shared_kill(void *ctx, int sig)
+{
+	struct shared *sh = ctx;
+
+	pthread_mutex_lock(&sh->lock);
+	if (sh->a.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, sh->a.pidfd, sig, NULL, 0);
+	sh->dead = true;
+	pthread_mutex_unlock(&sh->lock);
+}
 
 static int shared_exec(struct ward_session *s, const struct session_job *job,
 		       struct ward_result *res, struct session_outcome *out, struct ward_error **err)
 {
 	struct shared *sh = s->backend_data;
 	_cleanup_free_ char *script = ward_session_script(s, job);
-	_cleanup_free_ char *chunk = malloc(65536);
 	struct ward_outbuf *ob = NULL, *eb = NULL;
 	struct agent_report rep = { 0 };
 	char side[2 * PATH_MAX + 4];
 	size_t side_len = 0, rep_len = 0;
 	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_side[2] = { -1, -1 },
-	    p_rep[2] = { -1, -1 }, blob = -1, ep = -1, rc = -1, open_fds;
+	    p_rep[2] = { -1, -1 }, blob = -1, rc = -1;
 	struct agent_msg m = { .magic = AGENT_MAGIC, .timeout_s = job->timeout };
-	long long start = ward_now_ns(), backstop;
+	long long start = ward_now_ns();
 	bool lost = false, killed = false, cancelled = false;
 
 	memset(res, 0, sizeof(*res));
-	if (!script || !chunk)
+	if (!script)
 		return ward_error_make(err, ENOMEM, "session");
 	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
 	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
@@ -282,94 +292,44 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	close(p_rep[1]);
 	p_out[1] = p_err[1] = p_side[1] = p_rep[1] = -1;
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0) {
-		ward_error_make(err, errno, "epoll_create1");
-		goto out;
-	}
+	/* The supervisor's loop (supervise.c), with no child of its own: the
+	 * leader forks the command and reports its status on p_rep; the loop
+	 * ends when every pipe is at end of file. Past the deadline (the
+	 * leader's own, and a grace) the whole sandbox is killed. */
 	{
-		int fds[] = { p_out[0], p_err[0], p_rep[0], p_side[0] };
-		int i;
+		struct supervisor sv;
+		int k, *reads[] = { &p_out[0], &p_err[0], &p_rep[0], &p_side[0] };
 
-		for (i = 0; i < 4; i++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
-
-			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+		for (k = 0; k < 4; k++)
+			fcntl(*reads[k], F_SETFL, O_NONBLOCK);
+		memset(&sv, 0, sizeof(sv));
+		sv.pidfd = -1;
+		sv.sandboxed = true;
+		sv.kill = shared_kill;
+		sv.kill_ctx = sh;
+		sv.out_fd = steal_fd(&p_out[0]);
+		sv.err_fd = steal_fd(&p_err[0]);
+		sv.out_sink = sv.err_sink = sv.pty_fd = sv.pty_sink = -1;
+		sv.in_src = sv.in_dst = sv.tty_fd = sv.report_fd = -1;
+		sv.capture[0] = (struct supervise_capture){ .buf = (char *)&rep, .cap = sizeof(rep),
+							    .fd = steal_fd(&p_rep[0]) };
+		sv.capture[1] = (struct supervise_capture){ .buf = side, .cap = sizeof(side),
+							    .fd = steal_fd(&p_side[0]) };
+		sv.out = ob;
+		sv.err = eb;
+		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
+		sv.cancel_fd = s->cfg.cancel_fd;
+		if (ward_supervise(&sv, err) < 0) {
+			if (sv.out_fd >= 0)
+				close(sv.out_fd);
+			if (sv.err_fd >= 0)
+				close(sv.err_fd);
+			goto out;
 		}
-		if (s->cfg.cancel_fd >= 0) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EV_CANCEL };
-
-			epoll_ctl(ep, EPOLL_CTL_ADD, s->cfg.cancel_fd, &ev);
-		}
-	}
-	open_fds = 4;
-	backstop = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
-	while (open_fds > 0) {
-		struct epoll_event evs[4];
-		long long now = ward_now_ns();
-		int n, i;
-
-		n = epoll_wait(ep, evs, 4, now >= backstop ? 0 : (int)((backstop - now) / 1000000 + 1));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* The leader did not report in time: kill the whole sandbox. */
-			pthread_mutex_lock(&sh->lock);
-			if (sh->a.pidfd >= 0)
-				syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL, 0);
-			sh->dead = true;
-			pthread_mutex_unlock(&sh->lock);
-			killed = true;
-			backstop = ward_now_ns() + 3600LL * 1000000000;
-			if (n < 0)
-				break;
-			continue;
-		}
-		for (i = 0; i < n; i++) {
-			int *fd = evs[i].data.u32 == EV_OUT   ? &p_out[0] :
-				  evs[i].data.u32 == EV_ERR   ? &p_err[0] :
-				  evs[i].data.u32 == EV_REP   ? &p_rep[0] :
-								&p_side[0];
-			ssize_t r;
-
-			if (evs[i].data.u32 == EV_CANCEL) {
-				/* the whole sandbox, now: its pipes then end */
-				epoll_ctl(ep, EPOLL_CTL_DEL, s->cfg.cancel_fd, NULL);
-				pthread_mutex_lock(&sh->lock);
-				if (sh->a.pidfd >= 0)
-					syscall(SYS_pidfd_send_signal, sh->a.pidfd, SIGKILL, NULL,
-						0);
-				sh->dead = true;
-				pthread_mutex_unlock(&sh->lock);
-				cancelled = true;
-				continue;
-			}
-			if (evs[i].data.u32 == EV_REP)
-				r = read(*fd, (char *)&rep + rep_len, sizeof(rep) - rep_len);
-			else if (evs[i].data.u32 == EV_SIDE)
-				r = read(*fd, side + side_len, sizeof(side) - side_len);
-			else
-				r = read(*fd, chunk, 65536);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r > 0) {
-				if (evs[i].data.u32 == EV_OUT)
-					ward_outbuf_append(ob, chunk, (size_t)r);
-				else if (evs[i].data.u32 == EV_ERR)
-					ward_outbuf_append(eb, chunk, (size_t)r);
-				else if (evs[i].data.u32 == EV_REP)
-					rep_len += (size_t)r;
-				else
-					side_len += (size_t)r;
-				if (!(evs[i].data.u32 == EV_SIDE && side_len == sizeof(side)) &&
-				    !(evs[i].data.u32 == EV_REP && rep_len == sizeof(rep)))
-					continue;
-			}
-			epoll_ctl(ep, EPOLL_CTL_DEL, *fd, NULL);
-			close(*fd);
-			*fd = -1;
-			open_fds--;
-		}
+		killed = sv.timed_out;
+		cancelled = sv.cancelled;
+		rep_len = sv.capture[0].len;
+		side_len = sv.capture[1].len;
 	}
 	lost = rep_len != sizeof(rep);
 
@@ -437,8 +397,6 @@ out:
 	}
 	if (blob >= 0)
 		close(blob);
-	if (ep >= 0)
-		close(ep);
 	ward_outbuf_free(ob);
 	ward_outbuf_free(eb);
 	if (rc < 0)

@@ -70,14 +70,14 @@ START_TEST(test_mistakes)
 	expect_error("[]", "must be a JSON object");
 	expect_error("{\"timout\": 5}", "unknown key \"timout\"");
 	expect_error("{\"sandbox\": \"maybe\"}", "unknown mode \"maybe\"");
-	expect_error("{\"sandbox\": 1}", "sandbox: must be a non-empty string");
+	expect_error("{\"sandbox\": 1}", "sandbox: must be a string, got an integer");
 	expect_error("{\"timeout\": 0}", "timeout: timeout must be at least 1 second");
 	expect_error("{\"timeout\": 2.5}", "timeout: must be an integer");
 	expect_error("{\"namespaces\": [\"user\", \"time\"]}", "unknown namespace \"time\"");
 	expect_error("{\"namespaces\": \"user\"}", "must be an array");
-	expect_error("{\"uid0\": \"yes\"}", "uid0: must be true or false");
+	expect_error("{\"uid0\": \"yes\"}", "uid0: must be a boolean, got a string");
 	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\"");
-	expect_error("{\"env\": {\"set\": {\"A\": 1}}}", "value of \"A\" must be a string");
+	expect_error("{\"env\": {\"set\": {\"A\": 1}}}", "env.set.A: must be a string, got an integer");
 	expect_error("{\"env\": {\"set\": {\"1A\": \"x\"}}}", "not a valid variable name");
 	expect_error("{\"mounts\": [{\"type\": \"bind\", \"target\": \"/x\"}]}",
 		     "mounts[0].source: is missing");
@@ -113,6 +113,38 @@ START_TEST(test_unknown_key_lists_valid)
 		     "session: unknown key \"isolate\" (valid: isolation, timeout, env, ssh, limits)");
 	expect_error("{\"session\": {\"ssh\": {\"hots\": \"h\"}}}",
 		     "session.ssh: unknown key \"hots\" (valid: ");
+}
+END_TEST
+
+/* One wording for the shape of every section (runtime/jschema.c): the key's
+ * whole path, what it must be and what it was, at every depth. */
+START_TEST(test_shape_names_key)
+{
+	expect_error("{\"network\": {\"proxy_port\": \"x\"}}",
+		     "policy 'p.json': network.proxy_port: must be an integer, got a string");
+	expect_error("{\"mounts\": [{\"type\": 1, \"target\": \"/x\"}]}",
+		     "mounts[0].type: must be a string, got an integer");
+	expect_error("{\"mounts\": [{\"target\": \"/x\"}]}", "mounts[0].type: is missing");
+	expect_error("{\"mounts\": [{\"typ\": \"tmpfs\", \"target\": \"/x\"}]}",
+		     "mounts[0]: unknown key \"typ\" (valid: type, source, target)");
+	expect_error("{\"mounts\": {}}", "mounts: must be an array, got an object");
+	expect_error("{\"seccomp\": []}", "seccomp: must be an object, got an array");
+	expect_error("{\"seccomp\": {\"allow_ptrace\": 1}}",
+		     "seccomp.allow_ptrace: must be a boolean, got an integer");
+	expect_error("{\"landlock\": {\"mode\": \"best-effort\", \"abi_max\": true}}",
+		     "landlock.abi_max: must be an integer, got a boolean");
+	expect_error("{\"network\": {\"credentials\": [{\"host\": \"h\", \"header\": \"X\"}]}}",
+		     "network.credentials[0].value: is missing");
+	expect_error("{\"validators\": {\"add\": [{\"program\": \"x\"}]}}",
+		     "validators.add[0].id: is missing");
+	expect_error("{\"validators\": {\"add\": [{\"id\": \"x\", \"text\": 3}]}}",
+		     "validators.add[0].text: must be a string, got an integer");
+	expect_error("{\"session\": {\"limits\": {\"sessions\": \"2\"}}}",
+		     "session.limits.sessions: must be an integer, got a string");
+	expect_error("{\"session\": {\"ssh\": {\"port\": \"22\"}}}",
+		     "session.ssh.port: must be an integer, got a string");
+	expect_error("{\"rate_limit\": {\"per_minute\": 1, \"per_day\": 1}}",
+		     "rate_limit: unknown key \"per_day\" (valid: per_minute, per_hour)");
 }
 END_TEST
 
@@ -227,6 +259,7 @@ int main(void)
 	tcase_add_test(tc, test_mistakes);
 	tcase_add_test(tc, test_network_rules_imply_proxy);
 	tcase_add_test(tc, test_unknown_key_lists_valid);
+	tcase_add_test(tc, test_shape_names_key);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_piped);
 	return harness_main(s);

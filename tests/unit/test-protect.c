@@ -243,11 +243,11 @@ START_TEST(test_mode_and_policy)
 		static const char *const bad[][2] = {
 			{ "{\"workdir\": {\"mod\": \"overlay\"}}", "workdir: unknown key \"mod\"" },
 			{ "{\"workdir\": {\"mode\": \"copy\"}}", "unknown workdir mode 'copy'" },
-			{ "{\"workdir\": {\"protect\": \".envrc\"}}", "workdir.protect: must be an array" },
+			{ "{\"workdir\": {\"protect\": \".envrc\"}}", "workdir.protect: must be an array, got a string" },
 			{ "{\"workdir\": {\"protect\": [\"../x\"]}}", "'../x'" },
 			{ "{\"workdir\": {\"allow_write\": [1]}}", "workdir.allow_write: element 0" },
-			{ "{\"workdir\": {\"protect_defaults\": \"no\"}}", "must be true or false" },
-			{ "{\"workdir\": []}", "workdir: must be an object" },
+			{ "{\"workdir\": {\"protect_defaults\": \"no\"}}", "workdir.protect_defaults: must be a boolean, got a string" },
+			{ "{\"workdir\": []}", "workdir: must be an object, got an array" },
 		};
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -67,7 +67,7 @@ START_TEST(test_shell_field)
 	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
 	ck_assert(!req.no_shell);
 	ward_request_release(&req);
-	expect_error("{\"command\": \"ls\", \"shell\": 0}", "\"shell\" must be a boolean, got an integer");
+	expect_error("{\"command\": \"ls\", \"shell\": 0}", "request: shell: must be a boolean, got an integer");
 }
 END_TEST
 
@@ -81,16 +81,19 @@ START_TEST(test_malformed)
 	expect_error("[\"ls\"]", "must be a JSON object, got an array");
 	expect_error("\"ls\"", "not valid JSON"); /* jansson refuses bare strings by default */
 	expect_error("null", "not valid JSON");
-	expect_error("{}", "no \"command\"");
-	expect_error("{\"command\": 42}", "\"command\" must be a string, got an integer");
-	expect_error("{\"command\": [\"ls\"]}", "\"command\" must be a string, got an array");
-	expect_error("{\"command\": \"\"}", "\"command\" is empty");
-	expect_error("{\"command\": \"  \\n\"}", "\"command\" is empty");
+	expect_error("{}", "request: command: is missing");
+	/* a required key misspelt: the misspelling named, not only the absence */
+	expect_error("{\"comand\": \"ls\"}", "request: unknown key \"comand\" (valid: command, "
+					   "workdir, timeout, approved, shell)");
+	expect_error("{\"command\": 42}", "request: command: must be a string, got an integer");
+	expect_error("{\"command\": [\"ls\"]}", "request: command: must be a string, got an array");
+	expect_error("{\"command\": \"\"}", "request: command: is empty");
+	expect_error("{\"command\": \"  \\n\"}", "request: command: is empty");
 	expect_error("{\"command\": \"ls\", \"command\": \"rm\"}", "duplicate");
-	expect_error("{\"command\": \"ls\", \"timout\": 5}", "unknown field \"timout\"");
-	expect_error("{\"command\": \"ls\", \"workdir\": 3}", "\"workdir\" must be a string");
-	expect_error("{\"command\": \"ls\", \"workdir\": \"\"}", "\"workdir\" is empty");
-	expect_error("{\"command\": \"ls\", \"approved\": \"yes\"}", "\"approved\" must be a boolean");
+	expect_error("{\"command\": \"ls\", \"timout\": 5}", "request: unknown key \"timout\" (valid: command, workdir, timeout, approved, shell)");
+	expect_error("{\"command\": \"ls\", \"workdir\": 3}", "request: workdir: must be a string, got an integer");
+	expect_error("{\"command\": \"ls\", \"workdir\": \"\"}", "request: workdir: is empty");
+	expect_error("{\"command\": \"ls\", \"approved\": \"yes\"}", "request: approved: must be a boolean, got a string");
 	expect_error("{\"command\": \"a\\u0000b\"}", "not valid JSON");
 	expect_error("{\"command\": \"ls\"} trailing", "not valid JSON");
 }

@@ -1,0 +1,179 @@
+/* unwrap-internal.h — what validate.c (matching views against the rule table)
+ * and unwrap.c (the views a wrapper, an interpreter or a shell string gives)
+ * share: a command's words as a view, the validation's state, and the
+ * functions each calls of the other. Pure code. */
+#ifndef WARD_UNWRAP_INTERNAL_H
+#define WARD_UNWRAP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "filters/validate/validate-internal.h"
+#include "ward/shparse.h"
+#include "ward/validate.h"
+
+/* Wrappers and strings inside strings deeper than this are refused: a
+ * legitimate command never nests so deep, and the validators must end. */
+#define MAX_DEPTH 12
+/* Earlier commands of a pipeline looked at for one command (`upstream`):
+ * the nearest ones, so that a long pipeline costs linear time. */
+#define MAX_UPSTREAM 16
+
+struct word {
+	char *text;   /* static text: quotes removed, escapes resolved, $VAR as written */
+	char *fold;   /* the same, lowercased */
+	/* With $VARs: the lowercased text as far as it is known — $HOME as ~,
+	 * variables set earlier in the string by their value, others empty —
+	 * or NULL. */
+	char *alt;
+	/* norm_path() of fold and of alt, made when first asked (a word is
+	 * matched by many rules, and by each wrapper's view) */
+	char *norm, *norm_alt;
+	unsigned flags; /* WARD_SH_W_* */
+	size_t off, len; /* span in the validated string */
+};
+
+enum redir_kind { RD_READ, RD_WRITE, RD_RDWR, RD_STRING, RD_DUP };
+
+struct redir {
+	enum redir_kind kind;
+	int fd;
+	struct word target; /* the file; RD_STRING: the here-string or heredoc body */
+};
+
+/* One simple command as it will run. */
+struct cmd {
+	size_t off, len;      /* span in the validated string */
+	int depth;
+	bool in_subst;        /* inside $(…), `…` or <(…) */
+	bool piped;           /* its stdin is a pipe from an earlier command */
+	struct redir *r;
+	size_t nr;
+	struct word *assigns; /* NAME=value prefixes */
+	size_t n_assigns;
+	const struct ward_sh_node *node; /* NULL for argv or a synthesised command */
+	const struct ward_sh_tree *tree; /* the node's tree */
+	/* Earlier commands of the same pipeline (for `upstream` and `text`). */
+	struct cmd *up;
+	size_t n_up;
+};
+
+/* What a view was found to do while unwrapping it. */
+struct view {
+	struct word *w;
+	size_t n;
+	const struct cmd *cmd;
+	bool script_stdin;    /* a shell or interpreter reading its program from stdin */
+	bool dynamic;         /* it runs code only known at run time */
+	bool runs_download;   /* it runs a file a download earlier in the string wrote */
+};
+
+struct match {
+	int kind;             /* enum ward_verdict_kind; 0 for none */
+	size_t rank;          /* the rule's index: earlier rules decide */
+	const struct rule *rule;
+	const char *synthetic_id, *synthetic_words;
+	size_t off, len;
+	char *matched;
+};
+
+struct ctx {
+	const struct ward_rules *rules;
+	const char *top;      /* the validated string */
+	size_t top_len;
+	struct match best;
+	struct ward_verdict_segment *segs;
+	size_t n_segs, cap_segs;
+	struct ward_error **err;
+	int failed;           /* out of memory */
+	const char *hit;      /* the word that made the last condition true */
+	/* Files downloads earlier in the string wrote (normalised paths). */
+	char **downloads;
+	size_t n_downloads;
+	/* Where the last pipeline element was found (see find_pipe). */
+	const struct ward_sh_node *pipe_node;
+	size_t pipe_idx;
+	/* Variables set in the string (x=rm), in source order. */
+	struct var {
+		char *name, *value;
+	} *vars;
+	size_t n_vars;
+	/* Words of views built for upstream commands, freed at the end. */
+	struct held {
+		struct word *w;
+		size_t n;
+	} *held;
+	size_t n_held;
+};
+
+/* Roles of words (validate.c compute_roles()). */
+enum role {
+	ROLE_OPT = 1,     /* an option */
+	ROLE_DATA = 2,    /* a pattern, a message, text to print: not a path */
+	ROLE_POS = 4,     /* a positional argument */
+	ROLE_WRITE = 8,   /* a file the command writes */
+	ROLE_READ = 16,   /* a file the command reads or names */
+};
+
+/* A lowercased copy (malloc'd), or NULL. */
+char *ward_vd_lower_dup(const char *s);
+
+/* A word of text (its fold and flags); false when out of memory (c->failed). */
+bool ward_vd_word_init(struct ctx *c, struct word *w, const char *text, unsigned flags,
+		       size_t off, size_t len);
+
+/* Free what a word holds. */
+void ward_vd_word_release(struct word *w);
+
+/* Free n words and the array. */
+void ward_vd_words_free(struct word *w, size_t n);
+
+/* Whether name is one of the space-separated names of list. */
+bool ward_vd_in_list(const char *name, const char *list);
+
+/* The program a view runs: its first word's base name. */
+const char *ward_vd_prog_of(const struct view *v);
+
+/* A path normalised for matching (malloc'd), or NULL. */
+char *ward_vd_norm_path(const char *fold);
+
+/* Whether word is one of the options of list (attached values allowed). */
+bool ward_vd_opt_named(const char *word, const char *list);
+
+/* Whether opt names prog's output file. */
+bool ward_vd_is_output_opt(const char *prog, const char *opt);
+
+/* Whether word is the long option item, with or without "=value". */
+bool ward_vd_long_opt_is(const char *word, const char *item);
+
+/* Where a subcommand's words start (git -C dir sub...). */
+size_t ward_vd_sub_start(const struct view *v, size_t *pos, size_t max);
+
+/* The role (enum role bits) of each word of v into roles[0..n). */
+void ward_vd_compute_roles(const struct view *v, unsigned *roles);
+
+/* Refuse with a verdict of ward's own (no rule of the table). */
+void ward_vd_refuse_synthetic(struct ctx *c, const char *id, const char *words,
+			      const struct cmd *cmd, const char *matched);
+
+/* Match the view against every rule; the best match kept. */
+void ward_vd_match_rules(struct ctx *c, const struct view *v);
+
+/* Parse and validate a string a shell will run, its commands reported at the span given. */
+void ward_vd_validate_string(struct ctx *c, const char *src, size_t len, unsigned dialect,
+			     size_t span_off, size_t span_len, int depth);
+
+/* Validate one view, then every view its wrappers and strings give (unwrap.c). */
+void ward_vd_check_view(struct ctx *c, struct view *v, int depth);
+
+/* Validate text a wrapper or an interpreter hands to a shell. */
+void ward_vd_shell_string(struct ctx *c, const struct view *v, const struct word *w,
+			  const char *text, bool posix, int depth);
+
+/* Skip a wrapper's options (vals take a value); the index of the first other word. */
+size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals);
+
+/* A NAME=value word: the value run when NAME is a command variable. */
+void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *w, int depth);
+
+#endif

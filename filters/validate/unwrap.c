@@ -1,0 +1,969 @@
+/* unwrap.c — the views a command gives beyond its own: the command a
+ * wrapper runs (env, sudo, timeout, xargs, find -exec, …), the strings a
+ * shell will run (sh -c, a here-string fed to bash, git -c
+ * core.sshCommand=…, awk's system(…), an interpreter's os.system(…)), and
+ * the files a download wrote that a later command runs. Which programs do
+ * what is a table (wrappers[], readers[]); validate.c matches each view
+ * against the rules. Pure code. */
+#include "filters/validate/unwrap-internal.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/util/util-internal.h"
+
+/* ---- unwrapping -------------------------------------------------------- */
+
+/* Validate text a wrapper or an interpreter hands to a shell. */
+void ward_vd_shell_string(struct ctx *c, const struct view *v, const struct word *w,
+			  const char *text, bool posix, int depth)
+{
+	ward_vd_validate_string(c, text, strlen(text), posix ? WARD_SH_POSIX : 0, w->off, w->len, depth);
+}
+
+/* A view of words [from, to) of v. */
+static void sub_view(struct ctx *c, const struct view *v, size_t from, size_t to, int depth)
+{
+	struct view inner = { .cmd = v->cmd };
+
+	if (from >= to || from >= v->n)
+		return;
+	inner.w = v->w + from;
+	inner.n = (to > v->n ? v->n : to) - from;
+	ward_vd_check_view(c, &inner, depth);
+}
+
+/* Skip options of a wrapper: `flags` take no value, `vals` take the next
+ * word (or an attached one). Returns the index of the first other word. */
+size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals)
+{
+	for (; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0)
+			return i + 1;
+		if (t[0] != '-' || !t[1])
+			return i;
+		if (t[1] != '-' && t[2] == '\0' && memchr(vals, t[1], strcspn(vals, " ")))
+			i++; /* -X VALUE */
+		else if (t[1] == '-' && !strchr(t, '=')) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s", t);
+			if (ward_vd_in_list(name, vals))
+				i++;
+		}
+	}
+	return i;
+}
+
+/* Names of the standard input as a file: `bash /dev/stdin`, `. /dev/fd/0`. */
+static bool is_stdin_path(const char *fold)
+{
+	return ward_vd_in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
+}
+
+#define SHELLS "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh"
+
+static bool is_shell(const char *p)
+{
+	return ward_vd_in_list(p, SHELLS);
+}
+
+static bool shell_is_posix(const char *p)
+{
+	return ward_vd_in_list(p, "sh dash ash posh");
+}
+
+/* A here-string or here-document given to the command's stdin, if any. */
+static const struct redir *stdin_text(const struct cmd *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->nr; i++)
+		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_STRING)
+			return &cmd->r[i];
+	return NULL;
+}
+
+static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
+{
+	size_t i;
+	bool cmode = false, smode = false;
+	const struct redir *here;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0) {
+			i++;
+			break;
+		}
+		if (t[0] != '-' && t[0] != '+')
+			break;
+		if (t[1] == '-') {
+			if (ward_vd_in_list(t, "--rcfile --init-file"))
+				i++;
+			continue;
+		}
+		if (strchr(t + 1, 'c'))
+			cmode = true;
+		if (strchr(t + 1, 's'))
+			smode = true; /* the program from stdin, the words are its arguments */
+		if (strchr(t + 1, 'o') || strchr(t + 1, 'O'))
+			i++;
+	}
+	if (cmode) {
+		if (i < v->n) {
+			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+				v->dynamic = true;
+			ward_vd_shell_string(c, v, &v->w[i], v->w[i].text, shell_is_posix(prog), depth + 1);
+		}
+		return;
+	}
+	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
+		return; /* a script file: ward sees its name, not its text */
+	here = stdin_text(v->cmd);
+	if (here) {
+		if (here->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			v->dynamic = true;
+		ward_vd_shell_string(c, v, &here->target, here->target.text, shell_is_posix(prog),
+			     depth + 1);
+		return;
+	}
+	v->script_stdin = true;
+}
+
+/* Shell command strings inside code given to awk, python, perl, ruby, node
+ * or php: system("…"), popen("…"), os.system('…'), subprocess.run(["…", …]),
+ * `…` and qx(…). */
+static void code_strings(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	static const char *const calls[] = { "system", "popen", "exec", "execSync", "spawnSync",
+					     "check_output", "check_call", "getoutput",
+					     "getstatusoutput", "Popen", "run", "call", "shell_exec",
+					     "passthru", "proc_open" };
+	const char *s = w->text;
+
+	for (; *s; s++) {
+		size_t k;
+
+		if (*s == '`' && !ward_vd_in_list(ward_vd_prog_of(v),
+						  "python python2 python3 pypy pypy3 node nodejs")) {
+			const char *e = strchr(s + 1, '`');
+
+			if (e) {
+				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
+
+				if (inner)
+					ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+				s = e;
+			}
+			continue;
+		}
+		if (strncmp(s, "qx", 2) == 0 && strchr("({[/|'\"", s[2]) && s[2]) {
+			char close = s[2] == '(' ? ')' : s[2] == '{' ? '}' : s[2] == '[' ? ']' : s[2];
+			const char *e = strchr(s + 3, close);
+
+			if (e) {
+				_cleanup_free_ char *inner = strndup(s + 3, (size_t)(e - s - 3));
+
+				if (inner)
+					ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+				s = e;
+			}
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(calls); k++) {
+			size_t n = strlen(calls[k]);
+			const char *p = s + n;
+
+			if (strncmp(s, calls[k], n) != 0 ||
+			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+				continue;
+			p += strspn(p, " \t");
+			/* system "…" in ruby and perl needs no parentheses */
+			if (*p == '(')
+				p++;
+			else if (p == s + n || (*p != '"' && *p != '\''))
+				continue;
+			p += strspn(p, " \t");
+			if (*p == '"' || *p == '\'') {
+				const char *e = strchr(p + 1, *p);
+
+				if (e) {
+					_cleanup_free_ char *inner = strndup(p + 1, (size_t)(e - p - 1));
+
+					if (inner)
+						ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+				}
+			} else if (*p == '[') {
+				/* an argv list: its quoted items, as words */
+				struct word *ws = NULL;
+				size_t n_ws = 0;
+				const char *q = p + 1;
+
+				while (*q && *q != ']') {
+					q += strspn(q, " \t,");
+					if (*q == '"' || *q == '\'') {
+						const char *e = strchr(q + 1, *q);
+						_cleanup_free_ char *item = NULL;
+						struct word *g;
+
+						if (!e)
+							break;
+						item = strndup(q + 1, (size_t)(e - q - 1));
+						g = realloc(ws, (n_ws + 1) * sizeof(*g));
+						if (!item || !g) {
+							free(g ? g : ws);
+							ws = NULL;
+							n_ws = 0;
+							c->failed = 1;
+							break;
+						}
+						ws = g;
+						if (!ward_vd_word_init(c, &ws[n_ws], item, 0, w->off, w->len))
+							break;
+						n_ws++;
+						q = e + 1;
+					} else if (*q && *q != ']') {
+						q++;
+					}
+				}
+				if (n_ws) {
+					struct view inner = { .w = ws, .n = n_ws, .cmd = v->cmd };
+
+					ward_vd_check_view(c, &inner, depth + 1);
+				}
+				ward_vd_words_free(ws, n_ws);
+			}
+		}
+	}
+}
+
+/* The string literals of code given with -c/-e, as the files the program
+ * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
+static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
+{
+	struct word *ws = calloc(2, sizeof(*ws));
+	size_t n = 1, cap = 2;
+	const char *q = code->text;
+
+	/* a program without rules or roles of its own: only the files count */
+	if (!ws || !ward_vd_word_init(c, &ws[0], "(code)", 0, code->off, code->len)) {
+		free(ws);
+		c->failed = 1;
+		return;
+	}
+	while ((q = strpbrk(q, "\"'"))) {
+		const char *e = strchr(q + 1, *q);
+		_cleanup_free_ char *lit = NULL;
+
+		if (!e)
+			break;
+		lit = strndup(q + 1, (size_t)(e - q - 1));
+		q = e + 1;
+		/* a path has no blanks and is not an option */
+		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')
+			continue;
+		if (n == cap) {
+			struct word *g = realloc(ws, (cap *= 2) * sizeof(*g));
+
+			if (!g) {
+				c->failed = 1;
+				break;
+			}
+			ws = g;
+		}
+		if (ward_vd_word_init(c, &ws[n], lit, 0, code->off, code->len))
+			n++;
+	}
+	if (n > 1 && !c->failed) {
+		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
+
+		ward_vd_match_rules(c, &inner);
+	}
+	ward_vd_words_free(ws, n);
+}
+
+static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
+{
+	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
+				strcmp(prog, "php") == 0  ? "-r" :
+				ward_vd_in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
+				ward_vd_in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct redir *here;
+	size_t i;
+	bool code = false;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0)
+			break;
+		if (t[0] != '-')
+			break;
+		if (ward_vd_opt_named(t, code_opts)) {
+			const struct word *w = strchr(t, '=') ? &v->w[i] : i + 1 < v->n ? &v->w[i + 1] : NULL;
+
+			code = true;
+			if (w) {
+				if (w->flags & WARD_SH_W_CMDSUB)
+					v->dynamic = true;
+				code_strings(c, v, w, depth);
+				code_paths(c, v, w, depth);
+			}
+			i++;
+			continue;
+		}
+		/* python -m MODULE, node -r MOD: not a program on stdin */
+		if (ward_vd_in_list(t, "-m -r --require -I -M -W -X -d"))
+			i++;
+		if (strcmp(t, "-m") == 0)
+			return;
+	}
+	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
+		return;
+	here = stdin_text(v->cmd);
+	if (here) {
+		/* python3 - <<'EOF' … EOF: the program is right here */
+		if (here->target.flags & WARD_SH_W_CMDSUB)
+			v->dynamic = true;
+		code_strings(c, v, &here->target, depth);
+		code_paths(c, v, &here->target, depth);
+		return;
+	}
+	v->script_stdin = true;
+}
+
+static void unwrap_find(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i, j;
+
+	for (i = 1; i < v->n; i++) {
+		if (!ward_vd_in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
+			continue;
+		for (j = i + 1; j < v->n; j++)
+			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
+				break;
+		sub_view(c, v, i + 1, j, depth + 1);
+		i = j;
+	}
+}
+
+/* Configuration keys and environment variables whose value is a command. */
+static bool command_key(const char *key)
+{
+	static const char *const keys[] = { "core.sshcommand", "core.pager", "core.editor",
+					    "core.fsmonitor", "core.askpass", "core.gitproxy",
+					    "sequence.editor", "diff.external", "credential.helper",
+					    "credential.*.helper", "gpg.program", "gpg.*.program",
+					    "alias.*", "filter.*.clean", "filter.*.smudge",
+					    "filter.*.process", "diff.*.textconv", "diff.*.command",
+					    "merge.*.driver", "pager.*", "uploadpack.packobjectshook",
+					    "remote.*.receivepack", "remote.*.uploadpack" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (fnmatch(keys[i], key, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool command_var(const char *name)
+{
+	return ward_vd_in_list(name,
+			       "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_ASKPASS SSH_ASKPASS "
+			       "EDITOR VISUAL PAGER MANPAGER LESSOPEN LESSCLOSE PROMPT_COMMAND "
+			       "BASH_ENV ENV GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND GIT_SEQUENCE_EDITOR "
+			       "SUDO_ASKPASS");
+}
+
+/* NAME=value whose value a program will run as a command. */
+void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *w, int depth)
+{
+	const char *eq = strchr(w->text, '=');
+	char name[128];
+	size_t k;
+
+	if (!eq || (k = (size_t)(eq - w->text)) >= sizeof(name))
+		return;
+	memcpy(name, w->text, k);
+	name[k] = '\0';
+	if (command_var(name))
+		ward_vd_shell_string(c, v, w, eq + 1, true, depth + 1);
+}
+
+static void config_value(struct ctx *c, const struct view *v, const struct word *w,
+			 const char *key, const char *value, int depth)
+{
+	_cleanup_free_ char *k = ward_vd_lower_dup(key);
+
+	if (!k || !command_key(k))
+		return;
+	if (*value == '!')
+		value++;
+	ward_vd_shell_string(c, v, w, value, true, depth + 1);
+}
+
+static void unwrap_git(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i, pos[3], n;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text, *kv = NULL;
+
+		if (t[0] != '-')
+			break;
+		if (strcmp(t, "-c") == 0 && i + 1 < v->n)
+			kv = v->w[++i].text;
+		else if (strncmp(t, "-c", 2) == 0 && t[2])
+			kv = t + 2;
+		else if (ward_vd_in_list(t, "-C --git-dir --work-tree --namespace --exec-path --config-env"))
+			i++;
+		if (kv) {
+			const char *eq = strchr(kv, '=');
+			_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
+
+			if (key)
+				config_value(c, v, &v->w[i], key, eq + 1, depth);
+		}
+	}
+	/* git config [--global] KEY VALUE */
+	n = ward_vd_sub_start(v, pos, 3);
+	if (n == 3 && strcmp(v->w[pos[0]].fold, "config") == 0)
+		config_value(c, v, &v->w[pos[2]], v->w[pos[1]].text, v->w[pos[2]].text, depth);
+}
+
+/* awk 'BEGIN { system("…") }', "…" | getline, print | "…" */
+static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int depth)
+{
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *s;
+
+		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
+			continue;
+		code_strings(c, v, &v->w[i], depth);
+		code_paths(c, v, &v->w[i], depth);
+		for (s = v->w[i].text; (s = strchr(s, '"'));) {
+			const char *e = strchr(s + 1, '"');
+			const char *after, *before;
+
+			if (!e)
+				break;
+			after = e + 1 + strspn(e + 1, " \t");
+			before = s;
+			while (before > v->w[i].text && (before[-1] == ' ' || before[-1] == '\t'))
+				before--;
+			if (strncmp(after, "|", 1) == 0 || (before > v->w[i].text && before[-1] == '|')) {
+				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
+
+				if (inner)
+					ward_vd_shell_string(c, v, &v->w[i], inner, true, depth + 1);
+			}
+			s = e + 1;
+		}
+		break;
+	}
+}
+
+/* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... CMD */
+static void unwrap_env(struct ctx *c, const struct view *v, int depth)
+{
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (strcmp(t, "--") == 0) {
+			i++;
+			break;
+		}
+		if (t[0] == '-' && t[1]) {
+			const char *s = NULL;
+
+			if (strcmp(t, "-S") == 0 || strcmp(t, "--split-string") == 0)
+				s = i + 1 < v->n ? v->w[++i].text : NULL;
+			else if (strncmp(t, "--split-string=", 15) == 0)
+				s = t + 15;
+			else if (t[1] != '-' && strchr(t + 1, 'S'))
+				s = strchr(t + 1, 'S')[1] ? strchr(t + 1, 'S') + 1 :
+				    i + 1 < v->n       ? v->w[++i].text :
+							 NULL;
+			else if (ward_vd_in_list(t, "-u -C -P -a --unset --chdir --argv0"))
+				i++;
+			if (s) {
+				/* -S splits its string into words, with quotes, as a
+				 * shell would: validate it as one, then go on */
+				ward_vd_shell_string(c, v, &v->w[i], s, true, depth + 1);
+				return;
+			}
+			continue;
+		}
+		if (strchr(t, '=') && (isalpha((unsigned char)t[0]) || t[0] == '_')) {
+			ward_vd_assignment(c, v, &v->w[i], depth);
+			continue;
+		}
+		break;
+	}
+	sub_view(c, v, i, v->n, depth + 1);
+}
+
+static bool downloaded(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = ward_vd_norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_downloads; i++)
+		if (strcmp(c->downloads[i], p) == 0)
+			return true;
+	return false;
+}
+
+static void add_download(struct ctx *c, const char *fold)
+{
+	char **g;
+	char *p;
+
+	if (!*fold || strcmp(fold, "-") == 0 || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	p = ward_vd_norm_path(fold);
+	g = p ? realloc(c->downloads, (c->n_downloads + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->downloads = g;
+	g[c->n_downloads++] = p;
+}
+
+/* The file a URL is saved as by curl -O or wget: its last path component. */
+static void add_url_name(struct ctx *c, const char *url)
+{
+	const char *s = strstr(url, "://"), *slash;
+	char name[256];
+	size_t k;
+
+	if (!s)
+		return;
+	slash = strrchr(s + 3, '/');
+	if (!slash)
+		return;
+	k = strcspn(slash + 1, "?#");
+	if (!k || k >= sizeof(name))
+		return;
+	memcpy(name, slash + 1, k);
+	name[k] = '\0';
+	add_download(c, name);
+}
+
+/* What a download writes: -o/--output/-O files, curl -O's and wget's names
+ * from the URL, and stdout redirected to a file. */
+static void record_downloads(struct ctx *c, const struct view *v)
+{
+	const char *prog = ward_vd_prog_of(v);
+	bool wget = strcmp(prog, "wget") == 0, named = wget, explicit_out = false;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (ward_vd_is_output_opt(prog, v->w[i].text)) {
+			if (strchr(t, '='))
+				add_download(c, strchr(t, '=') + 1);
+			else if (i + 1 < v->n)
+				add_download(c, v->w[++i].fold);
+			explicit_out = true;
+		} else if (!wget && (strcmp(v->w[i].text, "-O") == 0 ||
+				     strcmp(t, "--remote-name") == 0 || strcmp(t, "--remote-name-all") == 0)) {
+			named = true;
+		}
+	}
+	if (named && !explicit_out)
+		for (i = 1; i < v->n; i++)
+			add_url_name(c, v->w[i].fold);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			add_download(c, v->cmd->r[i].target.fold);
+}
+
+/* The script a shell, an interpreter or `source` runs from a file, or the
+ * program itself when named by a path. */
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+{
+	size_t i;
+
+	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
+		v->runs_download = true;
+		return;
+	}
+	if (!is_shell(prog) && !ward_vd_in_list(prog, "source . python python2 python3 pypy pypy3 perl "
+					      "ruby node nodejs php lua deno bun"))
+		return;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-' && t[1])
+			continue;
+		if (v->w[i].flags & (WARD_SH_W_PROCSUB | WARD_SH_W_CMDSUB))
+			v->dynamic = true; /* bash <(curl …) */
+		else if (downloaded(c, v->w[i].fold))
+			v->runs_download = true;
+		return;
+	}
+}
+
+/* ---- the wrappers' table ----------------------------------------------------- */
+
+/* One entry of the tables below: the programs (space-separated names) and
+ * how the command they run is found in their words. A plain wrapper runs
+ * the rest of its words after its options (`opts`: those taking a value,
+ * as skip_opts() reads them) and `skip` operands (timeout's duration,
+ * chroot's root); the others have a function of their own. */
+struct wrapper {
+	const char *progs;
+	void (*unwrap)(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth);
+	const char *opts;
+	size_t skip;
+};
+
+/* The rest of the words after the options and `skip` operands. */
+static void unwrap_plain(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	(void)roles;
+	sub_view(c, v, ward_vd_skip_opts(v, 1, wr->opts) + wr->skip, v->n, depth + 1);
+}
+
+/* busybox APPLET ARGS: the applet, options and all. */
+static void unwrap_busybox(struct ctx *c, struct view *v, const struct wrapper *wr,
+			   const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	sub_view(c, v, 1, v->n, depth + 1);
+}
+
+static void unwrap_command(struct ctx *c, struct view *v, const struct wrapper *wr,
+			   const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+		if (strchr(v->w[i].text, 'v') || strchr(v->w[i].text, 'V'))
+			return; /* command -v NAME looks a name up */
+	sub_view(c, v, i, v->n, depth + 1);
+}
+
+static void unwrap_flock(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), k;
+
+	(void)roles;
+	for (k = 1; k < v->n; k++)
+		if ((strcmp(v->w[k].text, "-c") == 0 || strcmp(v->w[k].text, "--command") == 0) &&
+		    k + 1 < v->n)
+			ward_vd_shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
+	sub_view(c, v, i + 1, v->n, depth + 1);
+}
+
+/* sudo OPTIONS [NAME=value...] COMMAND */
+static void unwrap_sudo(struct ctx *c, struct view *v, const struct wrapper *wr,
+			const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts);
+
+	(void)roles;
+	while (i < v->n && strchr(v->w[i].text, '=') &&
+	       (isalpha((unsigned char)v->w[i].text[0]) || v->w[i].text[0] == '_'))
+		i++;
+	sub_view(c, v, i, v->n, depth + 1);
+}
+
+static void unwrap_su(struct ctx *c, struct view *v, const struct wrapper *wr,
+		      const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && i + 1 < v->n)
+			ward_vd_shell_string(c, v, &v->w[i + 1], v->w[i + 1].text, true, depth + 1);
+		else if (strncmp(t, "--command=", 10) == 0)
+			ward_vd_shell_string(c, v, &v->w[i], t + 10, true, depth + 1);
+	}
+}
+
+static void unwrap_script(struct ctx *c, struct view *v, const struct wrapper *wr,
+			  const unsigned *roles, int depth)
+{
+	size_t k;
+
+	(void)wr;
+	(void)roles;
+	for (k = 1; k < v->n; k++) {
+		const char *t = v->w[k].text;
+
+		if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && k + 1 < v->n)
+			ward_vd_shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
+	}
+}
+
+/* watch joins its words and runs them with sh -c */
+static void unwrap_watch(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	_cleanup_free_ char *joined = NULL;
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), k, len = 0;
+
+	(void)roles;
+	for (k = i; k < v->n; k++)
+		len += strlen(v->w[k].text) + 1;
+	joined = calloc(1, len + 1);
+	for (k = i; joined && k < v->n; k++) {
+		strcat(joined, v->w[k].text);
+		strcat(joined, " ");
+	}
+	if (joined && i < v->n)
+		ward_vd_shell_string(c, v, &v->w[i], joined, true, depth + 1);
+}
+
+/* sort --compress-program=PROG: PROG reads sort's data from a pipe */
+static void unwrap_sort(struct ctx *c, struct view *v, const struct wrapper *wr,
+			const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+		struct cmd piped = { .off = v->cmd->off, .len = v->cmd->len,
+				     .depth = v->cmd->depth, .in_subst = v->cmd->in_subst,
+				     .piped = true };
+		struct word w;
+		struct view inner = { .w = &w, .n = 1, .cmd = &piped };
+
+		if (strncmp(t, "--compress-program=", 19) == 0) {
+			if (ward_vd_word_init(c, &w, t + 19, v->w[i].flags, v->w[i].off, v->w[i].len))
+				ward_vd_check_view(c, &inner, depth + 1);
+			ward_vd_word_release(&w);
+		} else if (ward_vd_long_opt_is(t, "--compress-program") && i + 1 < v->n) {
+			inner.w = &v->w[i + 1];
+			ward_vd_check_view(c, &inner, depth + 1);
+		}
+	}
+}
+
+/* trap 'CODE' SIGNAL...: the shell runs CODE later */
+static void unwrap_trap(struct ctx *c, struct view *v, const struct wrapper *wr,
+			const unsigned *roles, int depth)
+{
+	size_t i = v->n > 1 && strcmp(v->w[1].text, "--") == 0 ? 2 : 1;
+
+	(void)wr;
+	(void)roles;
+	if (i < v->n && v->w[i].text[0] != '-' && v->n > i + 1)
+		ward_vd_shell_string(c, v, &v->w[i], v->w[i].text, true, depth + 1);
+}
+
+static void unwrap_assignments(struct ctx *c, struct view *v, const struct wrapper *wr,
+			       const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		ward_vd_assignment(c, v, &v->w[i], depth);
+}
+
+static void unwrap_env_w(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	unwrap_env(c, v, depth);
+}
+
+static void unwrap_find_w(struct ctx *c, struct view *v, const struct wrapper *wr,
+			  const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	unwrap_find(c, v, depth);
+}
+
+static void unwrap_git_w(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	unwrap_git(c, v, depth);
+}
+
+static void unwrap_awk_w(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	(void)wr;
+	unwrap_awk(c, v, roles, depth);
+}
+
+/* The programs that run another command or a string of code, after the
+ * rules have seen the view (a program is in one entry at most). */
+static const struct wrapper wrappers[] = {
+	{ "env", unwrap_env_w, NULL, 0 },
+	{ "nohup builtin unbuffer fakeroot proxychains proxychains4 torsocks tsocks caffeinate "
+	  "catchsegv valgrind setsid",
+	  unwrap_plain, "", 0 },
+	{ "time", unwrap_plain, "fo --format --output", 0 },
+	{ "nice", unwrap_plain, "n --adjustment", 0 },
+	{ "timeout", unwrap_plain, "sk --signal --kill-after", 1 }, /* after the duration */
+	{ "xargs", unwrap_plain,
+	  "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof --arg-file "
+	  "--process-slot-var --max-chars",
+	  0 },
+	{ "command", unwrap_command, NULL, 0 },
+	{ "exec", unwrap_plain, "a", 0 },
+	{ "busybox", unwrap_busybox, NULL, 0 },
+	{ "stdbuf", unwrap_plain, "ioe --input --output --error", 0 },
+	{ "ionice", unwrap_plain, "cnp --class --classdata --pid", 0 },
+	{ "taskset chrt chroot", unwrap_plain, "", 1 }, /* after the mask, policy or root */
+	{ "unshare nsenter firejail bwrap", unwrap_plain, "t --target", 0 },
+	{ "strace ltrace", unwrap_plain, "eopsuEabIOPSX", 0 },
+	{ "flock", unwrap_flock, "wEc --timeout --conflict-exit-code --command", 0 },
+	{ "sudo doas pkexec run0", unwrap_sudo,
+	  "ugCDhprtTUc --user --group --close-from --chdir --host --prompt --role --type "
+	  "--other-user --command-timeout",
+	  0 },
+	{ "su runuser", unwrap_su, NULL, 0 },
+	{ "script", unwrap_script, NULL, 0 },
+	{ "watch", unwrap_watch, "ndq --interval --differences", 0 },
+	{ "find", unwrap_find_w, NULL, 0 },
+	{ "sort", unwrap_sort, NULL, 0 },
+	{ "git", unwrap_git_w, NULL, 0 },
+	{ "awk gawk mawk nawk", unwrap_awk_w, NULL, 0 },
+	{ "trap", unwrap_trap, NULL, 0 },
+	{ "export declare typeset local readonly", unwrap_assignments, NULL, 0 },
+};
+
+/* Before the rules see a view: what decides some conditions (whether it
+ * runs code only known at run time, reads its program from stdin). */
+static void unwrap_shell_r(struct ctx *c, struct view *v, const struct wrapper *wr,
+			   const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	unwrap_shell(c, v, ward_vd_prog_of(v), depth);
+}
+
+static void unwrap_interpreter_r(struct ctx *c, struct view *v, const struct wrapper *wr,
+				 const unsigned *roles, int depth)
+{
+	(void)wr;
+	(void)roles;
+	unwrap_interpreter(c, v, ward_vd_prog_of(v), depth);
+}
+
+/* source FILE, . FILE: /dev/stdin is the here-string's text */
+static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *wr,
+			  const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
+			v->dynamic = true;
+	if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
+		const struct redir *here = stdin_text(v->cmd);
+
+		if (here)
+			ward_vd_shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+		else
+			v->script_stdin = true;
+	}
+}
+
+/* eval and trap run code only known at run time when it is substituted */
+static void mark_dynamic(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)c;
+	(void)wr;
+	(void)roles;
+	(void)depth;
+	for (i = 1; i < v->n; i++)
+		if (v->w[i].flags & WARD_SH_W_CMDSUB)
+			v->dynamic = true;
+}
+
+static const struct wrapper readers[] = {
+	{ SHELLS, unwrap_shell_r, NULL, 0 },
+	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun",
+	  unwrap_interpreter_r, NULL, 0 },
+	{ "source .", unwrap_source, NULL, 0 },
+	{ "eval trap", mark_dynamic, NULL, 0 },
+};
+
+static const struct wrapper *find_wrapper(const struct wrapper *table, size_t n, const char *prog)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ward_vd_in_list(prog, table[i].progs))
+			return &table[i];
+	return NULL;
+}
+
+void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
+{
+	_cleanup_free_ unsigned *roles = NULL;
+	const struct wrapper *wr;
+	const char *prog;
+
+	if (!v->n || c->failed)
+		return;
+	if (depth > MAX_DEPTH) {
+		ward_vd_refuse_synthetic(c, "validator.too-deep",
+					 "wrappers or strings nested too deep to check", v->cmd,
+					 v->w[0].text);
+		return;
+	}
+	prog = ward_vd_prog_of(v);
+	/* What the view does decides some conditions: find it out first. */
+	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+		v->dynamic = true;
+	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
+		wr->unwrap(c, v, wr, NULL, depth);
+	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog);
+	ward_vd_match_rules(c, v);
+	if (ward_vd_in_list(prog, "curl wget fetch aria2c http https"))
+		record_downloads(c, v);
+
+	roles = calloc(v->n + 1, sizeof(*roles));
+	if (!roles) {
+		c->failed = 1;
+		return;
+	}
+	ward_vd_compute_roles(v, roles);
+	if ((wr = find_wrapper(wrappers, ARRAY_SIZE(wrappers), prog)))
+		wr->unwrap(c, v, wr, roles, depth);
+}

@@ -1,0 +1,144 @@
+/* test-supervise.c — the supervisor's loop without a child of its own (a
+ * session's shared sandbox runs the command): it ends when every pipe is at
+ * end of file, reads the captured pipes whole, and at the deadline kills
+ * through the caller's function, not through a pidfd. */
+#include "harness.h"
+#include "runtime/supervise-internal.h"
+#include "runtime/util-internal.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct killer {
+	pid_t pid;
+	int calls, sig;
+};
+
+static void kill_it(void *ctx, int sig)
+{
+	struct killer *k = ctx;
+
+	k->calls++;
+	k->sig = sig;
+	kill(k->pid, sig);
+}
+
+/* A writer holding out, err and two captured pipes; what it writes, then
+ * (hang) sleeping with them open until killed. */
+static void run(bool hang, struct supervisor *sv, struct killer *k, char *rec, size_t rec_cap,
+		char *text, size_t text_cap)
+{
+	int out[2], err[2], c0[2], c1[2], sync[2];
+	struct ward_error *e = NULL;
+	pid_t pid;
+	char byte;
+	int st;
+
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(c0, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(c1, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static const char record[8] = "RECORD!";
+
+		if (write(out[1], "out\n", 4) != 4 || write(err[1], "err\n", 4) != 4 ||
+		    write(c0[1], record, sizeof(record)) != sizeof(record) ||
+		    write(c1[1], "/some/dir", 9) != 9 || write(sync[1], "w", 1) != 1)
+			_exit(1);
+		if (hang)
+			pause();
+		_exit(0);
+	}
+	close(out[1]);
+	close(err[1]);
+	close(c0[1]);
+	close(c1[1]);
+	close(sync[1]);
+	/* all written before the loop starts: what it reads is not a race
+	 * with its deadline */
+	ck_assert_int_eq(read(sync[0], &byte, 1), 1);
+	close(sync[0]);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	fcntl(c0[0], F_SETFL, O_NONBLOCK);
+	fcntl(c1[0], F_SETFL, O_NONBLOCK);
+	k->pid = pid;
+	memset(sv, 0, sizeof(*sv));
+	sv->pidfd = -1;
+	sv->sandboxed = true;
+	sv->kill = kill_it;
+	sv->kill_ctx = k;
+	sv->out_fd = out[0];
+	sv->err_fd = err[0];
+	sv->out_sink = sv->err_sink = sv->pty_fd = sv->pty_sink = -1;
+	sv->in_src = sv->in_dst = sv->tty_fd = sv->report_fd = sv->cancel_fd = -1;
+	sv->capture[0] = (struct supervise_capture){ .buf = rec, .cap = rec_cap, .fd = c0[0] };
+	sv->capture[1] = (struct supervise_capture){ .buf = text, .cap = text_cap, .fd = c1[0] };
+	sv->out = ward_outbuf_new(4096, 4096, NULL);
+	sv->err = ward_outbuf_new(4096, 4096, NULL);
+	/* past at once when the writer hangs: the kill is the event awaited */
+	sv->deadline_ns = hang ? ward_now_ns() : ward_now_ns() + 3600LL * 1000000000;
+	ck_assert_int_eq(ward_supervise(sv, &e), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	if (sv->out_fd >= 0)
+		close(sv->out_fd);
+	if (sv->err_fd >= 0)
+		close(sv->err_fd);
+}
+
+START_TEST(test_no_child_ends_at_eof)
+{
+	struct supervisor sv;
+	struct killer k = { 0 };
+	char rec[8], text[64];
+	size_t n;
+	char *o;
+
+	run(false, &sv, &k, rec, sizeof(rec), text, sizeof(text));
+	ck_assert_int_eq(k.calls, 0);
+	ck_assert(!sv.timed_out);
+	ck_assert_uint_eq(sv.capture[0].len, sizeof(rec)); /* the record whole */
+	ck_assert_mem_eq(rec, "RECORD!", 8);
+	ck_assert_uint_eq(sv.capture[1].len, 9);
+	ck_assert_mem_eq(text, "/some/dir", 9);
+	ck_assert_int_eq(sv.capture[0].fd, -1); /* closed by the loop */
+	ck_assert_int_eq(sv.capture[1].fd, -1);
+	o = ward_outbuf_render(sv.out, 4096, &n, NULL);
+	ck_assert_str_eq(o, "out\n");
+	free(o);
+	ward_outbuf_free(sv.out);
+	ward_outbuf_free(sv.err);
+}
+END_TEST
+
+START_TEST(test_no_child_deadline_kills_through_caller)
+{
+	struct supervisor sv;
+	struct killer k = { 0 };
+	char rec[8], text[64];
+
+	run(true, &sv, &k, rec, sizeof(rec), text, sizeof(text));
+	ck_assert_int_eq(k.calls, 1);
+	ck_assert_int_eq(k.sig, SIGKILL);
+	ck_assert(sv.timed_out);
+	ck_assert_uint_eq(sv.capture[0].len, sizeof(rec));
+	ward_outbuf_free(sv.out);
+	ward_outbuf_free(sv.err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("supervise");
+	TCase *tc = harness_tcase(s, "supervise", NULL);
+
+	tcase_add_test(tc, test_no_child_ends_at_eof);
+	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
+	return harness_main(s);
+}
