@@ -2,7 +2,7 @@
  * aliases, history, changes) as JSON-RPC methods, and the same as Model
  * Context Protocol tools (initialize, tools/list, tools/call), since that is
  * how agent hosts attach tools. The tools' names, descriptions and input
- * schemas are data: runtime/mcp-tools.json, built in.
+ * schemas are data: runtime/cli/mcp-tools.json, built in.
  *
  * A command's own failure (refused, timed out) is not a JSON-RPC error but a
  * result with "error", as `ward run --json` gives it. */

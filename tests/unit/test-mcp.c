@@ -1,9 +1,9 @@
-/* test-mcp.c — the MCP tools are data (runtime/mcp-tools.json, built in):
+/* test-mcp.c — the MCP tools are data (runtime/cli/mcp-tools.json, built in):
  * the document parses, every tool names a JSON-RPC method the server has,
  * its schema is an object schema whose required keys it lists, and no tool
  * takes "approved" (a model's tool call never approves a command). */
 #include "harness.h"
-#include "runtime/serve-internal.h"
+#include "runtime/cli/serve-internal.h"
 
 #include <string.h>
 
