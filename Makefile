@@ -293,9 +293,19 @@ $(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validate/validators.rules filters
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZV_SRCS) -ljansson
 
-# (both fuzz targets: a prerequisite is expanded where its rule is read, so
+# The git index reader's libFuzzer target: what a command left as an index
+# is read by ward on the host.
+FUZZG_BIN  := $(B)/fuzz/fuzz-gitindex
+FUZZG_SRCS := tests/fuzz/fuzz-gitindex.c runtime/workdir/gitindex.c
+$(FUZZG_BIN): $(FUZZG_SRCS) $(HEADERS) runtime/workdir/workdir-internal.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZG_SRCS)
+
+# (the fuzz targets: a prerequisite is expanded where its rule is read, so
 # the check rule above, read before FUZZ_BIN was set, does not build it)
-check: $(FUZZ_BIN) $(FUZZV_BIN)
+check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN)
 
 .PHONY: fuzz-validate
 fuzz-validate: $(FUZZV_BIN)

@@ -154,6 +154,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fuzz_one shparse tests/fuzz/shparse
 	# the validators: their seeds, then the parser's
 	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
+	# the git index reader, over indexes git wrote
+	fuzz_one gitindex tests/fuzz/gitindex
 fi
 
 if [ "$what" = all ] || [ "$what" = vm ]; then

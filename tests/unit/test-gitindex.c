@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct ix {
@@ -250,6 +251,53 @@ START_TEST(test_kind)
 }
 END_TEST
 
+/* Indexes git itself wrote: versions 2, 3 (an intent-to-add entry is
+ * extended) and 4, SHA-1 and SHA-256 repositories, with a gitlink. */
+START_TEST(test_real_git)
+{
+	static const char *const formats[] = { "sha1", "sha256" };
+	char *dir = harness_tmpdir(), cmd[8192], path[4200], *out = NULL;
+	char *sh[] = { (char *)"/bin/sh", (char *)"-c", cmd, NULL };
+
+	for (size_t f = 0; f < 2; f++) {
+		for (int v = 2; v <= 4; v++) {
+			struct ward_gitlinks g = { 0 };
+			unsigned char *buf;
+			FILE *fp;
+			long n;
+
+			snprintf(cmd, sizeof(cmd),
+				 "set -e; cd '%s'; rm -rf r; git init -q --object-format=%s r; cd r; "
+				 "echo a > a.txt; mkdir -p d/e; echo b > d/e/b.txt; git add .; "
+				 "h=$(git hash-object a.txt); git update-index --add --cacheinfo 160000,$h,sub; "
+				 "git update-index --add --cacheinfo 160000,$h,d/lib; "
+				 "touch d/e/new; git add -N d/e/new; git update-index --index-version %d; "
+				 "echo ok",
+				 dir, formats[f], v);
+			free(out);
+			out = NULL;
+			ck_assert_msg(harness_capture(sh, &out, NULL) == 0, "git: %s", out);
+			snprintf(path, sizeof(path), "%s/r/.git/index", dir);
+			ck_assert((fp = fopen(path, "rb")) != NULL);
+			fseek(fp, 0, SEEK_END);
+			n = ftell(fp);
+			rewind(fp);
+			buf = malloc((size_t)n);
+			ck_assert(fread(buf, 1, (size_t)n, fp) == (size_t)n);
+			fclose(fp);
+			ck_assert_msg(ward_gitindex_parse(buf, (size_t)n, &g) == 0, "%s v%d", formats[f], v);
+			ck_assert_msg(g.n == 2 && ward_gitlinks_has(&g, "sub") && ward_gitlinks_has(&g, "d/lib"),
+				      "%s v%d: %zu gitlinks", formats[f], v, g.n);
+			ward_gitlinks_release(&g);
+			free(buf);
+		}
+	}
+	free(out);
+	harness_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gitindex");
@@ -259,5 +307,7 @@ int main(void)
 	tcase_add_test(tc, test_union);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_kind);
+	tc = harness_tcase(s, "real-git", "devtools");
+	tcase_add_test(tc, test_real_git);
 	return harness_main(s);
 }
