@@ -259,6 +259,50 @@ START_TEST(test_pages_render_without_warnings)
 }
 END_TEST
 
+/* The version is written once, in the Makefile; the pages' headers and the
+ * Debian changelog, which cannot take it from the build, must say the same
+ * (and so must `ward --version`, which takes it from the build). */
+START_TEST(test_one_version)
+{
+	static const char *const man[] = { "docs/man/ward.1", "docs/man/ward-serve.1",
+				   "docs/man/ward-policy.5" };
+	char *mk = slurp("Makefile"), *line, want[96], *out = NULL;
+	char *argv[] = { harness_path("ward"), (char *)"--version", NULL };
+	size_t n;
+
+	line = strstr(mk, "\nVERSION");
+	ck_assert_msg(line != NULL, "no VERSION in the Makefile");
+	line = strchr(line, '=');
+	ck_assert(line != NULL);
+	line++;
+	line += strspn(line, " \t");
+	n = strcspn(line, " \t\n");
+	ck_assert(n > 0 && n < 64);
+	snprintf(want, sizeof(want), "\"ward %.*s\"", (int)n, line);
+	for (size_t i = 0; i < sizeof(man) / sizeof(*man); i++) {
+		char *page = slurp(man[i]), *th = strstr(page, ".TH ");
+
+		ck_assert_msg(th && strstr(th, want) && strstr(th, want) < strchr(th, '\n'),
+			      "%s: its .TH does not say %s", man[i], want);
+		free(page);
+	}
+	{
+		char *cl = slurp("packaging/debian/changelog");
+
+		snprintf(want, sizeof(want), "ward (%.*s)", (int)n, line);
+		ck_assert_msg(strncmp(cl, want, strlen(want)) == 0,
+			      "packaging/debian/changelog does not open with %s", want);
+		free(cl);
+	}
+	snprintf(want, sizeof(want), "ward %.*s\n", (int)n, line);
+	harness_capture(argv, &out, NULL);
+	ck_assert_str_eq(out, want);
+	free(out);
+	free(argv[0]);
+	free(mk);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("docs");
@@ -271,6 +315,7 @@ int main(void)
 	tcase_add_test(tc, test_every_run_option_in_ward_page);
 	tcase_add_test(tc, test_every_other_option_in_its_page);
 	tcase_add_test(tc, test_every_command_in_ward_page);
+	tcase_add_test(tc, test_one_version);
 	tc = harness_tcase(s, "render", "source groff");
 	tcase_add_test(tc, test_pages_render_without_warnings);
 	return harness_main(s);
