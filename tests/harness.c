@@ -719,3 +719,68 @@ void harness_wait_gone(int *fds, int n)
 		close(fds[i]);
 	}
 }
+
+char *harness_slurp(const char *path)
+{
+	FILE *f = fopen(path, "re"), *m;
+	char *buf = NULL, chunk[4096];
+	size_t size = 0, n;
+	int bad;
+
+	if (!f)
+		return NULL;
+	if (!(m = open_memstream(&buf, &size))) {
+		fclose(f);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	bad = ferror(f);
+	fclose(f);
+	fclose(m);
+	if (bad) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	return buf;
+}
+
+char *harness_help_options(const char *sub)
+{
+	char *ward = harness_path("ward"), *out = NULL;
+	char *argv[] = { ward, (char *)sub, (char *)"--help", NULL };
+	char *list = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&list, &size);
+	int st = harness_capture(argv, &out, NULL);
+
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "ward %s --help", sub);
+	for (char *p = out; (p = strchr(p, '-'));) {
+		const char *bol = p;
+		size_t n = 0;
+
+		while (bol > out && bol[-1] != '\n')
+			bol--;
+		/* options are on the usage lines and the option table's lines, not
+		 * in prose (the shell's own "history [-p PREFIX]"), and start a word */
+		if (!(strncmp(bol, "usage:", 6) == 0 || strncmp(bol, "       ward", 11) == 0 ||
+		      bol[strspn(bol, " ")] == '-') ||
+		    (p != out && p[-1] != ' ' && p[-1] != '\n' && p[-1] != '[' && p[-1] != '|')) {
+			p++;
+			continue;
+		}
+		while (p[n] == '-' && n < 2)
+			n++;
+		while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+		       (p[n] >= '0' && p[n] <= '9') || (p[n] == '-' && n > 2))
+			n++;
+		if (n >= 2 && !(n == 2 && p[1] == '-'))
+			fprintf(m, "%.*s\n", (int)n, p);
+		p += n ? n : 1;
+	}
+	fclose(m);
+	free(out);
+	free(ward);
+	return list;
+}

@@ -97,4 +97,13 @@ int harness_capture(char *const argv[], char **out, char **err_out);
 /* The same, feeding `input` on stdin. */
 int harness_capture_input(char *const argv[], const char *input, char **out, char **err_out);
 
+/* A whole file, malloc'd and NUL-terminated; NULL (errno set) when it cannot
+ * be opened or read. */
+char *harness_slurp(const char *path);
+
+/* The options `ward SUB --help` lists on its usage lines and option table
+ * ("-c", "--workdir"...), one a line, malloc'd; fails the test if the help
+ * does not exit 0. */
+char *harness_help_options(const char *sub);
+
 #endif

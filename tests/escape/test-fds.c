@@ -63,15 +63,10 @@ static char *path_in(const char *name)
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-	size_t n;
+	char *s = harness_slurp(path);
 
-	ck_assert_msg(f != NULL, "open '%s': %s", path, strerror(errno));
-	n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	ck_assert_msg(s != NULL, "open '%s': %s", path, strerror(errno));
+	return s;
 }
 
 /* A host file of the test's own, mode 0600, with some content. */

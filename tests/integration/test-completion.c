@@ -114,66 +114,15 @@ START_TEST(test_bash_commands_and_values)
 }
 END_TEST
 
-/* The options of `ward SUB --help`, one a line. */
-static char *help_options(const char *sub)
-{
-	char *ward = harness_path("ward"), *out = NULL;
-	char *argv[] = { ward, (char *)sub, (char *)"--help", NULL };
-	size_t cap = 8192, used = 0;
-	char *list = calloc(1, cap);
-	int st = harness_capture(argv, &out, NULL);
-
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "ward %s --help", sub);
-	for (char *p = out; (p = strchr(p, '-'));) {
-		size_t n = 0;
-
-		const char *bol = p;
-
-		while (bol > out && bol[-1] != '\n')
-			bol--;
-		/* options are on the usage lines and the option table's lines, not
-		 * in prose (the shell's own "history [-p PREFIX]") */
-		if (!(strncmp(bol, "usage:", 6) == 0 || strncmp(bol, "       ward", 11) == 0 ||
-		      bol[strspn(bol, " ")] == '-') ||
-		    (p != out && p[-1] != ' ' && p[-1] != '\n' && p[-1] != '[' && p[-1] != '|')) {
-			p++;
-			continue;
-		}
-		while (p[n] == '-' && n < 2)
-			n++;
-		while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
-		       (p[n] >= '0' && p[n] <= '9') || (p[n] == '-' && n > 2))
-			n++;
-		if (n >= 2 && !(n == 2 && p[1] == '-') && used + n + 2 < cap) {
-			memcpy(list + used, p, n);
-			used += n;
-			list[used++] = '\n';
-		}
-		p += n ? n : 1;
-	}
-	free(out);
-	free(ward);
-	return list;
-}
-
+/* A file of the source tree, whole. */
 static char *slurp(const char *rel)
 {
-	char path[4300];
-	FILE *f;
-	char *buf;
-	long n;
+	char path[4300], *s;
 
 	snprintf(path, sizeof(path), "%s/%s", src_dir, rel);
-	f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "open '%s'", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	s = harness_slurp(path);
+	ck_assert_msg(s != NULL, "open '%s'", path);
+	return s;
 }
 
 static const char *const subs[] = { "run",	"shell", "serve", "validate", "doctor",
@@ -186,7 +135,7 @@ START_TEST(test_every_help_option_completed)
 	int n = 0;
 
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-		char *opts = help_options(subs[i]), words[64], *o, *save = NULL;
+		char *opts = harness_help_options(subs[i]), words[64], *o, *save = NULL;
 
 		snprintf(words, sizeof(words), "ward %s -", subs[i]);
 		o = complete(false, NULL, words);

@@ -276,19 +276,10 @@ static void write_file(const char *path, const char *text, size_t len)
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *m = open_memstream(&buf, &size);
-	char chunk[4096];
-	size_t n;
+	char *s = harness_slurp(path);
 
-	ck_assert_ptr_nonnull(f);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return buf;
+	ck_assert_msg(s != NULL, "open '%s'", path);
+	return s;
 }
 
 /* Nothing of the ward that was pid `pid` left: cgroups, processes, files in
