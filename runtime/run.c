@@ -104,6 +104,7 @@ static const char *staging_dir(const struct ward_config *cfg, const char *workdi
 struct run_state {
 	struct spawn_chain *chain; /* --no-shell */
 	struct spawn_plan plan;
+	unsigned admitted;   /* what the workdir is (WARD_ADMIT_*, admit.h) */
 	char **env;
 	int out[2], err[2], report[2], life[2];
 	int in[2];           /* the command's stdin pipe; [1] relayed into */
@@ -348,7 +349,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 
 	/* Before anything is made: a system directory, a mask's parent or a
 	 * home is not a workdir unless the person said so (ward/admit.h). */
-	if (ward_admit_workdir(&cfg->admit, workdir, err) < 0)
+	if (ward_admit_workdir_bits(&cfg->admit, workdir, &st->admitted, err) < 0)
 		return -1;
 	if (prepare_net(st, cfg, err) < 0)
 		return -1;
@@ -419,7 +420,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		return -1;
 	/* Protected paths need the view's mounts; overlay mode refuses to run
 	 * without them. */
-	if (ward_workdir_prepare(cfg, workdir, p->view, &st->wd, err) < 0)
+	if (ward_workdir_prepare(cfg, workdir, p->view, st->admitted, &st->wd, err) < 0)
 		return -1;
 	p->protect = st->wd.mounts;
 	p->n_protect = st->wd.n_mounts;
