@@ -303,8 +303,14 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
 		setpgid(0, 0);
 	}
 
-	fd = p->stdio[0] >= 0 ? p->stdio[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0 || dup2(p->stdio[1], 1) < 0 || dup2(p->stdio[2], 2) < 0) {
+	/* -1: the host's stream was /dev/null (run.c): the sandbox's own */
+	fd = p->stdio[0] >= 0 && p->stdio[1] >= 0 && p->stdio[2] >= 0 ?
+		     -1 :
+		     open("/dev/null", O_RDWR | O_CLOEXEC);
+	if ((fd < 0 && (p->stdio[0] < 0 || p->stdio[1] < 0 || p->stdio[2] < 0)) ||
+	    dup2(p->stdio[0] >= 0 ? p->stdio[0] : fd, 0) < 0 ||
+	    dup2(p->stdio[1] >= 0 ? p->stdio[1] : fd, 1) < 0 ||
+	    dup2(p->stdio[2] >= 0 ? p->stdio[2] : fd, 2) < 0) {
 		dprintf(p->stdio[2], "ward: set up standard streams: %s\n", strerror(errno));
 		_exit(WARD_EXIT_OWN_ERROR);
 	}
