@@ -425,18 +425,13 @@ void ward_cgroup_init(struct ward_cgroup *cg)
 /* Our start time, cached per pid: a process forked from this one has a
  * start time of its own, and a name with its parent's would look like the
  * leftover of a dead ward to the next ward that runs. */
+/* This process's start time (pid is ours), read once per process and
+ * shared with the run record's name (util.c). */
 static unsigned long long own_start(long pid)
 {
-	static long cached_pid;
-	static unsigned long long cached_start;
-	unsigned long long start;
+	struct ward_self_stat s;
 
-	if (__atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE) == pid)
-		return __atomic_load_n(&cached_start, __ATOMIC_RELAXED);
-	start = start_time(pid);
-	__atomic_store_n(&cached_start, start, __ATOMIC_RELAXED);
-	__atomic_store_n(&cached_pid, pid, __ATOMIC_RELEASE);
-	return start;
+	return ward_self_stat(&s, false) == 0 ? s.start_time : start_time(pid);
 }
 
 static void make_name(struct ward_cgroup *cg)
@@ -512,6 +507,7 @@ static void reap_leftovers(const char *parent, const char *prefix, int version)
 	DIR *d = opendir(parent);
 	struct dirent *e;
 	size_t pl = strlen(prefix);
+	long me = (long)getpid(); /* once, not once per ward's cgroup listed */
 
 	if (!d)
 		return;
@@ -525,7 +521,7 @@ static void reap_leftovers(const char *parent, const char *prefix, int version)
 			continue;
 		/* its ward is alive (this process's own names without reading
 		 * /proc again) */
-		if ((pid == (long)getpid() ? own_start(pid) : start_time(pid)) == start)
+		if ((pid == me ? own_start(pid) : start_time(pid)) == start)
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", parent, e->d_name);
 		kill_dir(dir, version);

@@ -73,21 +73,6 @@ static int map_identity(const struct spawn_plan *p, struct ward_error **err)
 	return 0;
 }
 
-/* Field n (1-based, as proc(5) counts) of /proc/self/stat, from the text
- * after the command name's closing parenthesis (field 3 on). */
-static unsigned long long stat_field(const char *after_comm, int n)
-{
-	const char *c = after_comm;
-	unsigned long long v = 0;
-
-	for (int f = 3; f < n && *c; c++)
-		if (*c == ' ')
-			f++;
-	while (*c >= '0' && *c <= '9')
-		v = v * 10 + (unsigned long long)(*c++ - '0');
-	return v;
-}
-
 /* init is a copy of the host process — ward, or a program embedding libward:
  * its environment, its arguments, its heap (a proxy's bearer token, the
  * host program's own secrets) and its descriptors. Nothing of that may be
@@ -116,31 +101,21 @@ static const char init_title[] = "ward-init";
 
 static int hide_host(struct ward_error **err)
 {
-	char buf[1024], *c;
 	struct prctl_mm_map map;
-	ssize_t n;
-	int fd;
+	struct ward_self_stat s;
 
 	prctl(PR_SET_NAME, init_title, 0, 0, 0);
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ward_error_make(err, errno, "open '/proc/self/stat'");
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return ward_error_make(err, n < 0 ? errno : EIO, "read '/proc/self/stat'");
-	buf[n] = '\0';
-	c = strrchr(buf, ')');
-	if (!c || c[1] != ' ')
-		return ward_error_make(err, EIO, "parse '/proc/self/stat'");
-	c += 2;
+	/* The supervisor's layout, which init shares (a copy of its memory):
+	 * as the supervisor read it for its run's names, else read here. */
+	if (ward_self_stat(&s, true) < 0)
+		return ward_error_make(err, errno, "read '/proc/self/stat'");
 	memset(&map, 0, sizeof(map));
-	map.start_code = stat_field(c, 26);
-	map.end_code = stat_field(c, 27);
-	map.start_stack = stat_field(c, 28);
-	map.start_data = stat_field(c, 45);
-	map.end_data = stat_field(c, 46);
-	map.start_brk = stat_field(c, 47);
+	map.start_code = s.start_code;
+	map.end_code = s.end_code;
+	map.start_stack = s.start_stack;
+	map.start_data = s.start_data;
+	map.end_data = s.end_data;
+	map.start_brk = s.start_brk;
 	map.brk = (unsigned long long)syscall(SYS_brk, 0UL);
 	map.arg_start = (unsigned long long)(uintptr_t)init_title;
 	map.arg_end = map.arg_start + sizeof(init_title);

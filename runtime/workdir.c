@@ -581,20 +581,14 @@ static unsigned long long start_time_of(pid_t pid)
 	return t;
 }
 
-/* Ours, read once per process: the start time does not change, and a
- * forked child asks again (another pid). */
+/* Ours, read once per process (shared with the cgroups' names, util.c):
+ * the start time does not change, and a forked child asks again (another
+ * pid). */
 static unsigned long long own_start_time(void)
 {
-	static _Atomic unsigned long long t;
-	static _Atomic pid_t pid;
-	pid_t me = getpid();
+	struct ward_self_stat s;
 
-	/* threads may race here: each stores the same value, t before pid */
-	if (atomic_load(&pid) != me) {
-		atomic_store(&t, start_time_of(me));
-		atomic_store(&pid, me);
-	}
-	return atomic_load(&t);
+	return ward_self_stat(&s, false) == 0 ? s.start_time : start_time_of(getpid());
 }
 
 static atomic_uint run_seq;
@@ -1113,6 +1107,12 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel) >=
 		    sizeof(path))
 			return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
+		/* This run's own placeholder (.git for .git/config): held shared
+		 * since it was taken, so still there and still a placeholder; no
+		 * lstat needed to know that it covers this path. */
+		for (size_t i = 0; i < w->n_ph; i++)
+			if (strcmp(w->ph[i].path, path) == 0)
+				return add_report(w, rel, WARD_PROTECT_COVERED, err);
 		bool exists = lstat(path, &st) == 0;
 
 		if (!exists && errno != ENOENT)
