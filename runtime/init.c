@@ -344,18 +344,19 @@ static bool plan_uses(const struct spawn_plan *p, int fd)
 /* init's own fds 0-2 are still the supervisor's (the host's terminal or
  * files); the command gets the plan's streams, init keeps none of the host's:
  * an empty pipe of its own in their place. */
-static void drop_host_stdio(const struct spawn_plan *p)
+static bool drop_host_stdio(const struct spawn_plan *p)
 {
 	int pp[2], i;
 
 	if (pipe2(pp, O_CLOEXEC) < 0)
-		return;
+		return false;
 	close(pp[1]); /* first: it may sit on 0-2 itself */
 	for (i = 0; i < 3; i++)
 		if (pp[0] != i && !plan_uses(p, i))
 			dup2(pp[0], i);
 	if (pp[0] > 2)
 		close(pp[0]);
+	return true;
 }
 
 void ward_init_main(const struct spawn_plan *p)
@@ -363,6 +364,7 @@ void ward_init_main(const struct spawn_plan *p)
 	struct ward_error *e = &error_storage;
 	sigset_t all;
 	pid_t cmd;
+	bool own_stdio;
 	int i;
 
 	/* Die with the supervisor, and catch the case where it died before
@@ -390,7 +392,7 @@ void ward_init_main(const struct spawn_plan *p)
 		if (p->lock_fds[k] < 3 || plan_uses(p, p->lock_fds[k]))
 			close(p->lock_fds[k]);
 	close_others(p);
-	drop_host_stdio(p);
+	own_stdio = drop_host_stdio(p);
 	if (ward_rlimits_apply(&p->rlimits, &e) < 0)
 		die(p, e);
 
@@ -459,11 +461,15 @@ void ward_init_main(const struct spawn_plan *p)
 	for (i = 0; i < 3; i++)
 		if (p->stdio[i] > 2)
 			close(p->stdio[i]);
-	i = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (i >= 0) {
-		dup2(i, 0);
-		dup2(i, 1);
-		dup2(i, 2);
+	/* init's 0-2 are already its own empty pipe unless one is a stream
+	 * of the command's (or the pipe could not be made) */
+	if (!own_stdio || plan_uses(p, 0) || plan_uses(p, 1) || plan_uses(p, 2)) {
+		i = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (i >= 0) {
+			dup2(i, 0);
+			dup2(i, 1);
+			dup2(i, 2);
+		}
 	}
 
 	report_storage.nonce = p->report_nonce;
