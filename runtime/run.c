@@ -106,6 +106,7 @@ struct run_state {
 	struct spawn_chain *chain; /* --no-shell */
 	struct spawn_plan plan;
 	unsigned admitted;   /* what the workdir is (WARD_ADMIT_*, admit.h) */
+	int in_src;          /* the host's stdin when open, else -1 */
 	char **env;
 	int out[2], err[2], report[2], life[2];
 	int in[2];           /* the command's stdin pipe; [1] relayed into */
@@ -227,20 +228,13 @@ static int prepare_net(struct run_state *st, const struct ward_config *cfg,
 	return st->proxy ? 0 : -1;
 }
 
-/* An fd the caller gave that is open, or -1. */
-static int usable_fd(int fd)
+/* fd when it is open (fstat answers, *st filled), else -1 (*st zeroed). */
+static int fd_look(int fd, struct stat *st)
 {
-	return fd >= 0 && fcntl(fd, F_GETFD) >= 0 ? fd : -1;
-}
-
-/* What a host fd is (st_mode 0 when it cannot be told), looked at once. */
-static struct stat fd_stat(int fd)
-{
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		memset(&st, 0, sizeof(st));
-	return st;
+	if (fd >= 0 && fstat(fd, st) == 0)
+		return fd;
+	memset(st, 0, sizeof(*st));
+	return -1;
 }
 
 /* Whether two host fds are the same file (2>&1). */
@@ -258,6 +252,11 @@ static bool same_file(const struct stat *a, const struct stat *b)
 static bool is_devnull(const struct stat *st)
 {
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3;
+}
+
+static bool could_be_tty(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && !is_devnull(st);
 }
 
 /* The command's terminal: a pseudo-terminal pair of its own, made from the
@@ -305,14 +304,18 @@ static int prepare_stdio(struct run_state *st, const struct ward_config *cfg,
 			 struct ward_error **err)
 {
 	struct spawn_plan *p = &st->plan;
-	int in = usable_fd(cfg->stdin_fd), out = usable_fd(cfg->stdout_fd);
-	int errfd = usable_fd(cfg->stderr_fd);
-	bool out_tty = out >= 0 && isatty(out), err_tty = errfd >= 0 && isatty(errfd);
-	struct stat out_st = fd_stat(out), err_st = fd_stat(errfd);
+	struct stat in_st, out_st, err_st;
+	int in = fd_look(cfg->stdin_fd, &in_st), out = fd_look(cfg->stdout_fd, &out_st);
+	int errfd = fd_look(cfg->stderr_fd, &err_st);
+	/* a terminal is a character device (and not /dev/null): no TCGETS
+	 * asked of a pipe or a file */
+	bool out_tty = could_be_tty(&out_st) && isatty(out);
+	bool err_tty = could_be_tty(&err_st) && isatty(errfd);
 	/* --no-shell's stages are given the streams as descriptors: relayed */
 	bool null_ok = !st->chain;
 
-	if (in >= 0 && isatty(in)) {
+	st->in_src = in;
+	if (could_be_tty(&in_st) && isatty(in)) {
 		/* A background job reading the terminal would be stopped
 		 * (SIGTTIN), and could not set its modes: it gets no stdin. */
 		if (tcgetpgrp(in) != getpgrp())
@@ -326,8 +329,6 @@ static int prepare_stdio(struct run_state *st, const struct ward_config *cfg,
 		p->tty = true;
 		st->pty_sink = out_tty ? out : errfd;
 	} else if (in >= 0) {
-		struct stat in_st = fd_stat(in);
-
 		if (is_devnull(&in_st))
 			return prepare_out(st, out, errfd, &out_st, &err_st, out_tty, err_tty,
 					   null_ok, err);
@@ -736,6 +737,7 @@ static void state_init(struct run_state *st)
 	st->out[0] = st->out[1] = st->err[0] = st->err[1] = -1;
 	st->in[0] = st->in[1] = st->pty = st->pty_slave = st->pty_in = -1;
 	st->out_sink = st->err_sink = st->pty_sink = st->tty_fd = -1;
+	st->in_src = -1;
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
 	st->net_log_fd = -1;
 	ward_net_init(&st->net);
@@ -847,7 +849,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.err_sink = st.err_sink;
 	sv.pty_fd = steal_fd(&st.pty);
 	sv.pty_sink = st.pty_sink;
-	sv.in_src = usable_fd(cfg->stdin_fd);
+	sv.in_src = st.in_src;
 	sv.in_dst = st.in[1] >= 0 ? steal_fd(&st.in[1]) : steal_fd(&st.pty_in);
 	sv.tty_fd = st.tty_fd;
 	sv.tty_saved = st.tty_saved;
