@@ -596,18 +596,23 @@ int ward_landlock_parse_need(const char *s, unsigned *need, struct ward_error **
 static int add_path_rule(int ruleset, const struct path_rule *r, struct ward_error **err)
 {
 	struct ward_landlock_path_beneath_attr attr = { .allowed_access = r->access };
-	_cleanup_close_ int fd = open(r->path, O_PATH | O_CLOEXEC);
-	struct stat st;
+	/* Only the rights a file can have apply to one that is not a
+	 * directory. Told without an fstat each (~3 us in a VM, a dozen rules
+	 * a command): rights that all apply to files need no telling (the
+	 * device nodes'), and a directory opens with O_DIRECTORY. */
+	bool file_rights_only = !(r->access & ~FS_FILE_RIGHTS);
+	_cleanup_close_ int fd = open(r->path, O_PATH | O_CLOEXEC |
+						       (file_rights_only ? 0 : O_DIRECTORY));
 
+	if (fd < 0 && errno == ENOTDIR && !file_rights_only) {
+		fd = open(r->path, O_PATH | O_CLOEXEC);
+		attr.allowed_access &= FS_FILE_RIGHTS;
+	}
 	if (fd < 0) {
 		if (r->optional && errno == ENOENT)
 			return 0;
 		return ward_error_make(err, errno, "landlock: open '%s'", r->path);
 	}
-	if (fstat(fd, &st) < 0)
-		return ward_error_make(err, errno, "landlock: stat '%s'", r->path);
-	if (!S_ISDIR(st.st_mode))
-		attr.allowed_access &= FS_FILE_RIGHTS;
 	if (!attr.allowed_access)
 		return 0;
 	attr.parent_fd = fd;

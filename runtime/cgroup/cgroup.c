@@ -425,18 +425,13 @@ void ward_cgroup_init(struct ward_cgroup *cg)
 /* Our start time, cached per pid: a process forked from this one has a
  * start time of its own, and a name with its parent's would look like the
  * leftover of a dead ward to the next ward that runs. */
+/* This process's start time (pid is ours), read once per process and
+ * shared with the run record's name (util.c). */
 static unsigned long long own_start(long pid)
 {
-	static long cached_pid;
-	static unsigned long long cached_start;
-	unsigned long long start;
+	struct ward_self_stat s;
 
-	if (__atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE) == pid)
-		return __atomic_load_n(&cached_start, __ATOMIC_RELAXED);
-	start = start_time(pid);
-	__atomic_store_n(&cached_start, start, __ATOMIC_RELAXED);
-	__atomic_store_n(&cached_pid, pid, __ATOMIC_RELEASE);
-	return start;
+	return ward_self_stat(&s, false) == 0 ? s.start_time : start_time(pid);
 }
 
 static void make_name(struct ward_cgroup *cg)
@@ -512,6 +507,7 @@ static void reap_leftovers(const char *parent, const char *prefix, int version)
 	DIR *d = opendir(parent);
 	struct dirent *e;
 	size_t pl = strlen(prefix);
+	long me = (long)getpid(); /* once, not once per ward's cgroup listed */
 
 	if (!d)
 		return;
@@ -525,7 +521,7 @@ static void reap_leftovers(const char *parent, const char *prefix, int version)
 			continue;
 		/* its ward is alive (this process's own names without reading
 		 * /proc again) */
-		if ((pid == (long)getpid() ? own_start(pid) : start_time(pid)) == start)
+		if ((pid == me ? own_start(pid) : start_time(pid)) == start)
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", parent, e->d_name);
 		kill_dir(dir, version);
@@ -887,9 +883,19 @@ static bool share_rlimit(int which, struct rlimit *out)
 	return true;
 }
 
+/* Each count's file by its full path: opening /proc/sys/user first and
+ * closing it again cost two system calls a side (~3 us each in a VM), for
+ * path walks of four components. */
+static int ucount_open(int i, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/sys/user/%s", ucount_files[i]);
+	return open(path, flags | O_CLOEXEC);
+}
+
 void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 {
-	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int i;
 
 	for (i = 0; i < UCOUNT_N; i++) {
@@ -902,7 +908,7 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 			up->value[i] = 0;
 			continue;
 		}
-		fd = dir >= 0 ? openat(dir, ucount_files[i], O_RDONLY | O_CLOEXEC) : -1;
+		fd = ucount_open(i, O_RDONLY);
 		if (fd >= 0) {
 			n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
@@ -916,8 +922,6 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 			set_mech(res, WARD_APPLIED_INOTIFY_INSTANCES + i, (uint64_t)up->value[i],
 				 "user namespace %s", ucount_files[i]);
 	}
-	if (dir >= 0)
-		close(dir);
 	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
 	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
 	if (up->set_sigpending)
@@ -930,18 +934,15 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 {
-	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int i;
 
-	if (dir < 0)
-		return ward_error_make(err, errno, "open '/proc/sys/user'");
 	for (i = 0; i < UCOUNT_N; i++) {
 		char buf[16];
 		int fd, len;
 
 		if (up->value[i] < 0)
 			continue;
-		fd = openat(dir, ucount_files[i], O_WRONLY | O_CLOEXEC);
+		fd = ucount_open(i, O_WRONLY);
 		if (fd < 0 && errno == ENOENT)
 			continue; /* a kernel without this count (fanotify's before 5.13) */
 		len = snprintf(buf, sizeof(buf), "%d", up->value[i]);
@@ -950,12 +951,10 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 					ucount_files[i]);
 			if (fd >= 0)
 				close(fd);
-			close(dir);
 			return -1;
 		}
 		close(fd);
 	}
-	close(dir);
 	if (up->set_sigpending && setrlimit(RLIMIT_SIGPENDING, &up->sigpending) < 0)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_SIGPENDING");
 	if (up->set_msgqueue && setrlimit(RLIMIT_MSGQUEUE, &up->msgqueue) < 0)

@@ -71,21 +71,6 @@ static int map_identity(const struct spawn_plan *p, struct ward_error **err)
 	return 0;
 }
 
-/* Field n (1-based, as proc(5) counts) of /proc/self/stat, from the text
- * after the command name's closing parenthesis (field 3 on). */
-static unsigned long long stat_field(const char *after_comm, int n)
-{
-	const char *c = after_comm;
-	unsigned long long v = 0;
-
-	for (int f = 3; f < n && *c; c++)
-		if (*c == ' ')
-			f++;
-	while (*c >= '0' && *c <= '9')
-		v = v * 10 + (unsigned long long)(*c++ - '0');
-	return v;
-}
-
 /* init is a copy of the host process — ward, or a program embedding libward:
  * its environment, its arguments, its heap (a proxy's bearer token, the
  * host program's own secrets) and its descriptors. Nothing of that may be
@@ -114,31 +99,21 @@ static const char init_title[] = "ward-init";
 
 static int hide_host(struct ward_error **err)
 {
-	char buf[1024], *c;
 	struct prctl_mm_map map;
-	ssize_t n;
-	int fd;
+	struct ward_self_stat s;
 
 	prctl(PR_SET_NAME, init_title, 0, 0, 0);
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ward_error_make(err, errno, "open '/proc/self/stat'");
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return ward_error_make(err, n < 0 ? errno : EIO, "read '/proc/self/stat'");
-	buf[n] = '\0';
-	c = strrchr(buf, ')');
-	if (!c || c[1] != ' ')
-		return ward_error_make(err, EIO, "parse '/proc/self/stat'");
-	c += 2;
+	/* The supervisor's layout, which init shares (a copy of its memory):
+	 * as the supervisor read it for its run's names, else read here. */
+	if (ward_self_stat(&s, true) < 0)
+		return ward_error_make(err, errno, "read '/proc/self/stat'");
 	memset(&map, 0, sizeof(map));
-	map.start_code = stat_field(c, 26);
-	map.end_code = stat_field(c, 27);
-	map.start_stack = stat_field(c, 28);
-	map.start_data = stat_field(c, 45);
-	map.end_data = stat_field(c, 46);
-	map.start_brk = stat_field(c, 47);
+	map.start_code = s.start_code;
+	map.end_code = s.end_code;
+	map.start_stack = s.start_stack;
+	map.start_data = s.start_data;
+	map.end_data = s.end_data;
+	map.start_brk = s.start_brk;
 	map.brk = (unsigned long long)syscall(SYS_brk, 0UL);
 	map.arg_start = (unsigned long long)(uintptr_t)init_title;
 	map.arg_end = map.arg_start + sizeof(init_title);
@@ -249,8 +224,14 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
 		setpgid(0, 0);
 	}
 
-	fd = p->stdio[0] >= 0 ? p->stdio[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0 || dup2(p->stdio[1], 1) < 0 || dup2(p->stdio[2], 2) < 0) {
+	/* -1: the host's stream was /dev/null (run.c): the sandbox's own */
+	fd = p->stdio[0] >= 0 && p->stdio[1] >= 0 && p->stdio[2] >= 0 ?
+		     -1 :
+		     open("/dev/null", O_RDWR | O_CLOEXEC);
+	if ((fd < 0 && (p->stdio[0] < 0 || p->stdio[1] < 0 || p->stdio[2] < 0)) ||
+	    dup2(p->stdio[0] >= 0 ? p->stdio[0] : fd, 0) < 0 ||
+	    dup2(p->stdio[1] >= 0 ? p->stdio[1] : fd, 1) < 0 ||
+	    dup2(p->stdio[2] >= 0 ? p->stdio[2] : fd, 2) < 0) {
 		dprintf(p->stdio[2], "ward: set up standard streams: %s\n", strerror(errno));
 		_exit(WARD_EXIT_OWN_ERROR);
 	}
@@ -309,18 +290,19 @@ static bool plan_uses(const struct spawn_plan *p, int fd)
 /* init's own fds 0-2 are still the supervisor's (the host's terminal or
  * files); the command gets the plan's streams, init keeps none of the host's:
  * an empty pipe of its own in their place. */
-static void drop_host_stdio(const struct spawn_plan *p)
+static bool drop_host_stdio(const struct spawn_plan *p)
 {
 	int pp[2], i;
 
 	if (pipe2(pp, O_CLOEXEC) < 0)
-		return;
+		return false;
 	close(pp[1]); /* first: it may sit on 0-2 itself */
 	for (i = 0; i < 3; i++)
 		if (pp[0] != i && !plan_uses(p, i))
 			dup2(pp[0], i);
 	if (pp[0] > 2)
 		close(pp[0]);
+	return true;
 }
 
 void ward_init_main(const struct spawn_plan *p)
@@ -328,6 +310,7 @@ void ward_init_main(const struct spawn_plan *p)
 	struct ward_error *e = &error_storage;
 	sigset_t all;
 	pid_t cmd;
+	bool own_stdio;
 	int i;
 
 	/* Die with the supervisor, and catch the case where it died before
@@ -344,12 +327,18 @@ void ward_init_main(const struct spawn_plan *p)
 	 * charged there, and nothing of the command can start outside them. */
 	if (p->cg_v1 && ward_cgroup_enter_v1(p->cg_v1, &e) < 0)
 		die(p, e);
+	/* close_others() closes every descriptor from 3 up that the plan does
+	 * not hand on, in a few close_range() calls: one by one here only what
+	 * it leaves (a placeholder's lock per protected path cost a close()
+	 * each, ~3 us in a VM). */
 	for (i = 0; i < (int)ARRAY_SIZE(p->close_fds) && p->close_fds[i] >= 0; i++)
-		close(p->close_fds[i]);
+		if (p->close_fds[i] < 3 || plan_uses(p, p->close_fds[i]))
+			close(p->close_fds[i]);
 	for (size_t k = 0; k < p->n_lock_fds; k++)
-		close(p->lock_fds[k]);
+		if (p->lock_fds[k] < 3 || plan_uses(p, p->lock_fds[k]))
+			close(p->lock_fds[k]);
 	close_others(p);
-	drop_host_stdio(p);
+	own_stdio = drop_host_stdio(p);
 	if (ward_rlimits_apply(&p->rlimits, &e) < 0)
 		die(p, e);
 
@@ -418,11 +407,15 @@ void ward_init_main(const struct spawn_plan *p)
 	for (i = 0; i < 3; i++)
 		if (p->stdio[i] > 2)
 			close(p->stdio[i]);
-	i = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (i >= 0) {
-		dup2(i, 0);
-		dup2(i, 1);
-		dup2(i, 2);
+	/* init's 0-2 are already its own empty pipe unless one is a stream
+	 * of the command's (or the pipe could not be made) */
+	if (!own_stdio || plan_uses(p, 0) || plan_uses(p, 1) || plan_uses(p, 2)) {
+		i = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (i >= 0) {
+			dup2(i, 0);
+			dup2(i, 1);
+			dup2(i, 2);
+		}
 	}
 
 	report_storage.nonce = p->report_nonce;

@@ -52,6 +52,20 @@ int ward_write_all(int fd, const void *buf, size_t len);
  * Returns the length, or -1 with errno set. */
 ssize_t ward_read_file(const char *path, char *buf, size_t size);
 
+/* This process's /proc/self/stat, the fields ward uses: its start time
+ * (run and cgroup names, told apart from a later process of the same pid)
+ * and its memory layout (init's PR_SET_MM_MAP). */
+struct ward_self_stat {
+	unsigned long long start_time;
+	unsigned long long start_code, end_code, start_stack, start_data, end_data, start_brk;
+};
+
+/* Read once per process and kept: 0, or -1 with errno. A forked or cloned
+ * child (another pid) reads its own start time again; with `layout_only`
+ * it takes the parent's kept copy, whose layout it shares (a copy of the
+ * same memory, no execve since), and reads only when there is none. */
+int ward_self_stat(struct ward_self_stat *out, bool layout_only);
+
 /* Write a string to a file (open O_WRONLY, one write). Returns 0 or -1. */
 int ward_write_file(const char *path, const char *s);
 

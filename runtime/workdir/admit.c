@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <pthread.h>
@@ -255,6 +256,60 @@ static void strv_push_real(struct strv *s, const char *path)
 	g[s->n] = NULL;
 }
 
+/* realpath() of the homes, each path resolved once per gathering: /etc/passwd
+ * names /root, /nonexistent or /home/x more than once (and /home's listing
+ * and $HOME again), and each resolution costs a readlink per component. */
+struct real_memo {
+	struct {
+		char *path, *real; /* real NULL: did not resolve */
+	} e[64];
+	size_t n;
+};
+
+static void push_real(struct real_memo *m, struct strv *s, const char *path)
+{
+	char real[PATH_MAX], **g;
+	const char *r = NULL;
+	size_t i;
+
+	if (!path || path[0] != '/')
+		return;
+	for (i = 0; i < m->n; i++)
+		if (strcmp(m->e[i].path, path) == 0)
+			break;
+	if (i < m->n) {
+		r = m->e[i].real;
+	} else {
+		r = realpath(path, real) ? real : NULL;
+		if (m->n < ARRAY_SIZE(m->e) && (m->e[m->n].path = strdup(path)) != NULL) {
+			m->e[m->n].real = r ? strdup(r) : NULL;
+			if (r && !m->e[m->n].real) {
+				free(m->e[m->n].path);
+			} else {
+				m->n++;
+			}
+		}
+	}
+	if (!r || listed(r, (const char *const *)s->v))
+		return;
+	g = realloc(s->v, (s->n + 2) * sizeof(*g));
+	if (!g)
+		return;
+	s->v = g;
+	if ((g[s->n] = strdup(r)) != NULL)
+		s->n++;
+	g[s->n] = NULL;
+}
+
+static void memo_release(struct real_memo *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].path);
+		free(m->e[i].real);
+	}
+	m->n = 0;
+}
+
 static void strv_release(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -274,26 +329,28 @@ static void gather_homes(struct strv *own, struct strv *homes)
 	char *text = NULL, *line, *save = NULL;
 	uid_t uid = getuid();
 	size_t len = 0;
-	FILE *f = fopen("/etc/passwd", "re");
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	struct real_memo memo = { .n = 0 };
 	DIR *d;
 	struct dirent *de;
 
-	/* one read, not fgetpwent_r()'s seek per entry */
-	if (f) {
-		char buf[8192];
-		size_t n;
+	/* read(2) to the end (no stdio: its fstat and extra reads), not
+	 * fgetpwent_r()'s seek per entry */
+	if (fd >= 0) {
+		char buf[16384];
+		ssize_t n;
 
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-			char *g = realloc(text, len + n + 1);
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			char *g = realloc(text, len + (size_t)n + 1);
 
 			if (!g)
 				break;
 			text = g;
-			memcpy(text + len, buf, n);
-			len += n;
+			memcpy(text + len, buf, (size_t)n);
+			len += (size_t)n;
 			text[len] = '\0';
 		}
-		fclose(f);
+		close(fd);
 	}
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -314,13 +371,13 @@ static void gather_homes(struct strv *own, struct strv *homes)
 		 * in or above it is a system one already */
 		if (is_system(field[5]))
 			continue;
-		strv_push_real(homes, field[5]);
+		push_real(&memo, homes, field[5]);
 		if (strtoul(field[2], NULL, 10) == uid && field[2][0] >= '0' && field[2][0] <= '9')
-			strv_push_real(own, field[5]);
+			push_real(&memo, own, field[5]);
 	}
 	free(text);
-	strv_push_real(own, getenv("HOME"));
-	strv_push_real(homes, "/root");
+	push_real(&memo, own, getenv("HOME"));
+	push_real(&memo, homes, "/root");
 	d = opendir("/home");
 	while (d && (de = readdir(d))) {
 		char p[PATH_MAX];
@@ -330,10 +387,11 @@ static void gather_homes(struct strv *own, struct strv *homes)
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
 			continue;
 		snprintf(p, sizeof(p), "/home/%s", de->d_name);
-		strv_push_real(homes, p);
+		push_real(&memo, homes, p);
 	}
 	if (d)
 		closedir(d);
+	memo_release(&memo);
 }
 
 /* The homes, kept between runs: a session or a server admits a workdir
@@ -402,8 +460,17 @@ static int resolve(const char *workdir, char real[PATH_MAX], struct ward_error *
 
 int ward_admit_workdir(const struct ward_admit *a, const char *workdir, struct ward_error **err)
 {
+	unsigned bits;
+
+	return ward_admit_workdir_bits(a, workdir, &bits, err);
+}
+
+int ward_admit_workdir_bits(const struct ward_admit *a, const char *workdir, unsigned *bits,
+			    struct ward_error **err)
+{
 	char real[PATH_MAX];
 
+	*bits = 0;
 	if (resolve(workdir, real, err) < 0)
 		return -1;
 	/* The sandbox opens the workdir by this path with no symbolic link
@@ -415,7 +482,8 @@ int ward_admit_workdir(const struct ward_admit *a, const char *workdir, struct w
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "workdir '%s' is not a resolved path (it leads to '%s')",
 					    workdir, real);
-	return ward_admit_decide(real, classify_host(real), a, NULL, err);
+	*bits = classify_host(real);
+	return ward_admit_decide(real, *bits, a, NULL, err);
 }
 
 bool ward_admit_is_home(const char *dir)

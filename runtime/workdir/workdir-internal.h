@@ -72,6 +72,7 @@ struct ward_workdir_prep {
 	char *pool_dir;
 	char (*pool_names)[32];   /* what it held when listed */
 	size_t n_pool, pool_next, pool_count;
+	pid_t pool_pid;           /* ours, for the pool's names; 0 until asked */
 	char *swept;              /* the runs directory swept of dead wards' runs */
 	/* overlay mode */
 	char *upper, *work, *phlayer; /* phlayer NULL when no placeholder is needed */
@@ -119,13 +120,21 @@ bool ward_workdir_is_placeholder(const char *path);
 void ward_workdir_add_violation(struct ward_workdir_report *r, const char *path,
 				const char *seen);
 
+/* ward_admit_workdir(), and what the workdir is (WARD_ADMIT_* bits, 0 on
+ * failure) for ward_workdir_prepare(): the homes are looked at once per run
+ * (admit.c). */
+int ward_admit_workdir_bits(const struct ward_admit *a, const char *workdir, unsigned *bits,
+			    struct ward_error **err);
+
 /* Plan the workdir for one run (supervisor, before clone): resolve the
  * protected paths, make placeholders or the overlay's directories, sweep
  * runs of dead wards. `enforce` is false when there is no view to mount in
- * (protection then reported as off). Fills w; on failure everything made is
+ * (protection then reported as off). `admitted` is what
+ * ward_admit_workdir_bits() found the workdir to be (WARD_ADMIT_HOME: its
+ * top entries are protected). Fills w; on failure everything made is
  * undone. */
 int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
-			 struct ward_workdir_prep *w, struct ward_error **err);
+			 unsigned admitted, struct ward_workdir_prep *w, struct ward_error **err);
 
 /* After the sandbox is gone: note violations (the change set's entries that
  * touch protected paths, and those the command's captured stderr reports as

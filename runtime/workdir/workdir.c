@@ -62,19 +62,6 @@ char *ward_state_dir(void)
 	return p;
 }
 
-/* The state directory as a lookup sees it: configured or chosen, checked,
- * nothing made. NULL when there is none to use. */
-static char *state_lookup(const char *configured)
-{
-	struct ward_state_choice c;
-	char *p = NULL;
-
-	if (ward_state_choose(configured, false, &c, NULL) == 0)
-		p = steal_ptr(c.path);
-	ward_state_choice_release(&c);
-	return p;
-}
-
 /* ---- placeholders ----------------------------------------------------------- */
 
 /* A placeholder: an empty directory with the sticky bit and no write bit
@@ -348,7 +335,11 @@ static bool pool_put(struct ward_workdir_prep *w, int pfd, const char *name, int
 	if (fchmod(fd, PH_POOL_MODE) < 0)
 		goto off;
 	for (int i = 0; i < 4; i++) {
-		snprintf(pname, sizeof(pname), "%d-%u", (int)getpid(),
+		/* the pid asked once per run, not once per placeholder: a name
+		 * taken anyway only costs another try (RENAME_NOREPLACE) */
+		if (!w->pool_pid)
+			w->pool_pid = getpid();
+		snprintf(pname, sizeof(pname), "%d-%u", (int)w->pool_pid,
 			 atomic_fetch_add(&pool_seq, 1));
 		if (renameat2(pfd, name, w->pool_fd, pname, RENAME_NOREPLACE) == 0) {
 			char kept[40];
@@ -509,20 +500,14 @@ static unsigned long long start_time_of(pid_t pid)
 	return t;
 }
 
-/* Ours, read once per process: the start time does not change, and a
- * forked child asks again (another pid). */
+/* Ours, read once per process (shared with the cgroups' names, util.c):
+ * the start time does not change, and a forked child asks again (another
+ * pid). */
 static unsigned long long own_start_time(void)
 {
-	static _Atomic unsigned long long t;
-	static _Atomic pid_t pid;
-	pid_t me = getpid();
+	struct ward_self_stat s;
 
-	/* threads may race here: each stores the same value, t before pid */
-	if (atomic_load(&pid) != me) {
-		atomic_store(&t, start_time_of(me));
-		atomic_store(&pid, me);
-	}
-	return atomic_load(&t);
+	return ward_self_stat(&s, false) == 0 ? s.start_time : start_time_of(getpid());
 }
 
 static atomic_uint run_seq;
@@ -605,21 +590,31 @@ static void sweep_dead(const char *runs)
 		closedir(d);
 }
 
-/* state/runs as configured, not made; NULL without a state directory. */
-static char *runs_dir(const struct ward_config *cfg)
+/* state/runs in the state directory chosen (c, nothing made), not made;
+ * NULL without one. */
+static char *runs_dir_in(const struct ward_state_choice *c)
 {
-	struct ward_state_choice c;
 	char *runs = NULL;
 	int fd = -1;
 
 	/* runs/ is looked into only when it is ours alone, like the state
 	 * directory (make_runs_dir() says why not, when it matters) */
-	if (ward_state_choose(cfg->state_dir, false, &c, NULL) == 0 && c.fd >= 0 &&
-	    (fd = ward_state_subdir(c.fd, c.path, "runs", false, NULL)) >= 0 &&
-	    asprintf(&runs, "%s/runs", c.path) < 0)
+	if (c->path && c->fd >= 0 && (fd = ward_state_subdir(c->fd, c->path, "runs", false, NULL)) >= 0 &&
+	    asprintf(&runs, "%s/runs", c->path) < 0)
 		runs = NULL;
 	if (fd >= 0)
 		close(fd);
+	return runs;
+}
+
+/* state/runs as configured, not made; NULL without a state directory. */
+static char *runs_dir(const struct ward_config *cfg)
+{
+	struct ward_state_choice c;
+	char *runs = NULL;
+
+	if (ward_state_choose(cfg->state_dir, false, &c, NULL) == 0)
+		runs = runs_dir_in(&c);
 	ward_state_choice_release(&c);
 	return runs;
 }
@@ -770,7 +765,10 @@ static int make_record(const struct ward_config *cfg, const char *workdir, const
 	}
 	w->record = text;
 	{
-		_cleanup_free_ char *runs = runs_dir(cfg);
+		/* the runs directory prepare found ours alone moments ago (no one
+		 * else can change what it names since, hostpath-internal.h): not
+		 * chosen and checked again */
+		_cleanup_free_ char *runs = swept ? strdup(swept) : runs_dir(cfg);
 
 		if (runs && run_name(w, runs, err) < 0)
 			return -1;
@@ -1028,6 +1026,12 @@ static int plan_one(struct ward_workdir_prep *w, const struct ward_config *cfg,
 		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", workdir, (int)(s - rel + n), rel) >=
 		    sizeof(path))
 			return ward_error_make(err, ENAMETOOLONG, "protected path '%s'", rel);
+		/* This run's own placeholder (.git for .git/config): held shared
+		 * since it was taken, so still there and still a placeholder; no
+		 * lstat needed to know that it covers this path. */
+		for (size_t i = 0; i < w->n_ph; i++)
+			if (strcmp(w->ph[i].path, path) == 0)
+				return add_report(w, rel, WARD_PROTECT_COVERED, err);
 		bool exists = lstat(path, &st) == 0;
 
 		if (!exists && errno != ENOENT)
@@ -1288,18 +1292,26 @@ static void prep_release(struct ward_workdir_prep *w)
 /* ward's own state directory, when the workdir holds it, is protected too:
  * a command must not rewrite kept change sets or run records. */
 static int protect_state_dir(const struct ward_config *cfg, const char *workdir,
-			     struct ward_workdir_prep *w, struct ward_error **err)
+			     const struct ward_state_choice *c, struct ward_workdir_prep *w,
+			     struct ward_error **err)
 {
-	char *state = state_lookup(cfg->state_dir);
-	char real[PATH_MAX];
+	char real[PATH_MAX], fdpath[32];
 	size_t n = strlen(workdir), k = 0;
+	ssize_t len = -1;
 
-	if (!state)
+	if (!c->path)
 		return 0;
-	/* it may not exist yet: compare its text, resolved as far as it goes */
-	if (realpath(state, real) == NULL)
-		snprintf(real, sizeof(real), "%s", state);
-	free(state);
+	/* Where the directory opened for the choice is: one readlink of its
+	 * descriptor, where realpath() took one per component. It may not
+	 * exist yet: compare its text, resolved as far as it goes. */
+	if (c->fd >= 0) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", c->fd);
+		len = readlink(fdpath, real, sizeof(real) - 1);
+	}
+	if (len > 0 && real[0] == '/')
+		real[len] = '\0';
+	else if (realpath(c->path, real) == NULL)
+		snprintf(real, sizeof(real), "%s", c->path);
 	if (strncmp(real, workdir, n) != 0 || real[n] != '/')
 		return 0;
 	/* overlayfs refuses an upper inside its lower (ELOOP): say why */
@@ -1368,9 +1380,10 @@ static int continue_set(const struct ward_config *cfg, const char *workdir,
 }
 
 int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, bool enforce,
-			 struct ward_workdir_prep *w, struct ward_error **err)
+			 unsigned admitted, struct ward_workdir_prep *w, struct ward_error **err)
 {
 	const struct ward_protect *pr = cfg->protect;
+	struct ward_state_choice state;
 	bool home;
 
 	memset(w, 0, sizeof(*w));
@@ -1393,11 +1406,18 @@ int ward_workdir_prepare(const struct ward_config *cfg, const char *workdir, boo
 	if (!w->protect)
 		goto fail;
 	w->resolved = ward_protect_resolve(w->protect, workdir, err);
-	if (!w->resolved || protect_state_dir(cfg, workdir, w, err) < 0)
+	/* The state directory, chosen and checked once for what follows (nothing
+	 * made: a run that protects nothing needs none). */
+	if (ward_state_choose(cfg->state_dir, false, &state, NULL) < 0)
+		ward_state_choice_release(&state);
+	if (!w->resolved || protect_state_dir(cfg, workdir, &state, w, err) < 0) {
+		ward_state_choice_release(&state);
 		goto fail;
+	}
 	/* A killed ward's leftovers go first, once: its placeholders are then
 	 * not in the way of ours. */
-	w->swept = runs_dir(cfg);
+	w->swept = runs_dir_in(&state);
+	ward_state_choice_release(&state);
 	if (w->swept)
 		sweep_dead(w->swept);
 	if (cfg->workdir_mode == WARD_WORKDIR_OVERLAY) {
@@ -1436,7 +1456,8 @@ planned:
 	if (!enforce)
 		return 0;
 	w->report->protection = true;
-	home = ward_admit_is_home(workdir);
+	/* as admitted moments ago (run.c), not resolved and classified again */
+	home = (admitted & WARD_ADMIT_HOME) != 0;
 	if (home && plan_home(w, workdir, err) < 0)
 		goto fail;
 	if (cfg->workdir_mode == WARD_WORKDIR_DIRECT && ward_gitdir_prepare(cfg, workdir, w, err) < 0)

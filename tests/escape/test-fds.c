@@ -118,6 +118,35 @@ static void assert_not_host(const char *report, const struct stat *host, int n)
 	}
 }
 
+/* fds 0..n-1 of the report: none the host's /dev/null (null) as the host
+ * opened it. The view's /dev/null is the host's node bound in read-only (the
+ * same device and inode), and ward hands it to the command in place of a
+ * host stream that is /dev/null: through it fchmod and fchown fail with
+ * EROFS, where through the host's descriptor they would succeed. */
+static void assert_null_not_host(const char *report, const struct stat *null, int n)
+{
+	char id[64];
+
+	snprintf(id, sizeof(id), " %llu:%llu ", (unsigned long long)null->st_dev,
+		 (unsigned long long)null->st_ino);
+	for (int i = 0; i < n; i++) {
+		char head[16], line[256];
+		const char *l;
+		size_t len;
+
+		snprintf(head, sizeof(head), "fd %d ", i);
+		l = strstr(report, head);
+		ck_assert_msg(l != NULL, "no line for fd %d:\n%s", i, report);
+		len = strcspn(l, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		if (!strstr(line, id))
+			continue;
+		ck_assert_msg(strstr(line, "fchmod=30 ") && strstr(line, "fchown=30"),
+			      "the command holds the host's /dev/null writable: %s\n%s", line,
+			      report);
+	}
+}
+
 static void assert_untouched(int fd, const struct stat *before, const char *what)
 {
 	struct stat now;
@@ -169,6 +198,7 @@ END_TEST
 START_TEST(test_host_pipes_and_null)
 {
 	int ip[2], op[2], ep[2], null = open("/dev/null", O_RDONLY | O_CLOEXEC), status;
+	int nullw = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	struct stat st[4];
 	char *rp = path_in("report"), *report;
 
@@ -196,11 +226,22 @@ START_TEST(test_host_pipes_and_null)
 			      "touch /dev/null; true");
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	report = slurp(rp);
-	assert_not_host(report, &st[3], 1);
+	assert_null_not_host(report, &st[3], 1);
 	assert_untouched(null, &st[3], "/dev/null");
+	free(report);
+
+	/* all three the host's /dev/null (no relay is needed for it, so none
+	 * is made): still none of them the host's descriptor */
+	status = run_with_fds(null, nullw, nullw, ATTACK);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+	report = slurp(rp);
+	ck_assert_msg(strstr(report, "fd 2 "), "no report: %s", report);
+	assert_null_not_host(report, &st[3], 3);
+	assert_untouched(null, &st[3], "/dev/null as stdin, stdout and stderr");
 	free(report);
 	free(rp);
 	close(null);
+	close(nullw);
 	close(ip[0]);
 	close(op[0]);
 	close(op[1]);
