@@ -801,18 +801,16 @@ static char *shown(const char *text)
 	return out;
 }
 
-/* The session's ask callback: put the command to the person through the
- * client, wait (bounded) for the answer. True only on explicit acceptance:
- * action "accept" with "approve": true. No capability, decline, cancel, an
- * error response, no answer in time, the client gone, the server stopping:
- * false, and the command is refused with ApprovalRequired. Runs on the main
- * thread or a request's; the reader thread routes the answer. */
-static bool ask_client(void *ctx, const char *command, const struct ward_verdict *v)
+/* Put a question to the person through the client (elicitation/create)
+ * and wait, bounded by session.limits.approval_timeout, for the answer.
+ * True only on explicit acceptance: action "accept" with "approve": true.
+ * No capability, decline, cancel, an error response, no answer in time, the
+ * client gone, the server stopping: false. Runs on the main thread or a
+ * request's; the reader thread routes the answer. */
+static bool ask_person(struct server *sv, const char *message, const char *title,
+		       const char *description)
 {
-	struct question *q = ctx;
-	struct server *sv = q->sv;
 	struct pending *p = NULL;
-	_cleanup_free_ char *cmd = NULL, *typed = NULL, *how = NULL, *message = NULL;
 	char idbuf[48];
 	struct timespec deadline;
 	json_t *req;
@@ -820,6 +818,50 @@ static bool ask_client(void *ctx, const char *command, const struct ward_verdict
 	size_t i;
 
 	if (!sv->elicit || sv->stopping)
+		return false;
+	pthread_mutex_lock(&sv->lock);
+	for (i = 0; i < PENDING_MAX && !p; i++)
+		if (sv->pending[i].id == 0)
+			p = &sv->pending[i];
+	if (p) {
+		p->id = ++sv->next_question;
+		p->answered = p->accepted = false;
+		snprintf(idbuf, sizeof(idbuf), "ward-approval-%lu", p->id);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	if (!p)
+		return false; /* too many questions open at once */
+
+	req = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
+			"jsonrpc", "2.0", "id", idbuf, "method", "elicitation/create", "params",
+			"message", message, "requestedSchema", "type", "object", "properties",
+			"approve", "type", "boolean", "title", title, "description", description,
+			"default", 0, "required", "approve");
+	if (req) {
+		rpc_emit(sv, req);
+		json_decref(req);
+	}
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += sv->lim.approval_timeout;
+	pthread_mutex_lock(&sv->lock);
+	while (req && !p->answered && !sv->stopping && !sv->in_eof)
+		if (pthread_cond_timedwait(&sv->answer_cond, &sv->lock, &deadline) == ETIMEDOUT)
+			break;
+	ok = p->answered && p->accepted && !sv->stopping;
+	p->id = 0;
+	pthread_mutex_unlock(&sv->lock);
+	return ok;
+}
+
+/* The session's ask callback: a command on the approval list, put to the
+ * person as it will run; refused with ApprovalRequired unless accepted. */
+static bool ask_client(void *ctx, const char *command, const struct ward_verdict *v)
+{
+	struct question *q = ctx;
+	_cleanup_free_ char *cmd = NULL, *typed = NULL, *how = NULL, *message = NULL;
+
+	if (!q->sv->elicit || q->sv->stopping)
 		return false;
 	/* What will run, aliases expanded: the person decides on that, not
 	 * on an alias's name or a history number the model chose. */
@@ -841,41 +883,98 @@ static bool ask_client(void *ctx, const char *command, const struct ward_verdict
 			     cmd, how ? how : "", v->category ? v->category : "approval list",
 			     v->rule ? v->rule : "?", v->words ? v->words : "") < 0)
 		return false;
+	return ask_person(q->sv, message, "Run this command", "Yes runs it once; no refuses it.");
+}
 
-	pthread_mutex_lock(&sv->lock);
-	for (i = 0; i < PENDING_MAX && !p; i++)
-		if (sv->pending[i].id == 0)
-			p = &sv->pending[i];
-	if (p) {
-		p->id = ++sv->next_question;
-		p->answered = p->accepted = false;
-		snprintf(idbuf, sizeof(idbuf), "ward-approval-%lu", p->id);
+/* The changes a set holds, for a question: "N changes: a (added), b
+ * (modified), ..." with at most 20 named, each escaped. malloc'd. */
+static char *changes_told(struct ward_changeset *cs)
+{
+	static const char *const kinds[] = { "added", "modified", "deleted", "mode", "replaced" };
+	size_t n = ward_changeset_count(cs), size = 0;
+	char *text = NULL;
+	FILE *m = open_memstream(&text, &size);
+
+	if (!m)
+		return NULL;
+	fprintf(m, "%zu change%s:", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n && i < 20; i++) {
+		const struct ward_change *c = ward_changeset_get(cs, i);
+		_cleanup_free_ char *path = shown(c->path), *target = NULL;
+
+		if (c->target)
+			target = shown(c->target);
+		fprintf(m, "\n  %s (%s%s%s)", path ? path : "?", kinds[c->kind],
+			target ? ", a link to " : "", target ? target : "");
 	}
-	pthread_mutex_unlock(&sv->lock);
-	if (!p)
-		return false; /* too many questions open at once */
+	if (n > 20)
+		fprintf(m, "\n  and %zu more", n - 20);
+	fclose(m);
+	return text;
+}
 
-	req = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}}}",
-			"jsonrpc", "2.0", "id", idbuf, "method", "elicitation/create", "params",
-			"message", message, "requestedSchema", "type", "object", "properties",
-			"approve", "type", "boolean", "title", "Run this command",
-			"description", "Yes runs it once; no refuses it.", "default", 0,
-			"required", "approve");
-	if (req) {
-		rpc_emit(sv, req);
-		json_decref(req);
+/* The changes_apply tool: the model asks to copy what its commands changed
+ * into the real workdir. Overlay mode holds the writes aside so that the
+ * person reviews them; so the person decides, through the client, on the
+ * changes as they are now, and the set is applied only if it is still that
+ * set (the same count and names) once they accept, never over files edited
+ * meanwhile (the model cannot force). Without elicitation: refused. */
+static int tool_apply(struct server *sv, json_t *args, json_t **result, struct rpc_error *e)
+{
+	struct ward_error *w = NULL;
+	_cleanup_free_ char *told = NULL, *again = NULL, *message = NULL;
+	struct ward_changeset *cs;
+	struct entry *en;
+	char id[32];
+	int rc = -1;
+
+	en = mcp_take_session(sv, args, e);
+	if (!en)
+		return -1;
+	memcpy(id, en->id, sizeof(id));
+	cs = ward_session_changes(en->s, &w);
+	if (!cs) {
+		mcp_give_back(sv, id);
+		if (w)
+			return rpc_from(e, w);
+		return rpc_fail(e, RPC_INVALID_PARAMS, "no changes to apply (overlay workdir mode "
+						       "holds none for this session)");
 	}
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += sv->lim.approval_timeout;
-	pthread_mutex_lock(&sv->lock);
-	while (req && !p->answered && !sv->stopping && !sv->in_eof)
-		if (pthread_cond_timedwait(&sv->answer_cond, &sv->lock, &deadline) == ETIMEDOUT)
-			break;
-	ok = p->answered && p->accepted && !sv->stopping;
-	p->id = 0;
-	pthread_mutex_unlock(&sv->lock);
-	return ok;
+	told = changes_told(cs);
+	ward_changeset_free(cs);
+	if (!told || asprintf(&message,
+			      "ward: the model asks to apply the session's changes to the real "
+			      "workdir.\n\n%s\n\nApply only if you have reviewed them (the "
+			      "changes_diff tool shows them); the model cannot apply them itself.",
+			      told) < 0) {
+		mcp_give_back(sv, id);
+		return rpc_fail(e, RPC_INTERNAL_ERROR, "out of memory");
+	}
+	if (!ask_person(sv, message, "Apply these changes", "Yes applies them; no keeps them.")) {
+		mcp_give_back(sv, id);
+		return rpc_fail(e, RPC_SERVER_ERROR,
+				"ApprovalRequired: applying changes to the workdir is the person's "
+				"decision: %s (the client must support MCP elicitation); the changes "
+				"are kept",
+				sv->elicit ? "they did not accept" : "the client cannot ask them");
+	}
+	/* the set the person saw, not one a running command has grown since */
+	cs = ward_session_changes(en->s, &w);
+	again = cs ? changes_told(cs) : NULL;
+	ward_changeset_free(cs);
+	if (!again || strcmp(again, told) != 0) {
+		mcp_give_back(sv, id);
+		if (w)
+			return rpc_from(e, w);
+		return rpc_fail(e, RPC_SERVER_ERROR, "the changes changed while the person was "
+						     "asked; nothing applied, ask again");
+	}
+	rc = ward_session_changes_apply(en->s, false, &w);
+	mcp_give_back(sv, id);
+	if (rc < 0)
+		return rpc_from(e, w);
+	*result = json_pack("{s:s, s:b}", "session", id, "ok", 1);
+	return 0;
 }
 
 /* ---- the table: JSON-RPC names to functions; the tools are data ------------------- */
@@ -1064,8 +1163,10 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 				    te.message, "isError", 1);
 		return 0;
 	}
-	/* A tool's failure is the tool's result (isError), so the model sees it. */
-	if (m->fn(sv, args, &r, &te) < 0) {
+	/* A tool's failure is the tool's result (isError), so the model sees it.
+	 * Applying changes is the person's word, not the model's (tool_apply). */
+	if ((strcmp(m->name, "session.changes.apply") == 0 ? tool_apply(sv, args, &r, &te)
+							   : m->fn(sv, args, &r, &te)) < 0) {
 		json_decref(args);
 		*result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
 				    te.message, "isError", 1);

@@ -727,6 +727,78 @@ START_TEST(test_sigterm_unread)
 }
 END_TEST
 
+/* Overlay mode holds a command's writes aside for the person to review:
+ * the model's changes_apply asks the person, and applies only on their
+ * acceptance; it cannot force over their edits, nor apply without a client
+ * that can ask. */
+static json_t *tool(struct srv *s, int id, const char *name, const char *args)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line),
+		 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"%s\",\"arguments\":{%s}}}", id, name, args);
+	return call(s, line);
+}
+
+START_TEST(test_apply_is_the_persons)
+{
+	char *pol = policy("{" NO_RATE ", \"workdir\": {\"mode\": \"overlay\"}}");
+	char *state = harness_tmpdir();
+	struct srv s;
+	json_t *q, *r;
+	char *id;
+
+	setenv("XDG_STATE_HOME", state, 1);
+	/* a client that cannot ask: refused, nothing applied */
+	start(&s, pol, NULL);
+	initialize(&s, false);
+	json_decref(tool(&s, 1, "shell", "\"command\":\"echo planted > made.txt\""));
+	r = tool(&s, 2, "changes_apply", "");
+	ck_assert_msg(json_is_true(get(r, "result.isError")), "%s", json_dumps(r, 0));
+	ck_assert_ptr_nonnull(strstr(gets_(r, "result.content.0.text"), "ApprovalRequired"));
+	json_decref(r);
+	ck_assert(!exists("made.txt"));
+	/* the model cannot force */
+	r = tool(&s, 3, "changes_apply", "\"force\":true");
+	ck_assert(json_is_true(get(r, "result.isError")));
+	json_decref(r);
+	ck_assert(!exists("made.txt"));
+	stop(&s);
+
+	/* a client that asks: the person sees the changes; decline keeps them */
+	start(&s, pol, NULL);
+	initialize(&s, true);
+	json_decref(tool(&s, 1, "shell", "\"command\":\"echo planted > made.txt\""));
+	q = tool(&s, 2, "changes_apply", "");
+	ck_assert_str_eq(gets_(q, "method"), "elicitation/create");
+	ck_assert_ptr_nonnull(strstr(gets_(q, "params.message"), "made.txt (added)"));
+	id = strdup(gets_(q, "id"));
+	json_decref(q);
+	answer(&s, id, "\"result\":{\"action\":\"decline\"}");
+	free(id);
+	r = next(&s);
+	ck_assert(json_is_true(get(r, "result.isError")));
+	json_decref(r);
+	ck_assert(!exists("made.txt"));
+	/* accept applies */
+	q = tool(&s, 3, "changes_apply", "");
+	id = strdup(gets_(q, "id"));
+	json_decref(q);
+	answer(&s, id, "\"result\":{\"action\":\"accept\",\"content\":{\"approve\":true}}");
+	free(id);
+	r = next(&s);
+	ck_assert_msg(json_is_false(get(r, "result.isError")), "%s", json_dumps(r, 0));
+	json_decref(r);
+	ck_assert(exists("made.txt"));
+	stop(&s);
+	unsetenv("XDG_STATE_HOME");
+	harness_rmtree(state);
+	free(state);
+	free(pol);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("serve-hostile");
@@ -738,6 +810,7 @@ int main(void)
 	tcase_add_test(tc, test_question_shows_what_runs);
 	tcase_add_test(tc, test_elicitation_refusals);
 	tcase_add_test(tc, test_elicitation_no_capability);
+	tcase_add_test(tc, test_apply_is_the_persons);
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_history_bounded);
 	tcase_add_test(tc, test_session_caps);
