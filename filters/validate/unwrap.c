@@ -117,8 +117,10 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 			i++;
 	}
 	if (cmode) {
+		if (i >= v->n)
+			v->dynamic = true; /* xargs sh -c: the string comes from stdin */
 		if (i < v->n) {
-			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			if ((v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)) || v->w[i].unresolved)
 				v->dynamic = true;
 			ward_vd_shell_string(c, v, &v->w[i], v->w[i].text, shell_is_posix(prog), depth + 1);
 		}
@@ -619,6 +621,234 @@ static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
 	}
 }
 
+/* ---- options whose value is a command ------------------------------------ */
+
+/* Program options that run their value (or the rest of the words) as a
+ * command: program positions too. A table, as data: the programs, the
+ * subcommand they need (NULL: any), the options, and how the value runs. */
+enum opt_run {
+	RUN_SHELL,   /* the value is a string a shell runs */
+	RUN_BANG,    /* an editor's or debugger's command: `!CMD` or `shell CMD` runs CMD */
+	RUN_REST,    /* the words after the subcommand's options are a command */
+	RUN_JOINED,  /* the words after the subcommand are joined and run by a shell */
+};
+
+static const struct command_opt {
+	const char *progs;
+	const char *sub;     /* space-separated subcommands, or NULL */
+	const char *opts;    /* options taking the command; "+" a word starting with + */
+	const char *prefix;  /* the value starts with one of these (lowercase, space-separated),
+				which is dropped; NULL: the whole value */
+	enum opt_run how;
+} command_opts[] = {
+	{ "git", "rebase", "--exec -x", NULL, RUN_SHELL },
+	{ "git", NULL, "--upload-pack --receive-pack --exec", NULL, RUN_SHELL },
+	{ "git", "clone fetch ls-remote", "-u", NULL, RUN_SHELL },
+	{ "git", "bisect", NULL, NULL, RUN_REST },          /* git bisect run CMD… */
+	{ "git", "submodule", NULL, NULL, RUN_JOINED },     /* git submodule foreach CMD… */
+	{ "tar gtar bsdtar", NULL,
+	  "--to-command -I --use-compress-program --info-script -F --new-volume-script", NULL,
+	  RUN_SHELL },
+	{ "tar gtar bsdtar", NULL, "--checkpoint-action", "exec=", RUN_SHELL },
+	{ "rsync", NULL, "-e --rsh --rsync-path", NULL, RUN_SHELL },
+	{ "ssh scp sftp autossh", NULL, "-o", "proxycommand= proxycommand localcommand= localcommand "
+	  "knownhostscommand= knownhostscommand", RUN_SHELL },
+	{ "zip", NULL, "-TT --unzip-command", NULL, RUN_SHELL },
+	{ "vim vi nvim view gvim ex rvim vimdiff", NULL, "-c --cmd +", NULL, RUN_BANG },
+	{ "less more most", NULL, "+", NULL, RUN_BANG },
+	{ "man", NULL, "-P --pager -H --html", NULL, RUN_SHELL },
+	{ "gdb", NULL, "-ex --eval-command -iex --init-eval-command", NULL, RUN_BANG },
+	{ "npm pnpm yarn bun", "exec dlx x", "-c --call", NULL, RUN_SHELL },
+	{ "npm pnpm yarn bun", "exec dlx x", NULL, NULL, RUN_REST },
+	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
+	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
+	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
+	{ "cargo", NULL, "--config", "target.*.runner= target.*.runner = build.rustc-wrapper= "
+	  "build.rustc-wrapper = build.rustc= build.rustc = target.*.linker= target.*.linker = "
+	  "registry.credential-provider= registry.credential-provider = "
+	  "build.rustc-workspace-wrapper= build.rustc-workspace-wrapper =", RUN_SHELL },
+};
+
+/* The value of word i for option opt: attached (`--opt=V`, `-oV`, `+V`,
+ * `NAME=V`) or the next word; *next set when it is the next word. */
+static const char *opt_value_of(const struct view *v, size_t i, const char *opt, bool *next)
+{
+	const char *t = v->w[i].text;
+	size_t k = strlen(opt);
+
+	*next = false;
+	if (strcmp(opt, "+") == 0)
+		return t[0] == '+' && t[1] ? t + 1 : NULL;
+	if (opt[k - 1] == '=') /* make's NAME=value */
+		return strncmp(t, opt, k) == 0 ? t + k : NULL;
+	if (strcmp(t, opt) == 0) {
+		if (i + 1 >= v->n)
+			return NULL;
+		*next = true;
+		return v->w[i + 1].text;
+	}
+	if (opt[1] == '-')
+		return strncmp(t, opt, k) == 0 && t[k] == '=' ? t + k + 1 : NULL;
+	/* -oVALUE; not -exec for -e */
+	return strncmp(t, opt, k) == 0 && t[k] && k == 2 ? t + k : NULL;
+}
+
+/* The value after one of the prefixes (case folded; `*` in a prefix stands
+ * for one dotted component), or NULL. */
+static const char *after_prefix(const char *value, const char *prefixes)
+{
+	const char *p = prefixes;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+		/* a prefix may itself hold a space ("x = "): take the next item too */
+		char pat[96];
+		size_t k;
+
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			for (k = strlen(value); k > 0; k--) {
+				char head[256];
+
+				if (k >= sizeof(head))
+					continue;
+				memcpy(head, value, k);
+				head[k] = '\0';
+				for (char *q = head; *q; q++)
+					*q = (char)tolower((unsigned char)*q);
+				if (fnmatch(pat, head, 0) == 0)
+					return value + k + strspn(value + k, " =\"'");
+			}
+		}
+		p += n;
+		p += strspn(p, " ");
+	}
+	return NULL;
+}
+
+/* Strip quotes around a TOML string value: cargo --config 'x.runner="sh -c …"' */
+static char *unquote_dup(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '"' || s[n - 1] == '\'' || s[n - 1] == ' '))
+		n--;
+	return strndup(s, n);
+}
+
+static void run_value(struct ctx *c, struct view *v, const struct word *w, const char *value,
+		      enum opt_run how, int depth)
+{
+	_cleanup_free_ char *text = unquote_dup(value);
+
+	if (!text) {
+		c->failed = 1;
+		return;
+	}
+	if (w->unresolved || (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
+		v->dynamic = true;
+	if (how == RUN_BANG) {
+		const char *t = text + strspn(text, ": \t");
+
+		if (*t == '!')
+			ward_vd_shell_string(c, v, w, t + 1, true, depth + 1);
+		else if (strncmp(t, "shell ", 6) == 0 || strncmp(t, "sh ", 3) == 0 ||
+			 strncmp(t, "terminal ", 9) == 0)
+			ward_vd_shell_string(c, v, w, strchr(t, ' ') + 1, true, depth + 1);
+		else if (strstr(t, "system(") || strstr(t, "systemlist(") || strstr(t, "jobstart(") ||
+			 strstr(t, "termopen(") || strncmp(t, "py", 2) == 0 || strncmp(t, "lua", 3) == 0 ||
+			 strncmp(t, "perl", 4) == 0 || strncmp(t, "ruby", 4) == 0 ||
+			 strncmp(t, "so", 2) == 0 || strstr(t, "|!") || strstr(t, "r !") ||
+			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!"))
+			v->dynamic = true; /* code of the editor's own: ward does not read it */
+		return;
+	}
+	ward_vd_shell_string(c, v, w, text, true, depth + 1);
+}
+
+void ward_vd_command_opts(struct ctx *c, struct view *v, int depth)
+{
+	const char *prog = ward_vd_prog_of(v);
+	size_t e, i;
+
+	for (e = 0; e < ARRAY_SIZE(command_opts); e++) {
+		const struct command_opt *o = &command_opts[e];
+		size_t start = 1, pos[2] = { 0, 0 };
+
+		if (!ward_vd_in_list(prog, o->progs))
+			continue;
+		if (o->sub) {
+			if (ward_vd_sub_start(v, pos, 1) < 1 || !ward_vd_in_list(v->w[pos[0]].fold, o->sub))
+				continue;
+			start = pos[0] + 1;
+		}
+		if (o->how == RUN_REST || o->how == RUN_JOINED) {
+			/* git bisect run CMD, git submodule foreach CMD: after one more word */
+			if (strcmp(prog, "git") == 0) {
+				if (start >= v->n || !ward_vd_in_list(v->w[start].fold, "run foreach"))
+					continue;
+				start++;
+				if (o->how == RUN_JOINED)
+					start = ward_vd_skip_opts(v, start, "");
+			} else {
+				start = ward_vd_skip_opts(v, start, "-p --package -c --call -w --workspace "
+								    "--filter -C --dir");
+			}
+			if (start >= v->n)
+				continue;
+			if (o->how == RUN_REST) {
+				sub_view(c, v, start, v->n, depth + 1);
+			} else {
+				size_t len = 1, k;
+				_cleanup_free_ char *joined = NULL;
+
+				for (k = start; k < v->n; k++)
+					len += strlen(v->w[k].text) + 1;
+				joined = calloc(1, len);
+				if (!joined) {
+					c->failed = 1;
+					return;
+				}
+				for (k = start; k < v->n; k++) {
+					strcat(joined, v->w[k].text);
+					strcat(joined, " ");
+				}
+				ward_vd_shell_string(c, v, &v->w[start], joined, true, depth + 1);
+			}
+			continue;
+		}
+		for (i = 1; i < v->n; i++) {
+			const char *list = o->opts, *p;
+			bool next = false;
+
+			if (strcmp(v->w[i].text, "--") == 0 && strcmp(o->opts, "SHELL= .SHELLFLAGS=") != 0)
+				break;
+			for (p = list; *p;) {
+				size_t n = strcspn(p, " ");
+				char opt[48];
+				const char *value;
+
+				if (n && n < sizeof(opt)) {
+					memcpy(opt, p, n);
+					opt[n] = '\0';
+					value = opt_value_of(v, i, opt, &next);
+					if (value && o->prefix)
+						value = after_prefix(value, o->prefix);
+					if (value) {
+						run_value(c, v, &v->w[next ? i + 1 : i], value, o->how, depth);
+						break;
+					}
+				}
+				p += n;
+				p += strspn(p, " ");
+			}
+			if (next)
+				i++;
+		}
+	}
+}
+
 /* ---- the wrappers' table ----------------------------------------------------- */
 
 /* One entry of the tables below: the programs (space-separated names) and
@@ -640,6 +870,38 @@ static void unwrap_plain(struct ctx *c, struct view *v, const struct wrapper *wr
 {
 	(void)roles;
 	sub_view(c, v, ward_vd_skip_opts(v, 1, wr->opts) + wr->skip, v->n, depth + 1);
+}
+
+/* xargs [-I R | -i[R] | --replace[=R]] CMD…: the words holding R are
+ * replaced by what xargs reads, which ward cannot know */
+static void unwrap_xargs(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), k;
+	const char *repl = NULL;
+
+	(void)roles;
+	for (k = 1; k < i && k < v->n; k++) {
+		const char *t = v->w[k].text;
+
+		if (strcmp(t, "--") == 0)
+			break;
+		if (strcmp(t, "-I") == 0 && k + 1 < v->n)
+			repl = v->w[k + 1].text;
+		else if (strncmp(t, "-I", 2) == 0 && t[2])
+			repl = t + 2;
+		else if (strncmp(t, "-i", 2) == 0)
+			repl = t[2] ? t + 2 : "{}";
+		else if (strcmp(t, "--replace") == 0)
+			repl = "{}";
+		else if (strncmp(t, "--replace=", 10) == 0)
+			repl = t + 10;
+	}
+	if (repl && *repl)
+		for (k = i; k < v->n; k++)
+			if (strstr(v->w[k].text, repl))
+				v->w[k].unresolved = true;
+	sub_view(c, v, i, v->n, depth + 1);
 }
 
 /* busybox APPLET ARGS: the applet, options and all. */
@@ -832,7 +1094,7 @@ static const struct wrapper wrappers[] = {
 	{ "time", unwrap_plain, "fo --format --output", 0 },
 	{ "nice", unwrap_plain, "n --adjustment", 0 },
 	{ "timeout", unwrap_plain, "sk --signal --kill-after", 1 }, /* after the duration */
-	{ "xargs", unwrap_plain,
+	{ "xargs", unwrap_xargs,
 	  "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof --arg-file "
 	  "--process-slot-var --max-chars",
 	  0 },
@@ -946,12 +1208,26 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 					 v->w[0].text);
 		return;
 	}
+	if (v->w[0].unresolved && !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
+		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
+		 * have to guess which program runs */
+		struct cmd at = *v->cmd;
+
+		at.off = v->w[0].off;
+		at.len = v->w[0].len;
+		ward_vd_refuse_synthetic(c, "validator.unresolved-program",
+					 "a program word whose value is only known when the shell runs it "
+					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS)",
+					 &at, v->w[0].text);
+		return;
+	}
 	prog = ward_vd_prog_of(v);
 	/* What the view does decides some conditions: find it out first. */
 	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
 		v->dynamic = true;
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
+	ward_vd_command_opts(c, v, depth);
 	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
 		check_runs_download(c, v, prog);
 	ward_vd_match_rules(c, v);

@@ -45,6 +45,7 @@ bool ward_vd_word_init(struct ctx *c, struct word *w, const char *text, unsigned
 	w->fold = ward_vd_lower_dup(text);
 	w->alt = NULL;
 	w->norm = w->norm_alt = NULL;
+	w->unresolved = false;
 	w->flags = flags;
 	w->off = off;
 	w->len = len;
@@ -1026,6 +1027,42 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 	}
 }
 
+/* Whether a variable is set to a known literal value earlier in the string. */
+static bool var_known(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (strcmp(name, "HOME") == 0)
+		return true;
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return c->vars[i].known;
+	return false;
+}
+
+/* Whether the shell could make the word anything other than what ward sees:
+ * see struct word's unresolved. */
+static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
+{
+	size_t i;
+
+	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
+		return true;
+	if (!(w->flags & WARD_SH_W_PARAM))
+		return false;
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		if (p->kind != WARD_SH_P_PARAM)
+			continue;
+		if (p->op[0] || !var_known(c, p->text))
+			return true;
+		if (c->ifs_changed && p->quote == WARD_SH_Q_NONE)
+			return true;
+	}
+	return false;
+}
+
 static const char *var_value(const struct ctx *c, const char *name)
 {
 	size_t i = c->n_vars;
@@ -1090,6 +1127,7 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	span(wk, w->off, w->len, &o, &l);
 	if (!ward_vd_word_init(wk->c, out, w->text, w->flags, o, l))
 		return false;
+	out->unresolved = word_unresolved(wk->c, w);
 	out->alt = expand_known(wk->c, w);
 	if (out->alt && strcmp(out->alt, out->fold) == 0) {
 		free(out->alt);
@@ -1118,6 +1156,9 @@ static void remember_var(struct ctx *c, const struct word *w)
 	c->vars = g;
 	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
 	g[c->n_vars].value = strdup(val);
+	g[c->n_vars].known = !w->unresolved;
+	if (strcmp(g[c->n_vars].name ? g[c->n_vars].name : "", "IFS") == 0)
+		c->ifs_changed = true;
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
 		free(g[c->n_vars].name);
 		free(g[c->n_vars].value);
