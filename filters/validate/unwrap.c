@@ -15,6 +15,8 @@
 
 #include "runtime/util/util-internal.h"
 
+struct wrapper;
+
 /* ---- unwrapping -------------------------------------------------------- */
 
 /* Validate text a wrapper or an interpreter hands to a shell. */
@@ -139,6 +141,22 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 	v->script_stdin = true;
 }
 
+/* Whether the call named at s (calls[]) surely spawns a process, so that a
+ * command it is given that is not a literal is only known at run time:
+ * run(), call() and exec() are spawns only as subprocess.run, cp.exec, …
+ * (asyncio.run(main()) is not). */
+static bool spawn_call(const struct view *v, const char *start, const char *s, const char *name)
+{
+	if (!ward_vd_in_list(name, "run call exec"))
+		return true;
+	if (strcmp(name, "exec") == 0 && ward_vd_in_list(ward_vd_prog_of(v), "perl ruby php"))
+		return true;
+	if (s - start >= 11 && strncmp(s - 11, "subprocess.", 11) == 0)
+		return true;
+	return strcmp(name, "exec") == 0 && s > start && s[-1] == '.' &&
+	       !(s - start >= 3 && strncmp(s - 3, "re.", 3) == 0);
+}
+
 /* Shell command strings inside code given to awk, python, perl, ruby, node
  * or php: system("…"), popen("…"), os.system('…'), subprocess.run(["…", …]),
  * `…` and qx(…). */
@@ -194,14 +212,28 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 				continue;
 			p += strspn(p, " \t");
 			if (*p == '"' || *p == '\'') {
-				const char *e = strchr(p + 1, *p);
+				const char *e = strchr(p + 1, *p), *after;
 
 				if (e) {
 					_cleanup_free_ char *inner = strndup(p + 1, (size_t)(e - p - 1));
 
 					if (inner)
 						ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+					/* "r" "m -rf ~", "r"+"m", "ls " f: a command made
+					 * when the code runs */
+					after = e + 1 + strspn(e + 1, " \t");
+					if (spawn_call(v, w->text, s, calls[k]) && !strchr("),;}\n", *after) &&
+					    *after)
+						v->dynamic = true;
+					/* a shell's $x, $(…), `…` in the literal: known only then */
+					if (inner && spawn_call(v, w->text, s, calls[k]) &&
+					    strcmp(ward_vd_prog_of(v), "perl") == 0 && *p == '"' &&
+					    strchr(inner, '$'))
+						v->dynamic = true;
 				}
+			} else if (*p != '[' && spawn_call(v, w->text, s, calls[k])) {
+				/* system(cmd), os.system(x + y): not a literal */
+				v->dynamic = true;
 			} else if (*p == '[') {
 				/* an argv list: its quoted items, as words */
 				struct word *ws = NULL;
@@ -246,6 +278,24 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 	}
 }
 
+/* Whether code opens a file for writing or writes one. */
+static bool code_writes(const char *code)
+{
+	static const char *const marks[] = { "\"w\"", "'w'", "\"a\"", "'a'", "\"wb\"", "'wb'",
+					     "\"ab\"", "'ab'", "\"w+\"", "'w+'", "\"a+\"", "'a+'",
+					     "write_text", "write_bytes", "writeFile", "appendFile",
+					     "File.write", "file_put_contents", "> \"", ">\"",
+					     ">> \"", "open(F, \">", "open(my", "fopen", "copyfile",
+					     "shutil.copy", "shutil.move", "os.rename", "os.replace",
+					     "symlink", "copyFile", "rename(" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(marks); i++)
+		if (strstr(code, marks[i]))
+			return true;
+	return false;
+}
+
 /* The string literals of code given with -c/-e, as the files the program
  * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
 static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
@@ -287,6 +337,17 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
 
 		ward_vd_match_rules(c, &inner);
+		/* code that writes files: its literals as files written, as tee's
+		 * are (open(p, "a"), print > "f", writeFileSync, File.write) */
+		if (code_writes(code->text)) {
+			char *name = ws[0].text, *fold = ws[0].fold;
+
+			ws[0].text = (char *)"tee";
+			ws[0].fold = (char *)"tee";
+			ward_vd_match_rules(c, &inner);
+			ws[0].text = name;
+			ws[0].fold = fold;
+		}
 	}
 	ward_vd_words_free(ws, n);
 }
@@ -472,6 +533,111 @@ static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int
 		}
 		break;
 	}
+}
+
+/* A sed script: `e CMD` runs CMD, `e` and s///e run the text being edited
+ * (only known when it runs), `w FILE` and s///w FILE write FILE, `r FILE`
+ * reads it. */
+static void sed_script(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	const char *s = w->text, *p;
+
+	for (p = s; *p; p++) {
+		const char *q = p, *prev = p;
+
+		while (prev > s && (prev[-1] == ' ' || prev[-1] == '\t'))
+			prev--;
+		/* a command letter: at the start, after ; newline { } or an address */
+		if (prev > s && !strchr(";\n{}$0123456789/!", prev[-1]))
+			continue;
+		if (*p == 's' && p[1] && !isalnum((unsigned char)p[1]) && !strchr(" \n\\", p[1])) {
+			char d = p[1];
+			int seen = 0;
+
+			for (q = p + 2; *q && seen < 2; q++) {
+				if (*q == '\\' && q[1])
+					q++;
+				else if (*q == d)
+					seen++;
+			}
+			if (seen < 2)
+				continue;
+			/* the flags */
+			for (; *q && strchr("gpiImMe0123456789", *q); q++)
+				if (*q == 'e')
+					v->dynamic = true;
+			if (*q == 'w' || *q == 'W') {
+				p = q;
+			} else {
+				p = q - 1;
+				continue;
+			}
+		}
+		if ((*p == 'e' || *p == 'w' || *p == 'W' || *p == 'r' || *p == 'R') &&
+		    (!p[1] || strchr(" \t\n;}", p[1]))) {
+			const char *a = p + 1 + strspn(p + 1, " \t");
+			size_t n = strcspn(a, "\n");
+			_cleanup_free_ char *arg = strndup(a, n);
+
+			if (!arg) {
+				c->failed = 1;
+				return;
+			}
+			if (*p == 'e') {
+				if (!*arg || *arg == ';' || *arg == '}')
+					v->dynamic = true; /* runs the pattern space */
+				else
+					ward_vd_shell_string(c, v, w, arg, true, depth + 1);
+			} else if (*arg) {
+				struct word fw[2];
+				struct view fv = { .w = fw, .n = 2, .cmd = v->cmd };
+
+				if (ward_vd_word_init(c, &fw[0], (*p == 'r' || *p == 'R') ? "cat" : "tee", 0,
+						      w->off, w->len)) {
+					if (ward_vd_word_init(c, &fw[1], arg, 0, w->off, w->len)) {
+						ward_vd_match_rules(c, &fv);
+						ward_vd_word_release(&fw[1]);
+					}
+					ward_vd_word_release(&fw[0]);
+				}
+			}
+			p = a + n - (a[n] ? 0 : 1);
+			if (!*p)
+				break;
+		}
+	}
+}
+
+static void unwrap_sed(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i;
+	bool given = false;
+
+	(void)wr;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if ((strcmp(t, "-e") == 0 || strcmp(t, "--expression") == 0) && i + 1 < v->n) {
+			sed_script(c, v, &v->w[++i], depth);
+			given = true;
+		} else if (strncmp(t, "--expression=", 13) == 0) {
+			struct word x = v->w[i];
+
+			x.text = (char *)t + 13;
+			sed_script(c, v, &x, depth);
+			given = true;
+		} else if (strcmp(t, "-f") == 0 || strcmp(t, "--file") == 0 ||
+			   strncmp(t, "--file=", 7) == 0) {
+			given = true;
+		}
+	}
+	if (!given)
+		for (i = 1; i < v->n; i++)
+			if (roles[i] & ROLE_DATA) {
+				sed_script(c, v, &v->w[i], depth);
+				break;
+			}
 }
 
 /* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... CMD */
@@ -1118,6 +1284,7 @@ static const struct wrapper wrappers[] = {
 	{ "sort", unwrap_sort, NULL, 0 },
 	{ "git", unwrap_git_w, NULL, 0 },
 	{ "awk gawk mawk nawk", unwrap_awk_w, NULL, 0 },
+	{ "sed gsed", unwrap_sed, NULL, 0 },
 	{ "trap", unwrap_trap, NULL, 0 },
 	{ "export declare typeset local readonly", unwrap_assignments, NULL, 0 },
 };
@@ -1240,6 +1407,12 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		return;
 	}
 	ward_vd_compute_roles(v, roles);
-	if ((wr = find_wrapper(wrappers, ARRAY_SIZE(wrappers), prog)))
+	if ((wr = find_wrapper(wrappers, ARRAY_SIZE(wrappers), prog))) {
+		bool was_dynamic = v->dynamic;
+
 		wr->unwrap(c, v, wr, roles, depth);
+		/* awk's system($0), sed's s///e: found only now */
+		if (v->dynamic && !was_dynamic)
+			ward_vd_match_rules(c, v);
+	}
 }

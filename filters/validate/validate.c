@@ -381,6 +381,8 @@ static const struct {
 	{ "ruby", 0, "", "-e", "-e -I -r" },
 	{ "node nodejs deno bun", 0, "", "-e --eval -p --print", "-e --eval -p --print -r --require" },
 	{ "php", 0, "", "-r", "-r -d -c" },
+	{ "truncate", 0, "", "", "-s -r --size --reference" },
+	{ "shred", 0, "", "", "-n -s --iterations --size --random-source" },
 	{ "git", 0, "",
 	  "-m --message -S -G --grep --author --committer --format --pretty --since --until --after "
 	  "--before --date -F --notes --subject-prefix --signoff-by",
@@ -454,6 +456,10 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 			if ((strcmp(prog, "sed") == 0 || strcmp(prog, "perl") == 0) &&
 			    (strncmp(t, "-i", 2) == 0 || strncmp(t, "--in-place", 10) == 0))
 				sed_inplace = true;
+			/* perl -pi, -pie: -i inside a group (its value would follow it) */
+			if (strcmp(prog, "perl") == 0 && t[1] != '-' && strchr(t + 1, 'i') &&
+			    strcspn(t + 1, "eEIMm") > (size_t)(strchr(t + 1, 'i') - (t + 1)))
+				sed_inplace = true;
 			/* the value in the next word */
 			if (!strchr(t, '=') && ward_vd_opt_named(t, val_opts) && i + 1 < v->n) {
 				i++;
@@ -474,7 +480,8 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 			roles[i] = ROLE_POS | ROLE_DATA;
 		} else {
 			roles[i] = ROLE_POS | ROLE_READ;
-			if (strcmp(prog, "tee") == 0)
+			/* every file named is written (truncate, shred: emptied, overwritten) */
+			if (ward_vd_in_list(prog, "tee sponge truncate shred"))
 				roles[i] = ROLE_POS | ROLE_WRITE;
 			if (sed_inplace)
 				roles[i] |= ROLE_WRITE;
