@@ -402,9 +402,45 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 	v->script_stdin = true;
 }
 
+/* The one name find's matches have, when its starting points are relative
+ * paths without `..` and a single -name NAME (no glob) selects them: then
+ * `{}` in -exec stands for …/NAME (find . -name __pycache__ -exec rm -rf {} +). */
+static const char *find_single_name(const struct view *v)
+{
+	const char *name = NULL;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const struct word *w = &v->w[i];
+
+		if (w->text[0] == '-' || w->text[0] == '(' || w->text[0] == '!')
+			break;
+		if (w->text[0] == '/' || w->text[0] == '~' || strstr(w->text, "..") ||
+		    (w->flags & WARD_SH_W_DYNAMIC) || w->unresolved)
+			return NULL;
+	}
+	for (; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (ward_vd_in_list(t, "-exec -execdir -ok -okdir"))
+			break;
+		if (ward_vd_in_list(t, "-o -or , -not ! -path -ipath -regex -iregex -wholename"))
+			return NULL;
+		if (ward_vd_in_list(t, "-name -iname")) {
+			if (name || i + 1 >= v->n || strpbrk(v->w[i + 1].text, "*?[\\/") ||
+			    !v->w[i + 1].text[0] || strcmp(v->w[i + 1].text, "..") == 0 ||
+			    strcmp(v->w[i + 1].text, ".") == 0)
+				return NULL;
+			name = v->w[++i].text;
+		}
+	}
+	return name;
+}
+
 static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 {
-	size_t i, j;
+	const char *name = find_single_name(v);
+	size_t i, j, k;
 
 	for (i = 1; i < v->n; i++) {
 		if (!ward_vd_in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
@@ -412,7 +448,30 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 		for (j = i + 1; j < v->n; j++)
 			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
 				break;
-		sub_view(c, v, i + 1, j, depth + 1);
+		if (name && j > i + 1) {
+			/* the command with `{}` as the name it stands for */
+			struct word *ws = calloc(j - i - 1, sizeof(*ws));
+			struct view inner = { .w = ws, .n = 0, .cmd = v->cmd };
+
+			if (!ws) {
+				c->failed = 1;
+				return;
+			}
+			for (k = i + 1; k < j; k++) {
+				bool is_it = strcmp(v->w[k].text, "{}") == 0;
+
+				if (!ward_vd_word_init(c, &ws[inner.n], is_it ? name : v->w[k].text,
+						       is_it ? 0 : v->w[k].flags, v->w[k].off, v->w[k].len))
+					break;
+				ws[inner.n].unresolved = v->w[k].unresolved;
+				inner.n++;
+			}
+			if (!c->failed)
+				ward_vd_check_view(c, &inner, depth + 1);
+			ward_vd_words_free(ws, inner.n);
+		} else {
+			sub_view(c, v, i + 1, j, depth + 1);
+		}
 		i = j;
 	}
 }
@@ -1328,16 +1387,39 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 	}
 }
 
+/* Whether w is one of the environment generators the dangerous.eval rule
+ * lets through (its noword line: the list is data, in validators.rules). */
+static bool known_generator(const struct ctx *c, const struct word *w)
+{
+	size_t i, k, j;
+
+	if (!(w->flags & WARD_SH_W_CMDSUB) || (w->flags & WARD_SH_W_BACKTICK))
+		return false;
+	for (i = 0; i < c->rules->n; i++) {
+		const struct rule *r = &c->rules->rules[i];
+
+		if (strcmp(r->id, "dangerous.eval") != 0)
+			continue;
+		for (k = 0; k < r->n_conds; k++)
+			if (r->conds[k].kind == C_NOWORD)
+				for (j = 0; j < r->conds[k].n_items; j++)
+					if (fnmatch(r->conds[k].items[j], w->fold, 0) == 0)
+						return true;
+	}
+	return false;
+}
+
 /* eval and trap run code only known at run time when it is substituted */
 static void mark_dynamic(struct ctx *c, struct view *v, const struct wrapper *wr,
 			 const unsigned *roles, int depth)
 {
 	size_t i;
 
-	(void)c;
 	(void)wr;
 	(void)roles;
 	(void)depth;
+	if (v->n == 2 && strcmp(ward_vd_prog_of(v), "eval") == 0 && known_generator(c, &v->w[1]))
+		return; /* eval "$(ssh-agent -s)" */
 	for (i = 1; i < v->n; i++)
 		if (v->w[i].flags & WARD_SH_W_CMDSUB)
 			v->dynamic = true;

@@ -230,7 +230,9 @@ static bool path_glob(const char *pat, const char *path)
 		return fnmatch(pat, path, 0) == 0;
 	if (strchr(pat, '/')) {
 		for (s = path; *s; s++)
-			if ((s == path || s[-1] == '/' || s[-1] == ':') && fnmatch(pat, s, 0) == 0)
+			/* a file inside it too: .config/gcloud/credentials.db */
+			if ((s == path || s[-1] == '/' || s[-1] == ':') &&
+			    fnmatch(pat, s, FNM_LEADING_DIR) == 0)
 				return true;
 		return false;
 	}
@@ -479,7 +481,8 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 		if (pos_data < 0 || (seen_pos < pos_data && !pattern_given)) {
 			roles[i] = ROLE_POS | ROLE_DATA;
 		} else {
-			roles[i] = ROLE_POS | ROLE_READ;
+			/* ls, du, tree: names and sizes, not what a file holds */
+			roles[i] = ward_vd_in_list(prog, "ls tree du") ? ROLE_POS : ROLE_POS | ROLE_READ;
 			/* every file named is written (truncate, shred: emptied, overwritten) */
 			if (ward_vd_in_list(prog, "tee sponge truncate shred"))
 				roles[i] = ROLE_POS | ROLE_WRITE;
@@ -818,6 +821,30 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 	return false;
 }
 
+/* An argument an `arg` line's except names: a relative path with no `..`,
+ * `~`, variable or substitution, whose last component matches (rm -rf
+ * node_modules, build/, web/dist). */
+static bool arg_excepted(const struct cond *cd, const struct word *w)
+{
+	const char *p = word_norm(w, false);
+	size_t i;
+
+	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
+
+	if (!p || !*p || (w->flags & WARD_SH_W_DYNAMIC & ~WARD_SH_W_GLOB) || w->unresolved || p[0] == '/' ||
+	    p[0] == '~' || p[0] == '-' || strcmp(p, "..") == 0 || strncmp(p, "../", 3) == 0 ||
+	    strstr(p, "/../") || strcmp(p, ".") == 0)
+		return false;
+	/* a glob only as the except item itself (*.egg-info): it names nothing else */
+	if (glob && strpbrk(p, "*?[") < strrchr(p, '/'))
+		return false;
+	for (i = 0; i < cd->n_except; i++)
+		if (glob ? strcmp(cd->except[i], basename_of(p)) == 0 :
+			   fnmatch(cd->except[i], basename_of(p), 0) == 0)
+			return true;
+	return false;
+}
+
 static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *v,
 		       const unsigned *roles)
 {
@@ -842,13 +869,18 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
+			if (cd->n_except && arg_excepted(cd, &v->w[i]))
+				continue;
+			/* with an except line, `*` crosses `/`: every argument not excepted */
 			p = word_norm(&v->w[i], false);
-			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+			if (p && glob_any(cd->items, cd->n_items, p,
+					  cd->n_except ? 0 : ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
 			p = word_norm(&v->w[i], true);
-			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+			if (p && glob_any(cd->items, cd->n_items, p,
+					  cd->n_except ? 0 : ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
