@@ -105,6 +105,7 @@ struct ctx {
 		bool known;   /* set to a literal value: no substitution, no unknown variable */
 	} *vars;
 	size_t n_vars;
+	bool bash;            /* the string is run by bash (ward_validate_shell()) */
 	bool ifs_changed;     /* IFS assigned in the string: unquoted expansions split unknowably */
 	/* Words of views built for upstream commands, freed at the end. */
 	struct held {
@@ -181,6 +182,12 @@ void ward_vd_shell_string(struct ctx *c, const struct view *v, const struct word
 /* Options whose value a program runs as a command (unwrap.c command_opts[]):
  * each value validated as the string a shell runs. */
 void ward_vd_command_opts(struct ctx *c, struct view *v, int depth);
+
+/* Whether variable name is set to a literal value earlier in the string. */
+bool ward_vd_var_known(const struct ctx *c, const char *name);
+
+/* Its value as far as known ("~" for HOME, "" when not known). */
+const char *ward_vd_var_value(const struct ctx *c, const char *name);
 
 /* Skip a wrapper's options (vals take a value); the index of the first other word. */
 size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals);

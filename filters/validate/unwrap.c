@@ -1443,6 +1443,32 @@ static const struct wrapper *find_wrapper(const struct wrapper *table, size_t n,
 	return NULL;
 }
 
+/* Whether the arithmetic in text names a variable not set literally in the
+ * string (its value, evaluated as arithmetic by bash, could run $(…)). */
+static bool arith_names_unknown(const struct ctx *c, const char *text)
+{
+	const char *s = strstr(text, "$((");
+
+	for (s = s ? s + 3 : text; *s; s++) {
+		if (isalpha((unsigned char)*s) || *s == '_') {
+			char name[64];
+			size_t k = 0;
+
+			while ((isalnum((unsigned char)*s) || *s == '_') && k + 1 < sizeof(name))
+				name[k++] = *s++;
+			name[k] = '\0';
+			/* a value with a subscript or an expansion is code to $((…)) */
+			if (!ward_vd_var_known(c, name) || strpbrk(ward_vd_var_value(c, name), "[$`"))
+				return true;
+			s--;
+		} else if (isdigit((unsigned char)*s)) {
+			while (isalnum((unsigned char)s[1]))
+				s++; /* 0x1f, 10#7 */
+		}
+	}
+	return false;
+}
+
 void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 {
 	_cleanup_free_ unsigned *roles = NULL;
@@ -1474,6 +1500,10 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 	/* What the view does decides some conditions: find it out first. */
 	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
 		v->dynamic = true;
+	/* bash: $((x)) evaluates x's value, and a value `a[$(cmd)]` runs cmd */
+	for (size_t i = 0; c->bash && i < v->n; i++)
+		if ((v->w[i].flags & WARD_SH_W_ARITH) && arith_names_unknown(c, v->w[i].text))
+			v->dynamic = true;
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
 	ward_vd_command_opts(c, v, depth);

