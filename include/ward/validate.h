@@ -39,9 +39,12 @@
  * one into needing approval, or add rules in the same syntax.
  *
  * In a chain the highest risk wins: refused over approval over allowed.
- * Two refusals come from the validators themselves: "validator.unparsed" (a
- * string a shell would run that cannot be parsed) and "validator.too-deep"
- * (wrappers or strings nested beyond any ordinary use).
+ * Three refusals come from the validators themselves: "validator.unparsed" (a
+ * string a shell would run that cannot be parsed), "validator.too-deep"
+ * (wrappers or strings nested beyond any ordinary use) and
+ * "validator.unresolved-program" (a program word whose value only the running
+ * shell knows: `${x:-rm}`, "$@", a variable not set literally before, any
+ * variable after IFS changed; its offset is the word's).
  *
  * Threads: ward_validate() may run in several threads at once, on the same
  * rule set; a rule set must not be changed while it is in use.
