@@ -106,7 +106,8 @@ struct ctx {
 	} *vars;
 	size_t n_vars;
 	bool bash;            /* the string is run by bash (ward_validate_shell()) */
-	bool ifs_changed;     /* IFS assigned in the string: unquoted expansions split unknowably */
+	bool ifs_changed;
+	bool vars_untrusted;  /* a file was sourced: any variable may hold anything */     /* IFS assigned in the string: unquoted expansions split unknowably */
 	/* Words of views built for upstream commands, freed at the end. */
 	struct held {
 		struct word *w;

@@ -1483,7 +1483,9 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 					 v->w[0].text);
 		return;
 	}
-	if (v->w[0].unresolved && !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
+	/* an unquoted $x that is empty is no word at all: the next word runs */
+	if ((v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
+	    !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
 		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
 		 * have to guess which program runs */
 		struct cmd at = *v->cmd;

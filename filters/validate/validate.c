@@ -1073,6 +1073,8 @@ bool ward_vd_var_known(const struct ctx *c, const char *name)
 
 	if (strcmp(name, "HOME") == 0)
 		return true;
+	if (c->vars_untrusted)
+		return false;
 	while (i-- > 0)
 		if (strcmp(c->vars[i].name, name) == 0)
 			return c->vars[i].known;
@@ -1175,6 +1177,8 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	return !wk->c->failed;
 }
 
+static void forget_var(struct ctx *c, const char *name, size_t len);
+
 /* x=value alone on its line: remember it for the words after. */
 static void remember_var(struct ctx *c, const struct word *w)
 {
@@ -1183,6 +1187,11 @@ static void remember_var(struct ctx *c, const struct word *w)
 
 	if (!eq || eq == w->text)
 		return;
+	if (eq[-1] == '+') {
+		/* x+=rm: appended to, its value no longer the one remembered */
+		forget_var(c, w->text, (size_t)(eq - 1 - w->text));
+		return;
+	}
 	/* the value as far as known: after '=' in the expanded form */
 	val = w->alt && strchr(w->alt, '=') ? strchr(w->alt, '=') + 1 : eq + 1;
 	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
@@ -1205,6 +1214,60 @@ static void remember_var(struct ctx *c, const struct word *w)
 		return;
 	}
 	c->n_vars++;
+}
+
+/* A variable set to a value ward does not know (read x, for x in …, unset x). */
+static void forget_var(struct ctx *c, const char *name, size_t len)
+{
+	struct var *g;
+
+	if (!len || name[0] == '-')
+		return;
+	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
+	if (!g) {
+		c->failed = 1;
+		return;
+	}
+	c->vars = g;
+	g[c->n_vars].name = strndup(name, len);
+	g[c->n_vars].value = strdup("");
+	g[c->n_vars].known = false;
+	if (!g[c->n_vars].name || !g[c->n_vars].value) {
+		free(g[c->n_vars].name);
+		free(g[c->n_vars].value);
+		c->failed = 1;
+		return;
+	}
+	if (strcmp(g[c->n_vars].name, "IFS") == 0)
+		c->ifs_changed = true;
+	c->n_vars++;
+}
+
+/* Builtins that set the variables they name to what only the run knows; a
+ * sourced file may set any. */
+static void forget_set_vars(struct ctx *c, const struct view *v)
+{
+	const char *prog = ward_vd_prog_of(v);
+	size_t i;
+
+	if (ward_vd_in_list(prog, "source ."))
+		c->vars_untrusted = true;
+	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].text[0] != '-')
+				forget_var(c, v->w[i].text, strlen(v->w[i].text));
+	}
+	/* declare -n x=y: x names y, whose value is not known */
+	if (ward_vd_in_list(prog, "declare typeset local"))
+		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+			if (strchr(v->w[i].text, 'n'))
+				for (size_t k = i + 1; k < v->n; k++)
+					forget_var(c, v->w[k].text, strcspn(v->w[k].text, "="));
+	if (ward_vd_in_list(prog, "printf declare typeset local export readonly"))
+		for (i = 1; i + 1 < v->n; i++)
+			if (strcmp(v->w[i].text, "-v") == 0 ||
+			    (prog[0] != 'p' && !strchr(v->w[i + 1].text, '=') && v->w[i].text[0] == '-'))
+				forget_var(c, v->w[i + 1].text, strlen(v->w[i + 1].text));
 }
 
 static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
@@ -1469,6 +1532,8 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 
 	if (c->failed)
 		return 1;
+	if (n->kind == WARD_SH_FOR && n->name)
+		forget_var(c, n->name->text, strlen(n->name->text)); /* for x in …: each in turn */
 	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
 		return 0;
 	fill_cmd(wk, &cmd, n);
@@ -1486,6 +1551,8 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local"))
 			for (i = 1; i < v.n; i++)
 				remember_var(c, &v.w[i]);
+		if (v.n)
+			forget_set_vars(c, &v);
 		/* an unquoted $x as the program is split into words: `x='rm -rf /';
 		 * $x` runs rm */
 		if (v.n && v.w[0].alt && strpbrk(v.w[0].alt, " \t\n"))

