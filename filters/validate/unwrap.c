@@ -206,10 +206,16 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 				continue;
 			p += strspn(p, " \t");
 			/* system "…" in ruby and perl needs no parentheses */
-			if (*p == '(')
+			if (*p == '(') {
 				p++;
-			else if (p == s + n || (*p != '"' && *p != '\''))
+			} else if (p == s + n || (*p != '"' && *p != '\'')) {
+				/* perl's system @ARGV, exec $cmd: not a literal */
+				if (p != s + n && strchr("@$", *p) &&
+				    ward_vd_in_list(ward_vd_prog_of(v), "perl ruby") &&
+				    spawn_call(v, w->text, s, calls[k]))
+					v->dynamic = true;
 				continue;
+			}
 			p += strspn(p, " \t");
 			if (*p == '"' || *p == '\'') {
 				const char *e = strchr(p + 1, *p), *after;
