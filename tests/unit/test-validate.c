@@ -303,6 +303,13 @@ static const struct expect bypasses[] = {
 	R("dangerous.startup-file-write", "node -e 'require(\"fs\").appendFileSync(\"/root/.bashrc\", \"x\")'"),
 	R("dangerous.startup-file-write", "awk 'BEGIN{print \"x\" > \"/root/.bashrc\"}'"),
 	R("dangerous.startup-file-write", "ruby -e 'File.write(\".git/hooks/pre-push\", \"x\")'"),
+	R("sensitive.credential-write", "echo x >> ~/.netrc"),
+	R("sensitive.credential-write", "cp x ~/.aws/config"),
+	R("sensitive.credential-write", "echo x | tee -a ~/.git-credentials"),
+	R("sensitive.credential-write", "printf 'credential_process = sh -c x' > ~/.aws/config"),
+	R("sensitive.credential-write", "dd if=x of=/root/.kube/config"),
+	R("sensitive.credential-write", "install -m600 token ~/.npmrc"),
+	R("sensitive.credential-files", "sed -i s/a/b/ ~/.pypirc"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
