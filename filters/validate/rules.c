@@ -177,8 +177,9 @@ static int add_cond(struct parse *p, struct rule *r, const char *key, char *valu
 
 	if (strcmp(key, "except") == 0) {
 		if (!r->n_conds || (r->conds[r->n_conds - 1].kind != C_PATH &&
-				    r->conds[r->n_conds - 1].kind != C_WRITE))
-			return bad(p, "except must follow a path or write line");
+				    r->conds[r->n_conds - 1].kind != C_WRITE &&
+				    r->conds[r->n_conds - 1].kind != C_ARG))
+			return bad(p, "except must follow a path, write or arg line");
 		c = &r->conds[r->n_conds - 1];
 		if (split_items(p, value, &c->except, &c->n_except, true) < 0)
 			return -1;

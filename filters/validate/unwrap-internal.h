@@ -31,6 +31,12 @@ struct word {
 	char *norm, *norm_alt;
 	unsigned flags; /* WARD_SH_W_* */
 	size_t off, len; /* span in the validated string */
+	/* Its value is not known before the shell runs it: a variable not set
+	 * literally earlier in the string, a special parameter ($1, "$@"), an
+	 * operator (${x:-rm}), a substitution, or any variable once IFS was
+	 * changed; or the data another program puts there (xargs -I{}). As a
+	 * program word it is refused (validator.unresolved-program). */
+	bool unresolved;
 };
 
 enum redir_kind { RD_READ, RD_WRITE, RD_RDWR, RD_STRING, RD_DUP };
@@ -96,8 +102,12 @@ struct ctx {
 	/* Variables set in the string (x=rm), in source order. */
 	struct var {
 		char *name, *value;
+		bool known;   /* set to a literal value: no substitution, no unknown variable */
 	} *vars;
 	size_t n_vars;
+	bool bash;            /* the string is run by bash (ward_validate_shell()) */
+	bool ifs_changed;
+	bool vars_untrusted;  /* a file was sourced: any variable may hold anything */     /* IFS assigned in the string: unquoted expansions split unknowably */
 	/* Words of views built for upstream commands, freed at the end. */
 	struct held {
 		struct word *w;
@@ -169,6 +179,16 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth);
 /* Validate text a wrapper or an interpreter hands to a shell. */
 void ward_vd_shell_string(struct ctx *c, const struct view *v, const struct word *w,
 			  const char *text, bool posix, int depth);
+
+/* Options whose value a program runs as a command (unwrap.c command_opts[]):
+ * each value validated as the string a shell runs. */
+void ward_vd_command_opts(struct ctx *c, struct view *v, int depth);
+
+/* Whether variable name is set to a literal value earlier in the string. */
+bool ward_vd_var_known(const struct ctx *c, const char *name);
+
+/* Its value as far as known ("~" for HOME, "" when not known). */
+const char *ward_vd_var_value(const struct ctx *c, const char *name);
 
 /* Skip a wrapper's options (vals take a value); the index of the first other word. */
 size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals);

@@ -15,6 +15,8 @@
 
 #include "runtime/util/util-internal.h"
 
+struct wrapper;
+
 /* ---- unwrapping -------------------------------------------------------- */
 
 /* Validate text a wrapper or an interpreter hands to a shell. */
@@ -117,8 +119,10 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 			i++;
 	}
 	if (cmode) {
+		if (i >= v->n)
+			v->dynamic = true; /* xargs sh -c: the string comes from stdin */
 		if (i < v->n) {
-			if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			if ((v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)) || v->w[i].unresolved)
 				v->dynamic = true;
 			ward_vd_shell_string(c, v, &v->w[i], v->w[i].text, shell_is_posix(prog), depth + 1);
 		}
@@ -135,6 +139,22 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		return;
 	}
 	v->script_stdin = true;
+}
+
+/* Whether the call named at s (calls[]) surely spawns a process, so that a
+ * command it is given that is not a literal is only known at run time:
+ * run(), call() and exec() are spawns only as subprocess.run, cp.exec, …
+ * (asyncio.run(main()) is not). */
+static bool spawn_call(const struct view *v, const char *start, const char *s, const char *name)
+{
+	if (!ward_vd_in_list(name, "run call exec"))
+		return true;
+	if (strcmp(name, "exec") == 0 && ward_vd_in_list(ward_vd_prog_of(v), "perl ruby php"))
+		return true;
+	if (s - start >= 11 && strncmp(s - 11, "subprocess.", 11) == 0)
+		return true;
+	return strcmp(name, "exec") == 0 && s > start && s[-1] == '.' &&
+	       !(s - start >= 3 && strncmp(s - 3, "re.", 3) == 0);
 }
 
 /* Shell command strings inside code given to awk, python, perl, ruby, node
@@ -186,20 +206,40 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 				continue;
 			p += strspn(p, " \t");
 			/* system "…" in ruby and perl needs no parentheses */
-			if (*p == '(')
+			if (*p == '(') {
 				p++;
-			else if (p == s + n || (*p != '"' && *p != '\''))
+			} else if (p == s + n || (*p != '"' && *p != '\'')) {
+				/* perl's system @ARGV, exec $cmd: not a literal */
+				if (p != s + n && strchr("@$", *p) &&
+				    ward_vd_in_list(ward_vd_prog_of(v), "perl ruby") &&
+				    spawn_call(v, w->text, s, calls[k]))
+					v->dynamic = true;
 				continue;
+			}
 			p += strspn(p, " \t");
 			if (*p == '"' || *p == '\'') {
-				const char *e = strchr(p + 1, *p);
+				const char *e = strchr(p + 1, *p), *after;
 
 				if (e) {
 					_cleanup_free_ char *inner = strndup(p + 1, (size_t)(e - p - 1));
 
 					if (inner)
 						ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+					/* "r" "m -rf ~", "r"+"m", "ls " f: a command made
+					 * when the code runs */
+					after = e + 1 + strspn(e + 1, " \t");
+					if (spawn_call(v, w->text, s, calls[k]) && !strchr("),;}\n", *after) &&
+					    *after)
+						v->dynamic = true;
+					/* a shell's $x, $(…), `…` in the literal: known only then */
+					if (inner && spawn_call(v, w->text, s, calls[k]) &&
+					    strcmp(ward_vd_prog_of(v), "perl") == 0 && *p == '"' &&
+					    strchr(inner, '$'))
+						v->dynamic = true;
 				}
+			} else if (*p != '[' && spawn_call(v, w->text, s, calls[k])) {
+				/* system(cmd), os.system(x + y): not a literal */
+				v->dynamic = true;
 			} else if (*p == '[') {
 				/* an argv list: its quoted items, as words */
 				struct word *ws = NULL;
@@ -244,6 +284,24 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 	}
 }
 
+/* Whether code opens a file for writing or writes one. */
+static bool code_writes(const char *code)
+{
+	static const char *const marks[] = { "\"w\"", "'w'", "\"a\"", "'a'", "\"wb\"", "'wb'",
+					     "\"ab\"", "'ab'", "\"w+\"", "'w+'", "\"a+\"", "'a+'",
+					     "write_text", "write_bytes", "writeFile", "appendFile",
+					     "File.write", "file_put_contents", "> \"", ">\"",
+					     ">> \"", "open(F, \">", "open(my", "fopen", "copyfile",
+					     "shutil.copy", "shutil.move", "os.rename", "os.replace",
+					     "symlink", "copyFile", "rename(" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(marks); i++)
+		if (strstr(code, marks[i]))
+			return true;
+	return false;
+}
+
 /* The string literals of code given with -c/-e, as the files the program
  * names: python3 -c 'open(".env").read()' reads .env as surely as cat. */
 static void code_paths(struct ctx *c, const struct view *v, const struct word *code, int depth)
@@ -285,6 +343,17 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
 
 		ward_vd_match_rules(c, &inner);
+		/* code that writes files: its literals as files written, as tee's
+		 * are (open(p, "a"), print > "f", writeFileSync, File.write) */
+		if (code_writes(code->text)) {
+			char *name = ws[0].text, *fold = ws[0].fold;
+
+			ws[0].text = (char *)"tee";
+			ws[0].fold = (char *)"tee";
+			ward_vd_match_rules(c, &inner);
+			ws[0].text = name;
+			ws[0].fold = fold;
+		}
 	}
 	ward_vd_words_free(ws, n);
 }
@@ -339,9 +408,45 @@ static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, 
 	v->script_stdin = true;
 }
 
+/* The one name find's matches have, when its starting points are relative
+ * paths without `..` and a single -name NAME (no glob) selects them: then
+ * `{}` in -exec stands for …/NAME (find . -name __pycache__ -exec rm -rf {} +). */
+static const char *find_single_name(const struct view *v)
+{
+	const char *name = NULL;
+	size_t i;
+
+	for (i = 1; i < v->n; i++) {
+		const struct word *w = &v->w[i];
+
+		if (w->text[0] == '-' || w->text[0] == '(' || w->text[0] == '!')
+			break;
+		if (w->text[0] == '/' || w->text[0] == '~' || strstr(w->text, "..") ||
+		    (w->flags & WARD_SH_W_DYNAMIC) || w->unresolved)
+			return NULL;
+	}
+	for (; i < v->n; i++) {
+		const char *t = v->w[i].fold;
+
+		if (ward_vd_in_list(t, "-exec -execdir -ok -okdir"))
+			break;
+		if (ward_vd_in_list(t, "-o -or , -not ! -path -ipath -regex -iregex -wholename"))
+			return NULL;
+		if (ward_vd_in_list(t, "-name -iname")) {
+			if (name || i + 1 >= v->n || strpbrk(v->w[i + 1].text, "*?[\\/") ||
+			    !v->w[i + 1].text[0] || strcmp(v->w[i + 1].text, "..") == 0 ||
+			    strcmp(v->w[i + 1].text, ".") == 0)
+				return NULL;
+			name = v->w[++i].text;
+		}
+	}
+	return name;
+}
+
 static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 {
-	size_t i, j;
+	const char *name = find_single_name(v);
+	size_t i, j, k;
 
 	for (i = 1; i < v->n; i++) {
 		if (!ward_vd_in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
@@ -349,7 +454,30 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 		for (j = i + 1; j < v->n; j++)
 			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
 				break;
-		sub_view(c, v, i + 1, j, depth + 1);
+		if (name && j > i + 1) {
+			/* the command with `{}` as the name it stands for */
+			struct word *ws = calloc(j - i - 1, sizeof(*ws));
+			struct view inner = { .w = ws, .n = 0, .cmd = v->cmd };
+
+			if (!ws) {
+				c->failed = 1;
+				return;
+			}
+			for (k = i + 1; k < j; k++) {
+				bool is_it = strcmp(v->w[k].text, "{}") == 0;
+
+				if (!ward_vd_word_init(c, &ws[inner.n], is_it ? name : v->w[k].text,
+						       is_it ? 0 : v->w[k].flags, v->w[k].off, v->w[k].len))
+					break;
+				ws[inner.n].unresolved = v->w[k].unresolved;
+				inner.n++;
+			}
+			if (!c->failed)
+				ward_vd_check_view(c, &inner, depth + 1);
+			ward_vd_words_free(ws, inner.n);
+		} else {
+			sub_view(c, v, i + 1, j, depth + 1);
+		}
 		i = j;
 	}
 }
@@ -470,6 +598,111 @@ static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int
 		}
 		break;
 	}
+}
+
+/* A sed script: `e CMD` runs CMD, `e` and s///e run the text being edited
+ * (only known when it runs), `w FILE` and s///w FILE write FILE, `r FILE`
+ * reads it. */
+static void sed_script(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	const char *s = w->text, *p;
+
+	for (p = s; *p; p++) {
+		const char *q = p, *prev = p;
+
+		while (prev > s && (prev[-1] == ' ' || prev[-1] == '\t'))
+			prev--;
+		/* a command letter: at the start, after ; newline { } or an address */
+		if (prev > s && !strchr(";\n{}$0123456789/!", prev[-1]))
+			continue;
+		if (*p == 's' && p[1] && !isalnum((unsigned char)p[1]) && !strchr(" \n\\", p[1])) {
+			char d = p[1];
+			int seen = 0;
+
+			for (q = p + 2; *q && seen < 2; q++) {
+				if (*q == '\\' && q[1])
+					q++;
+				else if (*q == d)
+					seen++;
+			}
+			if (seen < 2)
+				continue;
+			/* the flags */
+			for (; *q && strchr("gpiImMe0123456789", *q); q++)
+				if (*q == 'e')
+					v->dynamic = true;
+			if (*q == 'w' || *q == 'W') {
+				p = q;
+			} else {
+				p = q - 1;
+				continue;
+			}
+		}
+		if ((*p == 'e' || *p == 'w' || *p == 'W' || *p == 'r' || *p == 'R') &&
+		    (!p[1] || strchr(" \t\n;}", p[1]))) {
+			const char *a = p + 1 + strspn(p + 1, " \t");
+			size_t n = strcspn(a, "\n");
+			_cleanup_free_ char *arg = strndup(a, n);
+
+			if (!arg) {
+				c->failed = 1;
+				return;
+			}
+			if (*p == 'e') {
+				if (!*arg || *arg == ';' || *arg == '}')
+					v->dynamic = true; /* runs the pattern space */
+				else
+					ward_vd_shell_string(c, v, w, arg, true, depth + 1);
+			} else if (*arg) {
+				struct word fw[2];
+				struct view fv = { .w = fw, .n = 2, .cmd = v->cmd };
+
+				if (ward_vd_word_init(c, &fw[0], (*p == 'r' || *p == 'R') ? "cat" : "tee", 0,
+						      w->off, w->len)) {
+					if (ward_vd_word_init(c, &fw[1], arg, 0, w->off, w->len)) {
+						ward_vd_match_rules(c, &fv);
+						ward_vd_word_release(&fw[1]);
+					}
+					ward_vd_word_release(&fw[0]);
+				}
+			}
+			p = a + n - (a[n] ? 0 : 1);
+			if (!*p)
+				break;
+		}
+	}
+}
+
+static void unwrap_sed(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i;
+	bool given = false;
+
+	(void)wr;
+	for (i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if ((strcmp(t, "-e") == 0 || strcmp(t, "--expression") == 0) && i + 1 < v->n) {
+			sed_script(c, v, &v->w[++i], depth);
+			given = true;
+		} else if (strncmp(t, "--expression=", 13) == 0) {
+			struct word x = v->w[i];
+
+			x.text = (char *)t + 13;
+			sed_script(c, v, &x, depth);
+			given = true;
+		} else if (strcmp(t, "-f") == 0 || strcmp(t, "--file") == 0 ||
+			   strncmp(t, "--file=", 7) == 0) {
+			given = true;
+		}
+	}
+	if (!given)
+		for (i = 1; i < v->n; i++)
+			if (roles[i] & ROLE_DATA) {
+				sed_script(c, v, &v->w[i], depth);
+				break;
+			}
 }
 
 /* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... CMD */
@@ -619,6 +852,234 @@ static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
 	}
 }
 
+/* ---- options whose value is a command ------------------------------------ */
+
+/* Program options that run their value (or the rest of the words) as a
+ * command: program positions too. A table, as data: the programs, the
+ * subcommand they need (NULL: any), the options, and how the value runs. */
+enum opt_run {
+	RUN_SHELL,   /* the value is a string a shell runs */
+	RUN_BANG,    /* an editor's or debugger's command: `!CMD` or `shell CMD` runs CMD */
+	RUN_REST,    /* the words after the subcommand's options are a command */
+	RUN_JOINED,  /* the words after the subcommand are joined and run by a shell */
+};
+
+static const struct command_opt {
+	const char *progs;
+	const char *sub;     /* space-separated subcommands, or NULL */
+	const char *opts;    /* options taking the command; "+" a word starting with + */
+	const char *prefix;  /* the value starts with one of these (lowercase, space-separated),
+				which is dropped; NULL: the whole value */
+	enum opt_run how;
+} command_opts[] = {
+	{ "git", "rebase", "--exec -x", NULL, RUN_SHELL },
+	{ "git", NULL, "--upload-pack --receive-pack --exec", NULL, RUN_SHELL },
+	{ "git", "clone fetch ls-remote", "-u", NULL, RUN_SHELL },
+	{ "git", "bisect", NULL, NULL, RUN_REST },          /* git bisect run CMD… */
+	{ "git", "submodule", NULL, NULL, RUN_JOINED },     /* git submodule foreach CMD… */
+	{ "tar gtar bsdtar", NULL,
+	  "--to-command -I --use-compress-program --info-script -F --new-volume-script", NULL,
+	  RUN_SHELL },
+	{ "tar gtar bsdtar", NULL, "--checkpoint-action", "exec=", RUN_SHELL },
+	{ "rsync", NULL, "-e --rsh --rsync-path", NULL, RUN_SHELL },
+	{ "ssh scp sftp autossh", NULL, "-o", "proxycommand= proxycommand localcommand= localcommand "
+	  "knownhostscommand= knownhostscommand", RUN_SHELL },
+	{ "zip", NULL, "-TT --unzip-command", NULL, RUN_SHELL },
+	{ "vim vi nvim view gvim ex rvim vimdiff", NULL, "-c --cmd +", NULL, RUN_BANG },
+	{ "less more most", NULL, "+", NULL, RUN_BANG },
+	{ "man", NULL, "-P --pager -H --html", NULL, RUN_SHELL },
+	{ "gdb", NULL, "-ex --eval-command -iex --init-eval-command", NULL, RUN_BANG },
+	{ "npm pnpm yarn bun", "exec dlx x", "-c --call", NULL, RUN_SHELL },
+	{ "npm pnpm yarn bun", "exec dlx x", NULL, NULL, RUN_REST },
+	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
+	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
+	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
+	{ "cargo", NULL, "--config", "target.*.runner= target.*.runner = build.rustc-wrapper= "
+	  "build.rustc-wrapper = build.rustc= build.rustc = target.*.linker= target.*.linker = "
+	  "registry.credential-provider= registry.credential-provider = "
+	  "build.rustc-workspace-wrapper= build.rustc-workspace-wrapper =", RUN_SHELL },
+};
+
+/* The value of word i for option opt: attached (`--opt=V`, `-oV`, `+V`,
+ * `NAME=V`) or the next word; *next set when it is the next word. */
+static const char *opt_value_of(const struct view *v, size_t i, const char *opt, bool *next)
+{
+	const char *t = v->w[i].text;
+	size_t k = strlen(opt);
+
+	*next = false;
+	if (strcmp(opt, "+") == 0)
+		return t[0] == '+' && t[1] ? t + 1 : NULL;
+	if (opt[k - 1] == '=') /* make's NAME=value */
+		return strncmp(t, opt, k) == 0 ? t + k : NULL;
+	if (strcmp(t, opt) == 0) {
+		if (i + 1 >= v->n)
+			return NULL;
+		*next = true;
+		return v->w[i + 1].text;
+	}
+	if (opt[1] == '-')
+		return strncmp(t, opt, k) == 0 && t[k] == '=' ? t + k + 1 : NULL;
+	/* -oVALUE; not -exec for -e */
+	return strncmp(t, opt, k) == 0 && t[k] && k == 2 ? t + k : NULL;
+}
+
+/* The value after one of the prefixes (case folded; `*` in a prefix stands
+ * for one dotted component), or NULL. */
+static const char *after_prefix(const char *value, const char *prefixes)
+{
+	const char *p = prefixes;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+		/* a prefix may itself hold a space ("x = "): take the next item too */
+		char pat[96];
+		size_t k;
+
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			for (k = strlen(value); k > 0; k--) {
+				char head[256];
+
+				if (k >= sizeof(head))
+					continue;
+				memcpy(head, value, k);
+				head[k] = '\0';
+				for (char *q = head; *q; q++)
+					*q = (char)tolower((unsigned char)*q);
+				if (fnmatch(pat, head, 0) == 0)
+					return value + k + strspn(value + k, " =\"'");
+			}
+		}
+		p += n;
+		p += strspn(p, " ");
+	}
+	return NULL;
+}
+
+/* Strip quotes around a TOML string value: cargo --config 'x.runner="sh -c …"' */
+static char *unquote_dup(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '"' || s[n - 1] == '\'' || s[n - 1] == ' '))
+		n--;
+	return strndup(s, n);
+}
+
+static void run_value(struct ctx *c, struct view *v, const struct word *w, const char *value,
+		      enum opt_run how, int depth)
+{
+	_cleanup_free_ char *text = unquote_dup(value);
+
+	if (!text) {
+		c->failed = 1;
+		return;
+	}
+	if (w->unresolved || (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
+		v->dynamic = true;
+	if (how == RUN_BANG) {
+		const char *t = text + strspn(text, ": \t");
+
+		if (*t == '!')
+			ward_vd_shell_string(c, v, w, t + 1, true, depth + 1);
+		else if (strncmp(t, "shell ", 6) == 0 || strncmp(t, "sh ", 3) == 0 ||
+			 strncmp(t, "terminal ", 9) == 0)
+			ward_vd_shell_string(c, v, w, strchr(t, ' ') + 1, true, depth + 1);
+		else if (strstr(t, "system(") || strstr(t, "systemlist(") || strstr(t, "jobstart(") ||
+			 strstr(t, "termopen(") || strncmp(t, "py", 2) == 0 || strncmp(t, "lua", 3) == 0 ||
+			 strncmp(t, "perl", 4) == 0 || strncmp(t, "ruby", 4) == 0 ||
+			 strncmp(t, "so", 2) == 0 || strstr(t, "|!") || strstr(t, "r !") ||
+			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!"))
+			v->dynamic = true; /* code of the editor's own: ward does not read it */
+		return;
+	}
+	ward_vd_shell_string(c, v, w, text, true, depth + 1);
+}
+
+void ward_vd_command_opts(struct ctx *c, struct view *v, int depth)
+{
+	const char *prog = ward_vd_prog_of(v);
+	size_t e, i;
+
+	for (e = 0; e < ARRAY_SIZE(command_opts); e++) {
+		const struct command_opt *o = &command_opts[e];
+		size_t start = 1, pos[2] = { 0, 0 };
+
+		if (!ward_vd_in_list(prog, o->progs))
+			continue;
+		if (o->sub) {
+			if (ward_vd_sub_start(v, pos, 1) < 1 || !ward_vd_in_list(v->w[pos[0]].fold, o->sub))
+				continue;
+			start = pos[0] + 1;
+		}
+		if (o->how == RUN_REST || o->how == RUN_JOINED) {
+			/* git bisect run CMD, git submodule foreach CMD: after one more word */
+			if (strcmp(prog, "git") == 0) {
+				if (start >= v->n || !ward_vd_in_list(v->w[start].fold, "run foreach"))
+					continue;
+				start++;
+				if (o->how == RUN_JOINED)
+					start = ward_vd_skip_opts(v, start, "");
+			} else {
+				start = ward_vd_skip_opts(v, start, "-p --package -c --call -w --workspace "
+								    "--filter -C --dir");
+			}
+			if (start >= v->n)
+				continue;
+			if (o->how == RUN_REST) {
+				sub_view(c, v, start, v->n, depth + 1);
+			} else {
+				size_t len = 1, k;
+				_cleanup_free_ char *joined = NULL;
+
+				for (k = start; k < v->n; k++)
+					len += strlen(v->w[k].text) + 1;
+				joined = calloc(1, len);
+				if (!joined) {
+					c->failed = 1;
+					return;
+				}
+				for (k = start; k < v->n; k++) {
+					strcat(joined, v->w[k].text);
+					strcat(joined, " ");
+				}
+				ward_vd_shell_string(c, v, &v->w[start], joined, true, depth + 1);
+			}
+			continue;
+		}
+		for (i = 1; i < v->n; i++) {
+			const char *list = o->opts, *p;
+			bool next = false;
+
+			if (strcmp(v->w[i].text, "--") == 0 && strcmp(o->opts, "SHELL= .SHELLFLAGS=") != 0)
+				break;
+			for (p = list; *p;) {
+				size_t n = strcspn(p, " ");
+				char opt[48];
+				const char *value;
+
+				if (n && n < sizeof(opt)) {
+					memcpy(opt, p, n);
+					opt[n] = '\0';
+					value = opt_value_of(v, i, opt, &next);
+					if (value && o->prefix)
+						value = after_prefix(value, o->prefix);
+					if (value) {
+						run_value(c, v, &v->w[next ? i + 1 : i], value, o->how, depth);
+						break;
+					}
+				}
+				p += n;
+				p += strspn(p, " ");
+			}
+			if (next)
+				i++;
+		}
+	}
+}
+
 /* ---- the wrappers' table ----------------------------------------------------- */
 
 /* One entry of the tables below: the programs (space-separated names) and
@@ -640,6 +1101,38 @@ static void unwrap_plain(struct ctx *c, struct view *v, const struct wrapper *wr
 {
 	(void)roles;
 	sub_view(c, v, ward_vd_skip_opts(v, 1, wr->opts) + wr->skip, v->n, depth + 1);
+}
+
+/* xargs [-I R | -i[R] | --replace[=R]] CMD…: the words holding R are
+ * replaced by what xargs reads, which ward cannot know */
+static void unwrap_xargs(struct ctx *c, struct view *v, const struct wrapper *wr,
+			 const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), k;
+	const char *repl = NULL;
+
+	(void)roles;
+	for (k = 1; k < i && k < v->n; k++) {
+		const char *t = v->w[k].text;
+
+		if (strcmp(t, "--") == 0)
+			break;
+		if (strcmp(t, "-I") == 0 && k + 1 < v->n)
+			repl = v->w[k + 1].text;
+		else if (strncmp(t, "-I", 2) == 0 && t[2])
+			repl = t + 2;
+		else if (strncmp(t, "-i", 2) == 0)
+			repl = t[2] ? t + 2 : "{}";
+		else if (strcmp(t, "--replace") == 0)
+			repl = "{}";
+		else if (strncmp(t, "--replace=", 10) == 0)
+			repl = t + 10;
+	}
+	if (repl && *repl)
+		for (k = i; k < v->n; k++)
+			if (strstr(v->w[k].text, repl))
+				v->w[k].unresolved = true;
+	sub_view(c, v, i, v->n, depth + 1);
 }
 
 /* busybox APPLET ARGS: the applet, options and all. */
@@ -832,7 +1325,7 @@ static const struct wrapper wrappers[] = {
 	{ "time", unwrap_plain, "fo --format --output", 0 },
 	{ "nice", unwrap_plain, "n --adjustment", 0 },
 	{ "timeout", unwrap_plain, "sk --signal --kill-after", 1 }, /* after the duration */
-	{ "xargs", unwrap_plain,
+	{ "xargs", unwrap_xargs,
 	  "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof --arg-file "
 	  "--process-slot-var --max-chars",
 	  0 },
@@ -856,6 +1349,7 @@ static const struct wrapper wrappers[] = {
 	{ "sort", unwrap_sort, NULL, 0 },
 	{ "git", unwrap_git_w, NULL, 0 },
 	{ "awk gawk mawk nawk", unwrap_awk_w, NULL, 0 },
+	{ "sed gsed", unwrap_sed, NULL, 0 },
 	{ "trap", unwrap_trap, NULL, 0 },
 	{ "export declare typeset local readonly", unwrap_assignments, NULL, 0 },
 };
@@ -899,16 +1393,39 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 	}
 }
 
+/* Whether w is one of the environment generators the dangerous.eval rule
+ * lets through (its noword line: the list is data, in validators.rules). */
+static bool known_generator(const struct ctx *c, const struct word *w)
+{
+	size_t i, k, j;
+
+	if (!(w->flags & WARD_SH_W_CMDSUB) || (w->flags & WARD_SH_W_BACKTICK))
+		return false;
+	for (i = 0; i < c->rules->n; i++) {
+		const struct rule *r = &c->rules->rules[i];
+
+		if (strcmp(r->id, "dangerous.eval") != 0)
+			continue;
+		for (k = 0; k < r->n_conds; k++)
+			if (r->conds[k].kind == C_NOWORD)
+				for (j = 0; j < r->conds[k].n_items; j++)
+					if (fnmatch(r->conds[k].items[j], w->fold, 0) == 0)
+						return true;
+	}
+	return false;
+}
+
 /* eval and trap run code only known at run time when it is substituted */
 static void mark_dynamic(struct ctx *c, struct view *v, const struct wrapper *wr,
 			 const unsigned *roles, int depth)
 {
 	size_t i;
 
-	(void)c;
 	(void)wr;
 	(void)roles;
 	(void)depth;
+	if (v->n == 2 && strcmp(ward_vd_prog_of(v), "eval") == 0 && known_generator(c, &v->w[1]))
+		return; /* eval "$(ssh-agent -s)" */
 	for (i = 1; i < v->n; i++)
 		if (v->w[i].flags & WARD_SH_W_CMDSUB)
 			v->dynamic = true;
@@ -932,6 +1449,32 @@ static const struct wrapper *find_wrapper(const struct wrapper *table, size_t n,
 	return NULL;
 }
 
+/* Whether the arithmetic in text names a variable not set literally in the
+ * string (its value, evaluated as arithmetic by bash, could run $(…)). */
+static bool arith_names_unknown(const struct ctx *c, const char *text)
+{
+	const char *s = strstr(text, "$((");
+
+	for (s = s ? s + 3 : text; *s; s++) {
+		if (isalpha((unsigned char)*s) || *s == '_') {
+			char name[64];
+			size_t k = 0;
+
+			while ((isalnum((unsigned char)*s) || *s == '_') && k + 1 < sizeof(name))
+				name[k++] = *s++;
+			name[k] = '\0';
+			/* a value with a subscript or an expansion is code to $((…)) */
+			if (!ward_vd_var_known(c, name) || strpbrk(ward_vd_var_value(c, name), "[$`"))
+				return true;
+			s--;
+		} else if (isdigit((unsigned char)*s)) {
+			while (isalnum((unsigned char)s[1]))
+				s++; /* 0x1f, 10#7 */
+		}
+	}
+	return false;
+}
+
 void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 {
 	_cleanup_free_ unsigned *roles = NULL;
@@ -946,12 +1489,32 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 					 v->w[0].text);
 		return;
 	}
+	/* an unquoted $x that is empty is no word at all: the next word runs */
+	if ((v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
+	    !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
+		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
+		 * have to guess which program runs */
+		struct cmd at = *v->cmd;
+
+		at.off = v->w[0].off;
+		at.len = v->w[0].len;
+		ward_vd_refuse_synthetic(c, "validator.unresolved-program",
+					 "a program word whose value is only known when the shell runs it "
+					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS)",
+					 &at, v->w[0].text);
+		return;
+	}
 	prog = ward_vd_prog_of(v);
 	/* What the view does decides some conditions: find it out first. */
 	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
 		v->dynamic = true;
+	/* bash: $((x)) evaluates x's value, and a value `a[$(cmd)]` runs cmd */
+	for (size_t i = 0; c->bash && i < v->n; i++)
+		if ((v->w[i].flags & WARD_SH_W_ARITH) && arith_names_unknown(c, v->w[i].text))
+			v->dynamic = true;
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
+	ward_vd_command_opts(c, v, depth);
 	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
 		check_runs_download(c, v, prog);
 	ward_vd_match_rules(c, v);
@@ -964,6 +1527,12 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		return;
 	}
 	ward_vd_compute_roles(v, roles);
-	if ((wr = find_wrapper(wrappers, ARRAY_SIZE(wrappers), prog)))
+	if ((wr = find_wrapper(wrappers, ARRAY_SIZE(wrappers), prog))) {
+		bool was_dynamic = v->dynamic;
+
 		wr->unwrap(c, v, wr, roles, depth);
+		/* awk's system($0), sed's s///e: found only now */
+		if (v->dynamic && !was_dynamic)
+			ward_vd_match_rules(c, v);
+	}
 }

@@ -45,6 +45,7 @@ bool ward_vd_word_init(struct ctx *c, struct word *w, const char *text, unsigned
 	w->fold = ward_vd_lower_dup(text);
 	w->alt = NULL;
 	w->norm = w->norm_alt = NULL;
+	w->unresolved = false;
 	w->flags = flags;
 	w->off = off;
 	w->len = len;
@@ -229,7 +230,9 @@ static bool path_glob(const char *pat, const char *path)
 		return fnmatch(pat, path, 0) == 0;
 	if (strchr(pat, '/')) {
 		for (s = path; *s; s++)
-			if ((s == path || s[-1] == '/' || s[-1] == ':') && fnmatch(pat, s, 0) == 0)
+			/* a file inside it too: .config/gcloud/credentials.db */
+			if ((s == path || s[-1] == '/' || s[-1] == ':') &&
+			    fnmatch(pat, s, FNM_LEADING_DIR) == 0)
 				return true;
 		return false;
 	}
@@ -380,6 +383,8 @@ static const struct {
 	{ "ruby", 0, "", "-e", "-e -I -r" },
 	{ "node nodejs deno bun", 0, "", "-e --eval -p --print", "-e --eval -p --print -r --require" },
 	{ "php", 0, "", "-r", "-r -d -c" },
+	{ "truncate", 0, "", "", "-s -r --size --reference" },
+	{ "shred", 0, "", "", "-n -s --iterations --size --random-source" },
 	{ "git", 0, "",
 	  "-m --message -S -G --grep --author --committer --format --pretty --since --until --after "
 	  "--before --date -F --notes --subject-prefix --signoff-by",
@@ -453,6 +458,10 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 			if ((strcmp(prog, "sed") == 0 || strcmp(prog, "perl") == 0) &&
 			    (strncmp(t, "-i", 2) == 0 || strncmp(t, "--in-place", 10) == 0))
 				sed_inplace = true;
+			/* perl -pi, -pie: -i inside a group (its value would follow it) */
+			if (strcmp(prog, "perl") == 0 && t[1] != '-' && strchr(t + 1, 'i') &&
+			    strcspn(t + 1, "eEIMm") > (size_t)(strchr(t + 1, 'i') - (t + 1)))
+				sed_inplace = true;
 			/* the value in the next word */
 			if (!strchr(t, '=') && ward_vd_opt_named(t, val_opts) && i + 1 < v->n) {
 				i++;
@@ -472,8 +481,10 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 		if (pos_data < 0 || (seen_pos < pos_data && !pattern_given)) {
 			roles[i] = ROLE_POS | ROLE_DATA;
 		} else {
-			roles[i] = ROLE_POS | ROLE_READ;
-			if (strcmp(prog, "tee") == 0)
+			/* ls, du, tree: names and sizes, not what a file holds */
+			roles[i] = ward_vd_in_list(prog, "ls tree du") ? ROLE_POS : ROLE_POS | ROLE_READ;
+			/* every file named is written (truncate, shred: emptied, overwritten) */
+			if (ward_vd_in_list(prog, "tee sponge truncate shred"))
 				roles[i] = ROLE_POS | ROLE_WRITE;
 			if (sed_inplace)
 				roles[i] |= ROLE_WRITE;
@@ -810,6 +821,30 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 	return false;
 }
 
+/* An argument an `arg` line's except names: a relative path with no `..`,
+ * `~`, variable or substitution, whose last component matches (rm -rf
+ * node_modules, build/, web/dist). */
+static bool arg_excepted(const struct cond *cd, const struct word *w)
+{
+	const char *p = word_norm(w, false);
+	size_t i;
+
+	bool glob = (w->flags & WARD_SH_W_GLOB) != 0;
+
+	if (!p || !*p || (w->flags & WARD_SH_W_DYNAMIC & ~WARD_SH_W_GLOB) || w->unresolved || p[0] == '/' ||
+	    p[0] == '~' || p[0] == '-' || strcmp(p, "..") == 0 || strncmp(p, "../", 3) == 0 ||
+	    strstr(p, "/../") || strcmp(p, ".") == 0)
+		return false;
+	/* a glob only as the except item itself (*.egg-info): it names nothing else */
+	if (glob && strpbrk(p, "*?[") < strrchr(p, '/'))
+		return false;
+	for (i = 0; i < cd->n_except; i++)
+		if (glob ? strcmp(cd->except[i], basename_of(p)) == 0 :
+			   fnmatch(cd->except[i], basename_of(p), 0) == 0)
+			return true;
+	return false;
+}
+
 static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *v,
 		       const unsigned *roles)
 {
@@ -834,13 +869,18 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
+			if (cd->n_except && arg_excepted(cd, &v->w[i]))
+				continue;
+			/* with an except line, `*` crosses `/`: every argument not excepted */
 			p = word_norm(&v->w[i], false);
-			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+			if (p && glob_any(cd->items, cd->n_items, p,
+					  cd->n_except ? 0 : ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
 			p = word_norm(&v->w[i], true);
-			if (p && glob_any(cd->items, cd->n_items, p, ward_rules_fnmatch_flags(C_ARG))) {
+			if (p && glob_any(cd->items, cd->n_items, p,
+					  cd->n_except ? 0 : ward_rules_fnmatch_flags(C_ARG))) {
 				c->hit = v->w[i].text;
 				return true;
 			}
@@ -1026,7 +1066,45 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 	}
 }
 
-static const char *var_value(const struct ctx *c, const char *name)
+/* Whether a variable is set to a known literal value earlier in the string. */
+bool ward_vd_var_known(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (strcmp(name, "HOME") == 0)
+		return true;
+	if (c->vars_untrusted)
+		return false;
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return c->vars[i].known;
+	return false;
+}
+
+/* Whether the shell could make the word anything other than what ward sees:
+ * see struct word's unresolved. */
+static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
+{
+	size_t i;
+
+	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
+		return true;
+	if (!(w->flags & WARD_SH_W_PARAM))
+		return false;
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		if (p->kind != WARD_SH_P_PARAM)
+			continue;
+		if (p->op[0] || !ward_vd_var_known(c, p->text))
+			return true;
+		if (c->ifs_changed && p->quote == WARD_SH_Q_NONE)
+			return true;
+	}
+	return false;
+}
+
+const char *ward_vd_var_value(const struct ctx *c, const char *name)
 {
 	size_t i = c->n_vars;
 
@@ -1065,7 +1143,7 @@ static char *expand_known(struct ctx *c, const struct ward_sh_word *w)
 			break;
 		case WARD_SH_P_PARAM:
 			if (!p->op[0])
-				fputs(var_value(c, p->text), f);
+				fputs(ward_vd_var_value(c, p->text), f);
 			break;
 		default:
 			break; /* only known when it runs */
@@ -1090,6 +1168,7 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	span(wk, w->off, w->len, &o, &l);
 	if (!ward_vd_word_init(wk->c, out, w->text, w->flags, o, l))
 		return false;
+	out->unresolved = word_unresolved(wk->c, w);
 	out->alt = expand_known(wk->c, w);
 	if (out->alt && strcmp(out->alt, out->fold) == 0) {
 		free(out->alt);
@@ -1097,6 +1176,8 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 	}
 	return !wk->c->failed;
 }
+
+static void forget_var(struct ctx *c, const char *name, size_t len);
 
 /* x=value alone on its line: remember it for the words after. */
 static void remember_var(struct ctx *c, const struct word *w)
@@ -1106,6 +1187,11 @@ static void remember_var(struct ctx *c, const struct word *w)
 
 	if (!eq || eq == w->text)
 		return;
+	if (eq[-1] == '+') {
+		/* x+=rm: appended to, its value no longer the one remembered */
+		forget_var(c, w->text, (size_t)(eq - 1 - w->text));
+		return;
+	}
 	/* the value as far as known: after '=' in the expanded form */
 	val = w->alt && strchr(w->alt, '=') ? strchr(w->alt, '=') + 1 : eq + 1;
 	if (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | WARD_SH_W_PROCSUB))
@@ -1118,6 +1204,9 @@ static void remember_var(struct ctx *c, const struct word *w)
 	c->vars = g;
 	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
 	g[c->n_vars].value = strdup(val);
+	g[c->n_vars].known = !w->unresolved;
+	if (strcmp(g[c->n_vars].name ? g[c->n_vars].name : "", "IFS") == 0)
+		c->ifs_changed = true;
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
 		free(g[c->n_vars].name);
 		free(g[c->n_vars].value);
@@ -1125,6 +1214,60 @@ static void remember_var(struct ctx *c, const struct word *w)
 		return;
 	}
 	c->n_vars++;
+}
+
+/* A variable set to a value ward does not know (read x, for x in …, unset x). */
+static void forget_var(struct ctx *c, const char *name, size_t len)
+{
+	struct var *g;
+
+	if (!len || name[0] == '-')
+		return;
+	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
+	if (!g) {
+		c->failed = 1;
+		return;
+	}
+	c->vars = g;
+	g[c->n_vars].name = strndup(name, len);
+	g[c->n_vars].value = strdup("");
+	g[c->n_vars].known = false;
+	if (!g[c->n_vars].name || !g[c->n_vars].value) {
+		free(g[c->n_vars].name);
+		free(g[c->n_vars].value);
+		c->failed = 1;
+		return;
+	}
+	if (strcmp(g[c->n_vars].name, "IFS") == 0)
+		c->ifs_changed = true;
+	c->n_vars++;
+}
+
+/* Builtins that set the variables they name to what only the run knows; a
+ * sourced file may set any. */
+static void forget_set_vars(struct ctx *c, const struct view *v)
+{
+	const char *prog = ward_vd_prog_of(v);
+	size_t i;
+
+	if (ward_vd_in_list(prog, "source ."))
+		c->vars_untrusted = true;
+	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].text[0] != '-')
+				forget_var(c, v->w[i].text, strlen(v->w[i].text));
+	}
+	/* declare -n x=y: x names y, whose value is not known */
+	if (ward_vd_in_list(prog, "declare typeset local"))
+		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+			if (strchr(v->w[i].text, 'n'))
+				for (size_t k = i + 1; k < v->n; k++)
+					forget_var(c, v->w[k].text, strcspn(v->w[k].text, "="));
+	if (ward_vd_in_list(prog, "printf declare typeset local export readonly"))
+		for (i = 1; i + 1 < v->n; i++)
+			if (strcmp(v->w[i].text, "-v") == 0 ||
+			    (prog[0] != 'p' && !strchr(v->w[i + 1].text, '=') && v->w[i].text[0] == '-'))
+				forget_var(c, v->w[i + 1].text, strlen(v->w[i + 1].text));
 }
 
 static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
@@ -1389,6 +1532,8 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 
 	if (c->failed)
 		return 1;
+	if (n->kind == WARD_SH_FOR && n->name)
+		forget_var(c, n->name->text, strlen(n->name->text)); /* for x in …: each in turn */
 	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
 		return 0;
 	fill_cmd(wk, &cmd, n);
@@ -1406,6 +1551,8 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local"))
 			for (i = 1; i < v.n; i++)
 				remember_var(c, &v.w[i]);
+		if (v.n)
+			forget_set_vars(c, &v);
 		/* an unquoted $x as the program is split into words: `x='rm -rf /';
 		 * $x` runs rm */
 		if (v.n && v.w[0].alt && strpbrk(v.w[0].alt, " \t\n"))
@@ -1506,7 +1653,13 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 int ward_validate(const struct ward_rules *rules, const char *command, struct ward_verdict *v,
 		  struct ward_error **err)
 {
-	struct ctx c = { .rules = rules, .top = command, .err = err };
+	return ward_validate_shell(rules, command, WARD_SHELL_SH, v, err);
+}
+
+int ward_validate_shell(const struct ward_rules *rules, const char *command,
+			enum ward_shell shell, struct ward_verdict *v, struct ward_error **err)
+{
+	struct ctx c = { .rules = rules, .top = command, .err = err, .bash = shell == WARD_SHELL_BASH };
 	struct ward_sh_tree *t = NULL;
 	struct walk wk = { .c = &c, .span_len = (size_t)-1 };
 
@@ -1519,8 +1672,9 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 	/* The whole-string rules first: what they catch (a fork bomb) may be
 	 * what the parser cannot read. */
 	check_whole(&c, command, c.top_len, 0, c.top_len);
-	/* ward runs the string with /bin/sh -c: Debian's dash, POSIX */
-	if (ward_sh_parse(command, c.top_len, WARD_SH_POSIX, &t, err) < 0) {
+	/* ward runs the string with /bin/sh -c (Debian's dash, POSIX) or, asked
+	 * for, /bin/bash -c: parsed in the dialect of the shell that runs it */
+	if (ward_sh_parse(command, c.top_len, c.bash ? 0 : WARD_SH_POSIX, &t, err) < 0) {
 		if (c.best.kind == WARD_VERDICT_REFUSED && err && *err &&
 		    (*err)->kind == WARD_ERR_INVALID_PARAMETERS) {
 			ward_error_free(*err);

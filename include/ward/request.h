@@ -35,6 +35,7 @@ struct ward_request {
 	long long timeout; /* 0 if not given */
 	bool approved;    /* "approved": true */
 	bool no_shell;    /* "shell": false — run without a shell (ward_run_noshell) */
+	bool bash;        /* "shell": "bash" — run with /bin/bash -c, validated as bash */
 };
 
 /* Parse text[0..len) into req (zeroed first). Returns 0, or -1 with an

@@ -194,6 +194,9 @@ struct ward_config {
 	 * 300 per hour; 0 for none). */
 	struct ward_rules *rules;
 	unsigned rate_per_minute, rate_per_hour;
+	/* The shell a command string runs with, and is validated as (policy
+	 * "shell", ward run --shell, a request's "shell": "sh" or "bash"). */
+	bool shell_bash;
 	/* Resource limits (ward/limits.h): defaults from ward_config_init(),
 	 * overridden by the policy file and flags. */
 	struct ward_limits limits;

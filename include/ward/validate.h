@@ -39,9 +39,12 @@
  * one into needing approval, or add rules in the same syntax.
  *
  * In a chain the highest risk wins: refused over approval over allowed.
- * Two refusals come from the validators themselves: "validator.unparsed" (a
- * string a shell would run that cannot be parsed) and "validator.too-deep"
- * (wrappers or strings nested beyond any ordinary use).
+ * Three refusals come from the validators themselves: "validator.unparsed" (a
+ * string a shell would run that cannot be parsed), "validator.too-deep"
+ * (wrappers or strings nested beyond any ordinary use) and
+ * "validator.unresolved-program" (a program word whose value only the running
+ * shell knows: `${x:-rm}`, "$@", a variable not set literally before, any
+ * variable after IFS changed; its offset is the word's).
  *
  * Threads: ward_validate() may run in several threads at once, on the same
  * rule set; a rule set must not be changed while it is in use.
@@ -139,6 +142,20 @@ WARD_API const char *ward_rules_builtin_text(void);
  * offset) or memory ran out. Release *v with ward_verdict_release(). */
 WARD_API int ward_validate(const struct ward_rules *rules, const char *command,
 			   struct ward_verdict *v, struct ward_error **err);
+
+/* The shell that runs a command string: /bin/sh (dash on Debian, POSIX) or
+ * /bin/bash, whose dialect the string is then parsed in (ward/shparse.h). */
+enum ward_shell {
+	WARD_SHELL_SH = 0,
+	WARD_SHELL_BASH = 1,
+};
+
+/* ward_validate() for a string the given shell runs (ward_validate() is
+ * WARD_SHELL_SH). In bash, an arithmetic expansion naming a variable is
+ * code only known at run time (an array subscript in a value runs $(…)). */
+WARD_API int ward_validate_shell(const struct ward_rules *rules, const char *command,
+				 enum ward_shell shell, struct ward_verdict *v,
+				 struct ward_error **err);
 
 /* The same for a command given as argv (`ward run -- CMD ARGS`): the words
  * are taken as they are, with no shell parsing, except where a word is a

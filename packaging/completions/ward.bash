@@ -5,7 +5,7 @@
 
 _ward_commands="run shell serve validate doctor changes diff apply discard"
 
-_ward_opts_run="-c --command --no-shell -C --workdir --workdir-root --allow-workdir-anywhere
+_ward_opts_run="-c --command --shell --no-shell -C --workdir --workdir-root --allow-workdir-anywhere
  --allow-home-workdir -t --timeout --json --setenv --clearenv --ro-bind --bind --tmpfs --uid0
  --hostname --sandbox --landlock --landlock-abi-max --landlock-min-abi --seccomp --allow-ptrace
  --namespaces --no-view --no-cgroup --net --allow-host --deny-host --allow-cidr --allow-port
@@ -17,7 +17,7 @@ _ward_opts_shell="-C --workdir -t --timeout --isolation --empty-env --sandbox --
  -h --help"
 _ward_opts_serve="-C --workdir --workdir-root --allow-workdir-anywhere --allow-home-workdir
  -t --timeout --isolation --empty-env --sandbox --policy --no-policy -h --help"
-_ward_opts_validate="-c --command --json --policy --no-policy --rules -h --help"
+_ward_opts_validate="-c --command --shell --json --policy --no-policy --rules -h --help"
 _ward_opts_doctor="--json -h --help"
 _ward_opts_changes="--all -C --workdir -h --help"
 _ward_opts_diff="-h --help"

@@ -24,6 +24,7 @@ complete -c ward -n "not __fish_seen_subcommand_from $cmds" -l help -d 'show the
 set -l r "__fish_seen_subcommand_from run"
 complete -c ward -n $r -s c -l command -x -d 'run STRING with /bin/sh -c'
 complete -c ward -n $r -l no-shell -d 'run the -c string without a shell'
+complete -c ward -n $r -l shell -x -a 'sh bash' -d 'the shell that runs the -c string'
 complete -c ward -n $r -s C -l workdir -x -a '(__fish_complete_directories)' -d 'the workdir'
 complete -c ward -n $r -l workdir-root -x -a '(__fish_complete_directories)' -d 'where a request may name its workdir'
 complete -c ward -n $r -l allow-workdir-anywhere -d 'let the workdir be a system directory'
@@ -97,6 +98,7 @@ complete -c ward -n $v -l json
 complete -c ward -n $v -l policy -r
 complete -c ward -n $v -l no-policy
 complete -c ward -n $v -l rules
+complete -c ward -n $v -l shell -x -a 'sh bash'
 complete -c ward -n $v -s h -l help
 complete -c ward -n "__fish_seen_subcommand_from doctor" -l json
 complete -c ward -n "__fish_seen_subcommand_from doctor" -s h -l help

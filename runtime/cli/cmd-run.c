@@ -19,6 +19,8 @@ static const char usage[] =
 	"       ward run --json [options] < request.json\n"
 	"\n"
 	"  -c, --command STRING     run STRING with /bin/sh -c inside the sandbox\n"
+	"      --shell sh|bash      the shell that runs the -c STRING (or the request's\n"
+	"                           command), parsed and checked in its dialect (default sh)\n"
 	"      --no-shell           run the -c STRING (or the request's command) without a\n"
 	"                           shell: ward runs its pipes, && || ; and redirections\n"
 	"                           itself and refuses anything else (README: No-shell mode)\n"
@@ -114,6 +116,7 @@ enum {
 	OPT_SECCOMP,
 	OPT_ALLOW_PTRACE,
 	OPT_NO_SHELL,
+	OPT_SHELL,
 	OPT_NET,
 	OPT_ALLOW_HOST,
 	OPT_DENY_HOST,
@@ -164,6 +167,7 @@ static const struct option long_options[] = {
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
 	{ "no-shell", no_argument, NULL, OPT_NO_SHELL },
+	{ "shell", required_argument, NULL, OPT_SHELL },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "deny-host", required_argument, NULL, OPT_DENY_HOST },
@@ -352,6 +356,16 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case OPT_NO_SHELL:
 			o->no_shell = true;
+			break;
+		case OPT_SHELL:
+			if (strcmp(optarg, "bash") == 0) {
+				o->cfg.shell_bash = true;
+			} else if (strcmp(optarg, "sh") == 0) {
+				o->cfg.shell_bash = false;
+			} else {
+				bad(err, "--shell: unknown shell '%s' (known: sh, bash)", optarg);
+				goto fail;
+			}
 			break;
 		case OPT_SETENV:
 			if (ward_config_add_setenv(&o->cfg, optarg, err) < 0)
@@ -731,6 +745,8 @@ static int run_json(struct run_options *o)
 		ward_error_free(err);
 		return status;
 	}
+	if (req.bash)
+		o->cfg.shell_bash = true;
 	if (ward_run_options_protect(o, &err) < 0 ||
 	    ward_cli_front_door(&o->cfg, req.command, NULL, req.approved || o->approve, false,
 				&err) < 0) {
@@ -740,6 +756,8 @@ static int run_json(struct run_options *o)
 		return status;
 	}
 	argv[2] = req.command;
+	if (o->cfg.shell_bash)
+		argv[0] = (char *)"/bin/bash";
 	o->cfg.forward_signals = true;
 	if ((o->no_shell || req.no_shell ? ward_run_noshell(&o->cfg, req.command, &res, &err)
 					 : ward_run(&o->cfg, argv, &res, &err)) < 0) {
@@ -774,6 +792,9 @@ static int run_streaming(struct run_options *o)
 	struct ward_result res;
 	char *shell_argv[4] = { (char *)"/bin/sh", (char *)"-c", o->shell, NULL };
 	int status;
+
+	if (o->cfg.shell_bash)
+		shell_argv[0] = (char *)"/bin/bash";
 
 	if (ward_cli_front_door(&o->cfg, o->shell, o->shell ? NULL : o->argv, o->approve, true,
 				&err) < 0) {

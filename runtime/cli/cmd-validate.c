@@ -22,6 +22,7 @@ static const char usage[] =
 	"list, as `ward run` would, without running it.\n"
 	"\n"
 	"  -c, --command STRING  the shell string to check\n"
+	"      --shell sh|bash   the shell that would run it (default sh, or the policy's)\n"
 	"      --json            read a request object ({\"command\": ...}) on stdin and\n"
 	"                        print the verdict as JSON\n"
 	"      --policy FILE     the policy file (default: as for ward run)\n"
@@ -32,13 +33,14 @@ static const char usage[] =
 	"Exit status: 0 allowed, 1 refused (by a rule, or the string cannot be\n"
 	"parsed), 2 needs approval, 125 a mistake in the options or the policy.\n";
 
-enum { OPT_JSON = 256, OPT_POLICY, OPT_NO_POLICY, OPT_RULES };
+enum { OPT_JSON = 256, OPT_POLICY, OPT_NO_POLICY, OPT_RULES, OPT_SHELL };
 
 static const struct option options[] = {
 	{ "command", required_argument, NULL, 'c' }, { "json", no_argument, NULL, OPT_JSON },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "no-policy", no_argument, NULL, OPT_NO_POLICY },
 	{ "rules", no_argument, NULL, OPT_RULES },   { "help", no_argument, NULL, 'h' },
+	{ "shell", required_argument, NULL, OPT_SHELL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -119,7 +121,7 @@ int ward_cmd_validate(int argc, char **argv)
 	struct ward_error *err = NULL;
 	struct ward_verdict v;
 	struct ward_request req = { 0 };
-	const char *command = NULL, *policy = NULL;
+	const char *command = NULL, *policy = NULL, *shell = NULL;
 	bool json = false, no_policy = false, list = false;
 	char *path = NULL;
 	int c, rc, status = WARD_EXIT_OWN_ERROR;
@@ -143,6 +145,14 @@ int ward_cmd_validate(int argc, char **argv)
 			break;
 		case OPT_RULES:
 			list = true;
+			break;
+		case OPT_SHELL:
+			if (strcmp(optarg, "sh") != 0 && strcmp(optarg, "bash") != 0) {
+				fprintf(stderr, "ward validate: --shell: unknown shell '%s' (known: sh, bash)\n",
+					ward_shown(optarg));
+				return WARD_EXIT_OWN_ERROR;
+			}
+			shell = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -206,8 +216,13 @@ int ward_cmd_validate(int argc, char **argv)
 			goto out; /* a malformed request: ward's own error */
 		}
 		command = req.command;
+		if (req.bash)
+			cfg.shell_bash = true;
 	}
-	rc = command ? ward_validate(cfg.rules, command, &v, &err) :
+	if (shell)
+		cfg.shell_bash = strcmp(shell, "bash") == 0;
+	rc = command ? ward_validate_shell(cfg.rules, command,
+					   cfg.shell_bash ? WARD_SHELL_BASH : WARD_SHELL_SH, &v, &err) :
 		       ward_validate_argv(cfg.rules, argv + optind, &v, &err);
 	if (rc < 0) {
 		if (json)

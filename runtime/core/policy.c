@@ -650,7 +650,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 		      struct ward_error **err)
 {
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
-	const char *mode = NULL, *hostname = NULL;
+	const char *mode = NULL, *hostname = NULL, *shell = NULL;
 	json_t *ns, *env, *mounts, *ll, *sc, *net, *wd, *val, *rl, *sess, *lim;
 	json_int_t timeout;
 	int uid0 = -1;
@@ -677,15 +677,26 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	}
 	ns = env = mounts = ll = sc = net = wd = val = rl = sess = lim = NULL;
 	if (shape(&c, root, NULL,
-		  "{s?s, s?I, s?[*], s?s, s?b, s?o, s?[*], s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o}",
+		  "{s?s, s?I, s?[*], s?s, s?b, s?o, s?[*], s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?s}",
 		  "sandbox", &mode, "timeout", &timeout, "namespaces", "hostname", &hostname, "uid0",
 		  &uid0, "env", &env, "mounts", "landlock", &ll, "seccomp", &sc,
 		  "network", &net, "workdir", &wd, "validators", &val, "rate_limit", &rl, "session",
-		  &sess, "limits", &lim) < 0 ||
+		  &sess, "limits", &lim, "shell", &shell) < 0 ||
 	    nonempty(&c, "sandbox", mode) < 0 || nonempty(&c, "hostname", hostname) < 0)
 		goto out;
 	ns = json_object_get(root, "namespaces");
 	mounts = json_object_get(root, "mounts");
+	if (shell) {
+		/* the shell a command string runs with: "sh" or "bash" */
+		if (strcmp(shell, "bash") == 0) {
+			cfg->shell_bash = true;
+		} else if (strcmp(shell, "sh") == 0) {
+			cfg->shell_bash = false;
+		} else {
+			bad(&c, "shell", "unknown shell \"%s\" (known: sh, bash)", shell);
+			goto out;
+		}
+	}
 	if (mode) {
 		if (strcmp(mode, "required") == 0)
 			cfg->mode = WARD_SANDBOX_REQUIRED;

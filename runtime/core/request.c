@@ -36,7 +36,7 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 	const char *command = NULL, *workdir = NULL;
 	int approved = 0, shell = 1;
 	json_error_t jerr;
-	json_t *root, *v = NULL;
+	json_t *root, *v = NULL, *sh = NULL;
 	int rc = -1;
 
 	memset(req, 0, sizeof(*req));
@@ -65,10 +65,24 @@ int ward_request_parse(const char *text, size_t len, struct ward_request *req,
 	}
 	/* null stands for "not given" */
 	ward_jschema_drop_nulls(root);
-	if (ward_jschema_unpack(root, "request", NULL, err, "{s:s, s?s, s?o, s?b, s?b}", "command",
+	if (ward_jschema_unpack(root, "request", NULL, err, "{s:s, s?s, s?o, s?b, s?o}", "command",
 				&command, "workdir", &workdir, "timeout", &v, "approved", &approved,
-				"shell", &shell) < 0)
+				"shell", &sh) < 0)
 		goto out;
+	/* "shell": true or "sh" (/bin/sh -c), "bash" (/bin/bash -c), false (none) */
+	if (sh && json_is_boolean(sh)) {
+		shell = json_is_true(sh);
+	} else if (sh && json_is_string(sh) && strcmp(json_string_value(sh), "bash") == 0) {
+		req->bash = true;
+	} else if (sh && !(json_is_string(sh) && strcmp(json_string_value(sh), "sh") == 0)) {
+		if (json_is_string(sh))
+			invalid(err, "request: shell: unknown shell '%s' (known: sh, bash, true, false)",
+				json_string_value(sh));
+		else
+			invalid(err, "request: shell: must be \"sh\", \"bash\" or a boolean, got %s",
+				ward_json_type_name(sh));
+		goto out;
+	}
 	if (strspn(command, " \t\r\n") == strlen(command)) {
 		invalid(err, "request: command: is empty");
 		goto out;

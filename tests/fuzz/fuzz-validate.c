@@ -1,5 +1,6 @@
 /* fuzz-validate.c — libFuzzer target for the validators: ward_validate() on
- * any string (with the built-in rules), the verdict rendered as JSON. Any
+ * any string (with the built-in rules), as sh and as bash read it (ward run
+ * --shell bash), the verdict rendered as JSON. Any
  * crash, leak or sanitizer report is a bug. `make fuzz-validate`. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,11 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	if (ward_validate(NULL, s, &v, &err) == 0) {
-		free(ward_verdict_to_json(&v));
-		ward_verdict_release(&v);
+	for (int bash = 0; bash < 2; bash++) {
+		if (ward_validate_shell(NULL, s, bash ? WARD_SHELL_BASH : WARD_SHELL_SH, &v, &err) == 0) {
+			free(ward_verdict_to_json(&v));
+			ward_verdict_release(&v);
+		}
+		ward_error_free(err);
+		err = NULL;
 	}
-	ward_error_free(err);
 	free(s);
 	return 0;
 }

@@ -452,6 +452,90 @@ START_TEST(test_validate_cli)
 }
 END_TEST
 
+/* --shell bash: the string runs with bash and is judged as bash reads it;
+ * the same text under sh is another program. Issue 16's bypasses refused
+ * before anything runs. */
+START_TEST(test_shell_bash)
+{
+	char *out = NULL, *err = NULL;
+
+	{
+		/* bash-only syntax runs: [[ ]], <(…), <<<, ${x//a/b} */
+		char *argv[] = { ward, (char *)"run", (char *)"--shell", (char *)"bash", (char *)"-C",
+				 workdir, (char *)"-c",
+				 (char *)"x=aXa; [[ -n $x ]] && cat <(echo ${x//a/b}) - <<< here", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 0);
+		ck_assert_msg(strcmp(out, "bXb\nhere\n") == 0, "%s%s", out, err);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"run", (char *)"--json", (char *)"-C", workdir, NULL };
+		json_t *o;
+
+		ck_assert_int_eq(run_cli(argv, "{\"command\": \"[[ 1 ]] && echo bash-ran\", \"shell\": \"bash\"}",
+					 &out, &err), 0);
+		o = json_loads(out, 0, NULL);
+		ck_assert_msg(o != NULL, "%s", out);
+		ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "bash-ran\n");
+		json_decref(o);
+		free(out);
+		free(err);
+	}
+	{
+		/* $'\x72m' is rm to bash: refused when bash runs it, nothing ran */
+		char *argv[] = { ward, (char *)"run", (char *)"--shell", (char *)"bash", (char *)"-C",
+				 workdir, (char *)"-c", (char *)"touch ran; $'\\x72m' -rf ~", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
+		ck_assert_msg(strstr(err, "blocked.rm-root"), "%s", err);
+		ck_assert(!exists("ran"));
+		free(out);
+		free(err);
+	}
+	{
+		static const char *const bypasses[][2] = {
+			{ "touch ran; ${x:-rm} -rf ~", "validator.unresolved-program" },
+			{ "touch ran; set -- rm -rf ~; \"$@\"", "validator.unresolved-program" },
+			{ "touch ran; awk 'BEGIN{system(\"r\" \"m -rf ~\")}'", "dangerous.dynamic-code" },
+			{ "touch ran; ssh -o ProxyCommand='rm -rf ~' h", "blocked.rm-root" },
+			{ "touch ran; truncate -s0 ~/.bashrc", "dangerous.startup-file-write" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bypasses) / sizeof(bypasses[0]); i++) {
+			char *argv[] = { ward, (char *)"run", (char *)"--shell", (char *)"bash",
+					 (char *)"-C", workdir, (char *)"-c", (char *)bypasses[i][0], NULL };
+
+			ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
+			ck_assert_msg(strstr(err, bypasses[i][1]), "'%s': %s", bypasses[i][0], err);
+			ck_assert(!exists("ran"));
+			free(out);
+			free(err);
+		}
+	}
+	{
+		char *argv[] = { ward, (char *)"validate", (char *)"--shell", (char *)"bash", (char *)"-c",
+				 (char *)"a=(rm -rf /); \"${a[@]}\"", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 1);
+		ck_assert_msg(strstr(err, "array assignment is not supported at 1"), "%s%s", out, err);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"validate", (char *)"--shell", (char *)"zsh", (char *)"-c",
+				 (char *)"ls", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
+		ck_assert_msg(strstr(err, "unknown shell 'zsh'"), "%s", err);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("frontdoor");
@@ -467,5 +551,6 @@ int main(void)
 	tcase_add_test(tc, test_cli_no_rate_limit_by_default);
 	tcase_add_test(tc, test_approval_refusal_names_the_flag);
 	tcase_add_test(tc, test_validate_cli);
+	tcase_add_test(tc, test_shell_bash);
 	return harness_main(s);
 }

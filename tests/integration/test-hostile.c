@@ -161,7 +161,7 @@ static const struct hcase refused[] = {
 	REQ("{\"command\": \"true\", \"timeout\": 1e3}", "written as an integer"),
 	REQ("{\"command\": \"true\", \"timeout\": \"10\"}", "got a string"),
 	REQ("{\"command\": \"true\", \"timeout\": 99999999999999999999999}", "too big integer"),
-	REQ("{\"command\": \"true\", \"shell\": \"yes\"}", "request: shell: must be a boolean, got a string"),
+	REQ("{\"command\": \"true\", \"shell\": \"yes\"}", "request: shell: unknown shell 'yes' (known: sh, bash, true, false)"),
 	REQ("{\"command\": \"true\", \"approved\": 1}", "request: approved: must be a boolean, got an integer"),
 	REQ("{\"command\": \"true\", \"bogus\": 1}", "request: unknown key \\\"bogus\\\" (valid: command, workdir, timeout, approved, shell)"),
 	REQ("{\"command\": \"true\", \"workdir\": \"\"}", "request: workdir: is empty"),

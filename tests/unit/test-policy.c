@@ -60,6 +60,14 @@ START_TEST(test_everything)
 	ward_config_release(&cfg);
 	ck_assert_int_eq(apply(&cfg, "{}", msg, sizeof(msg)), 0);
 	ck_assert_int_eq(cfg.timeout, 120);
+	ck_assert(!cfg.shell_bash);
+	ward_config_release(&cfg);
+	/* the shell a command string runs with */
+	ck_assert_int_eq(apply(&cfg, "{\"shell\": \"bash\"}", msg, sizeof(msg)), 0);
+	ck_assert(cfg.shell_bash);
+	ward_config_release(&cfg);
+	ck_assert_int_eq(apply(&cfg, "{\"shell\": \"sh\"}", msg, sizeof(msg)), 0);
+	ck_assert(!cfg.shell_bash);
 	ward_config_release(&cfg);
 }
 END_TEST
@@ -76,6 +84,8 @@ START_TEST(test_mistakes)
 	expect_error("{\"namespaces\": [\"user\", \"time\"]}", "unknown namespace \"time\"");
 	expect_error("{\"namespaces\": \"user\"}", "must be an array");
 	expect_error("{\"uid0\": \"yes\"}", "uid0: must be a boolean, got a string");
+	expect_error("{\"shell\": \"zsh\"}", "shell: unknown shell \"zsh\" (known: sh, bash)");
+	expect_error("{\"shell\": true}", "shell: must be a string, got a boolean");
 	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\"");
 	expect_error("{\"env\": {\"set\": {\"A\": 1}}}", "env.set.A: must be a string, got an integer");
 	expect_error("{\"env\": {\"set\": {\"1A\": \"x\"}}}", "not a valid variable name");
@@ -103,7 +113,7 @@ START_TEST(test_unknown_key_lists_valid)
 	expect_error("{\"timout\": 5}", "unknown key \"timout\" (valid: sandbox, timeout, "
 					  "namespaces, hostname, uid0, env, mounts, landlock, "
 					  "seccomp, network, workdir, validators, rate_limit, "
-					  "session, limits)");
+					  "session, limits, shell)");
 	expect_error("{\"network\": {\"allow_host\": []}}", "(valid: mode, allow_hosts, ");
 	expect_error("{\"env\": {\"sett\": {}}}", "env: unknown key \"sett\" (valid: ");
 	expect_error("{\"rate_limit\": {\"per_min\": 1}}", "per_minute");

@@ -67,7 +67,18 @@ START_TEST(test_shell_field)
 	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
 	ck_assert(!req.no_shell);
 	ward_request_release(&req);
-	expect_error("{\"command\": \"ls\", \"shell\": 0}", "request: shell: must be a boolean, got an integer");
+	t = "{\"command\": \"ls\", \"shell\": \"bash\"}";
+	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
+	ck_assert(!req.no_shell && req.bash);
+	ward_request_release(&req);
+	t = "{\"command\": \"ls\", \"shell\": \"sh\"}";
+	ck_assert_int_eq(ward_request_parse(t, strlen(t), &req, &err), 0);
+	ck_assert(!req.no_shell && !req.bash);
+	ward_request_release(&req);
+	expect_error("{\"command\": \"ls\", \"shell\": 0}",
+		     "request: shell: must be \"sh\", \"bash\" or a boolean, got an integer");
+	expect_error("{\"command\": \"ls\", \"shell\": \"zsh\"}",
+		     "request: shell: unknown shell 'zsh' (known: sh, bash, true, false)");
 }
 END_TEST
 

@@ -935,6 +935,204 @@ START_TEST(test_agree)
 }
 END_TEST
 
+/* ---- bash (ward run --shell bash) ---- */
+
+/* Bash strings of the kind agents write, in the dialect ward parses for
+ * --shell bash. bash runs each with the recorder under every name the parser
+ * found and as command_not_found_handle (so a program the parser missed is
+ * recorded too); the programs bash ran must be the programs the parser found. */
+static const char *const bash_corpus[] = {
+	"git status && git diff --stat",
+	"diff <(sort a.c) <(sort b.c); wait",
+	"grep -c x <<< \"$(cat a.c)\"",
+	"cat a.c |& tee out.log",
+	"make &> build.log; tail -n 3 build.log",
+	"make &>> build.log",
+	"[[ -f a.c && -n $HOME ]] && wc -l a.c",
+	"[[ a.c == *.c ]] && ls a.c",
+	"[[ abc =~ ^a(b)c$ ]] && echo matched | tr a-z A-Z",
+	"x=src/x.c; ls \"${x%/*}\" \"${x##*/}\"",
+	"x=aXa; echo ${x//a/b} | sed s/X/Y/",
+	"x=abc; echo ${x^^} ${x:1:1} ${#x} | wc -c",
+	"f=main.py; python3 \"${f/.py/}.py\"",
+	"function build { make -j2; }; build",
+	"function t() { pytest -q \"$@\"; }; t tests",
+	"echo $'a\\tb' | cut -f2",
+	"printf '%s\\n' {a,b}.c | xargs ls",
+	"ls {a,b}.c",
+	"cat >(wc -l) < a.c; wait",
+	"for f in *.c; do gcc -c \"$f\"; done",
+	"while read -r l; do grep -q x \"$l\"; done < list.txt",
+	"case a.c in *.c) gcc -c a.c ;; *) true ;; esac",
+	"if command -v node >/dev/null; then node -v; else true; fi",
+	"set -euo pipefail; make test",
+	"export NODE_ENV=test && npm test",
+	"cd src && ls && cd - >/dev/null",
+	"(cd docs && ls) && git log -1",
+	"{ make; make test; } 2>&1 | tee log",
+	"time make",
+	"git log --format=%H -1 | head -c 7",
+	"out=$(git rev-parse HEAD) && echo \"$out\" | cut -c1-7",
+	"echo \"v$(cat VERSION)\" > tag.txt && cat tag.txt",
+	"declare -x A=1; env | grep -c A=",
+	"local_x=1; let local_x+=1; echo $local_x | cat",
+	"shopt -s nullglob; ls *.c",
+	"source /dev/null; ls",
+	"touch tmp.txt; trap - EXIT",
+	"timeout 5 make test",
+	"nice -n 5 make",
+	"find . -name '*.c' -exec wc -l {} +",
+	"git diff --name-only | grep -E '\\.c$' | xargs -r wc -l",
+	"python3 -m pytest -x -q 2>&1 | tail -n 5",
+	"npm ci && npm run build -- --prod",
+	"docker build -t app . && docker run --rm app",
+	"curl -fsSL -o out.json http://localhost:1/x || true",
+	"sed -i.bak 's/a/b/' a.c && rm a.c.bak",
+	"mkdir -p out && cd src && cmake .. && make",
+	"ls -la | awk '{print $9}' | sort -u",
+	"kill -0 $$ && echo alive | cat",
+	"ps aux | grep -v grep | grep -c node",
+};
+
+#define N_BASH_CORPUS (sizeof(bash_corpus) / sizeof(bash_corpus[0]))
+
+static bool is_bash_builtin(const char *s)
+{
+	static const char *const more[] = { "[[", "declare", "typeset", "let", "mapfile", "readarray",
+					    "source", "shopt", "pushd", "popd", "dirs", "builtin",
+					    "caller", "compgen", "complete", "disown", "enable",
+					    "help", "history", "logout", "suspend", "time", NULL };
+
+	for (const char *const *b = more; *b; b++)
+		if (strcmp(s, *b) == 0)
+			return true;
+	return is_builtin(s);
+}
+
+static int bash_name_of(const struct ward_sh_node *n, const struct ward_sh_visit_info *info,
+			void *data)
+{
+	struct sl *names = data;
+
+	size_t i = 0;
+
+	(void)info;
+	/* bash's `time` keyword times the pipeline after it (the validators
+	 * look through it as a wrapper) */
+	while (i < n->n_words && (strcmp(n->words[i].text, "time") == 0 ||
+				  strcmp(n->words[i].text, "-p") == 0))
+		i++;
+	if (i < n->n_words && !(n->words[i].flags & WARD_SH_W_DYNAMIC) &&
+	    !is_bash_builtin(n->words[i].text)) {
+		const char *b = strrchr(n->words[i].text, '/');
+
+		sl_add(names, strdup(b ? b + 1 : n->words[i].text));
+	}
+	return 0;
+}
+
+/* unique, sorted, without the names of the functions the string defines */
+static void uniq_names(struct sl *l, const char *cmd)
+{
+	size_t i, k = 0;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmpstr);
+	for (i = 0; i < l->n; i++) {
+		char fn1[300], fn2[300];
+
+		snprintf(fn1, sizeof(fn1), "function %s ", l->v[i]);
+		snprintf(fn2, sizeof(fn2), "function %s(", l->v[i]);
+		if ((k && strcmp(l->v[k - 1], l->v[i]) == 0) || strstr(cmd, fn1) || strstr(cmd, fn2)) {
+			free(l->v[i]);
+			continue;
+		}
+		l->v[k++] = l->v[i];
+	}
+	l->n = k;
+}
+
+START_TEST(test_agree_bash)
+{
+	const char *cmd = bash_corpus[_i];
+	struct ward_sh_tree *t = NULL;
+	struct ward_error *err = NULL;
+	struct sl names = { 0 }, actual = { 0 }, progs = { 0 };
+	char *dir = harness_tmpdir(), *recorder = harness_path("tests/helpers/argv-recorder");
+	char work[4096], log[4096], home[4096], path[4096];
+	int status;
+	pid_t pid;
+
+	ck_assert_msg(ward_sh_parse(cmd, strlen(cmd), 0, &t, &err) == 0, "'%s': %s", cmd,
+		      err ? err->message : "?");
+	ward_sh_visit_commands(t, bash_name_of, &names);
+	make_tree(dir, recorder, &names);
+	snprintf(work, sizeof(work), "%s/work", dir);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(home, sizeof(home), "%s/work/home", dir);
+	snprintf(path, sizeof(path), "%s/bin", dir);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *env[] = { NULL, NULL, NULL, "USER=agent", "LC_ALL=C", NULL, NULL, NULL };
+		int fd = open("/dev/null", O_RDWR);
+
+		ck_assert_int_ge(asprintf(&env[0], "PATH=%s", path), 0);
+		ck_assert_int_ge(asprintf(&env[1], "HOME=%s", home), 0);
+		ck_assert_int_ge(asprintf(&env[2], "WARD_RECORD_LOG=%s", log), 0);
+		ck_assert_int_ge(asprintf(&env[5], "PWD=%s", work), 0);
+		/* a program the parser did not find is recorded all the same */
+		ck_assert_int_ge(asprintf(&env[6], "BASH_FUNC_command_not_found_handle%%%%=() { "
+					  "exec -a \"$1\" %s \"${@:2}\"; }", recorder), 0);
+		if (chdir(work) < 0)
+			_exit(97);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execle("/bin/bash", "bash", "-c", cmd, (char *)NULL, env);
+		_exit(96);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) < 96, "'%s': bash status %d", cmd,
+		      status);
+	read_log(log, &actual);
+	for (size_t i = 0; i < actual.n; i++) {
+		const char *a0 = actual.v[i] + strspn(actual.v[i], "["), *b;
+		size_t k = strcspn(a0, " ]");
+		char *name = strndup(a0, k);
+
+		b = strrchr(name, '/');
+		sl_add(&progs, strdup(b ? b + 1 : name));
+		free(name);
+	}
+	uniq_names(&progs, cmd);
+	uniq_names(&names, cmd);
+	{
+		char got[8192] = "", want[8192] = "";
+
+		for (size_t i = 0; i < progs.n; i++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s ", progs.v[i]);
+		for (size_t i = 0; i < names.n; i++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s ", names.v[i]);
+		ck_assert_msg(strcmp(got, want) == 0, "'%s':\n  bash ran:     %s\n  parser found: %s",
+			      cmd, got, want);
+	}
+	sl_free(&names);
+	sl_free(&actual);
+	sl_free(&progs);
+	ward_sh_tree_free(t);
+	harness_rmtree(dir);
+	free(dir);
+	free(recorder);
+}
+END_TEST
+
+static const char *probe_bash(void)
+{
+	return access("/bin/bash", X_OK) == 0 ? NULL : "/bin/bash is not installed";
+}
+
 static const char *probe_dash(void)
 {
 	return access("/bin/dash", X_OK) == 0 ? NULL : "/bin/dash is not installed";
@@ -949,5 +1147,10 @@ int main(void)
 	tc = harness_tcase(s, "agree", "dash");
 	printf("# agreement corpus: %zu command lines run by /bin/sh (dash) and parsed\n", N_CORPUS);
 	tcase_add_loop_test(tc, test_agree, 0, (int)N_CORPUS);
+	harness_add_probe("bash", probe_bash);
+	tc = harness_tcase(s, "agree-bash", "bash");
+	printf("# agreement corpus: %zu command lines run by /bin/bash and parsed in its dialect\n",
+	       N_BASH_CORPUS);
+	tcase_add_loop_test(tc, test_agree_bash, 0, (int)N_BASH_CORPUS);
 	return harness_main(s);
 }
