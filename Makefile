@@ -218,6 +218,9 @@ $(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS)
 	$(TEST_LINK)
 
 # Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
+# engine-seccomp installs a libseccomp filter of its own
+HELPER_LIBS_engine-seccomp := -lseccomp
+
 $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)

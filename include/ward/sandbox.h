@@ -314,6 +314,11 @@ struct ward_result {
 	uint64_t stdout_bytes, stderr_bytes, truncated_bytes;
 	unsigned namespaces;     /* WARD_NS_* actually created */
 	bool view;               /* the pivot_root view was built */
+	/* The UTS namespace's name ("" without one), or hostname_skipped when
+	 * a container's seccomp profile refused sethostname for the default
+	 * name (the namespace still new; a name asked for fails instead). */
+	char hostname[72];
+	bool hostname_skipped;
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
 	/* The workdir: protected paths and their state, and in overlay mode the

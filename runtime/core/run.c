@@ -399,6 +399,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	p->path_env = ward_env_get(st->env, "PATH");
 	p->workdir = workdir;
 	p->hostname = cfg->hostname ? cfg->hostname : "ward";
+	p->hostname_asked = cfg->hostname != NULL;
 	p->staging = staging_dir(cfg, workdir);
 	if (!p->staging)
 		return ward_error_make(err, 0, "no directory to build the sandbox's root on "
@@ -643,6 +644,12 @@ static int attach_net(struct run_state *st, pid_t pid, struct ward_error **err)
 	return ward_proxy_add_handover(st->proxy, steal_fd(&st->net.handover[0]), err);
 }
 
+void ward_result_set_hostname(struct ward_result *res, const char *name, unsigned skipped)
+{
+	snprintf(res->hostname, sizeof(res->hostname), "%s", name);
+	res->hostname_skipped = (skipped & REPORT_SKIPPED_HOSTNAME) != 0;
+}
+
 static void fill_net(struct ward_result *res, const struct ward_config *cfg,
 		     struct run_state *st)
 {
@@ -823,6 +830,8 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	explain_oom(res, cfg);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;
+	if (res->namespaces & WARD_NS_UTS)
+		ward_result_set_hostname(res, st.plan.hostname, sv.skipped);
 	if (st.fences && res->started) {
 		res->fenced = true;
 		res->fences = *ward_fences_report(st.fences);
@@ -924,10 +933,17 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.report[1] = -1;
 	close(st.life[0]);
 	st.life[0] = -1;
-	/* Setup done when init closes the report pipe without a record. */
-	do
-		n = read(st.report[0], &r, sizeof(r));
-	while (n < 0 && errno == EINTR);
+	/* Setup done when init closes the report pipe without a record (but
+	 * the one saying what it skipped). */
+	for (;;) {
+		do
+			n = read(st.report[0], &r, sizeof(r));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(r) || !ward_report_genuine(&r, st.plan.report_nonce) ||
+		    r.type != REPORT_SETUP)
+			break;
+		a->skipped = (unsigned)r.status;
+	}
 	if (n != 0) {
 		siginfo_t si;
 
@@ -945,6 +961,7 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	}
 	a->pidfd = steal_fd(&st.pidfd);
 	a->ns = st.plan.ns;
+	snprintf(a->hostname, sizeof(a->hostname), "%s", st.plan.hostname);
 	a->view = st.plan.view;
 	if (st.fences) {
 		a->fenced = true;
