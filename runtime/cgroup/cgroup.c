@@ -887,7 +887,7 @@ static bool share_rlimit(int which, struct rlimit *out)
 	return true;
 }
 
-void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
+void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resources *res)
 {
 	int dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int i;
@@ -898,7 +898,9 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 		int fd;
 		ssize_t n;
 
-		if (i >= UCOUNT_SHARED_N) {
+		/* no user namespace of the command's own, unless it is to make
+		 * sandboxes: then a share of the host's, as for the others */
+		if (i >= UCOUNT_SHARED_N && !(nested && i == UCOUNT_USER_NS)) {
 			up->value[i] = 0;
 			continue;
 		}
@@ -918,7 +920,8 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 	}
 	if (dir >= 0)
 		close(dir);
-	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
+	if (!nested)
+		set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
 	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
 	if (up->set_sigpending)
 		set_mech(res, WARD_APPLIED_SIGPENDING, up->sigpending.rlim_cur,

@@ -164,6 +164,7 @@ struct agent_start {
 	unsigned ns;
 	unsigned skipped;     /* REPORT_SKIPPED_* */
 	char hostname[72];    /* the name init was to set */
+	bool nested;          /* cfg->allow_nested */
 	bool view, fenced;
 	struct ward_fences_report fences;
 	/* The workdir as prepared for the sandbox: placeholders in the real

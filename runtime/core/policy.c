@@ -748,7 +748,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 		      struct ward_error **err)
 {
 	static const char *const keys[] = { "sandbox", "timeout", "namespaces", "hostname", "uid0",
-					    "env",     "mounts",  "landlock",   "seccomp",  "network",
+					    "allow_nested", "env",     "mounts",  "landlock",   "seccomp",  "network",
 					    "workdir", "validators", "rate_limit", "session", "limits",
 					    NULL };
 	struct ctx c = { .origin = origin ? origin : "policy", .err = err };
@@ -811,6 +811,9 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 			goto out;
 		}
 	}
+	if ((v = json_object_get(root, "allow_nested")) &&
+	    want_bool(&c, v, "allow_nested", &cfg->allow_nested) < 0)
+		goto out;
 	if ((v = json_object_get(root, "uid0")) && want_bool(&c, v, "uid0", &cfg->uid0) < 0)
 		goto out;
 	if ((v = json_object_get(root, "env")) && apply_env(&c, v, cfg) < 0)

@@ -446,6 +446,7 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(layers, "capabilities_dropped",
 			    json_boolean(res->fenced && res->fences.caps_dropped));
 	json_object_set_new(layers, "no_new_privs", json_boolean(res->fenced && res->fences.no_new_privs));
+	json_object_set_new(layers, "nested", json_boolean(res->nested));
 	{
 		static const char *const modes[] = { "none", "proxy", "host" };
 		json_t *net = json_object(), *recs = json_array();

@@ -56,8 +56,13 @@ static int clone3_missing;
 
 static pid_t spawn_error(int e, bool into_cgroup, const char *call, struct ward_error **err)
 {
+	/* Inside a ward sandbox, its seccomp filter (EPERM) and its budget of
+	 * no user namespaces (ENOSPC) refuse exactly this. */
 	if (e == EPERM || e == ENOSPC || e == EUSERS)
-		return ward_error_make(err, e, "%s into new namespaces (see 'ward doctor')", call);
+		return ward_error_make(err, e,
+				       "%s into new namespaces (see 'ward doctor'; inside a ward "
+				       "sandbox, the outer ward needs --allow-nested)",
+				       call);
 	if (into_cgroup)
 		return ward_error_make(err, e, "%s into the command's cgroup", call);
 	return ward_error_make(err, e, "%s", call);

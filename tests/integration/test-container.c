@@ -6,13 +6,17 @@
  *
  * - the default hostname refused: skipped, said in the result's layers, the
  *   UTS namespace still new; a hostname asked for: the command fails;
- * - clone3 missing: ward falls back to clone, every namespace still made. */
+ * - clone3 missing: ward falls back to clone, every namespace still made;
+ * - ward inside ward: works with --allow-nested (or the policy's
+ *   allow_nested), and without it the inner ward's refusal names the flag. */
 #include "harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static char *workdir;
 
@@ -118,6 +122,118 @@ START_TEST(test_docker_like)
 }
 END_TEST
 
+/* The ward binary copied into the workdir, where the sandbox sees it. */
+static void copy_ward(void)
+{
+	char *src = harness_path("ward"), *dst;
+	char *argv[] = { (char *)"cp", src, NULL, NULL };
+	int st;
+
+	if (asprintf(&dst, "%s/ward", workdir) < 0)
+		ck_abort();
+	argv[2] = dst;
+	st = harness_capture(argv, NULL, NULL);
+	ck_assert_int_eq(st, 0);
+	free(src);
+	free(dst);
+}
+
+static int nested(const char *outer_opt, char **out, char **err)
+{
+	char *ward = harness_path("ward");
+	char *argv[12];
+	int n = 0, st;
+
+	argv[n++] = ward;
+	argv[n++] = (char *)"run";
+	argv[n++] = (char *)"-C";
+	argv[n++] = workdir;
+	if (outer_opt)
+		argv[n++] = (char *)outer_opt;
+	argv[n++] = (char *)"--";
+	argv[n++] = (char *)"./ward";
+	argv[n++] = (char *)"run";
+	argv[n++] = (char *)"--";
+	argv[n++] = (char *)"sh";
+	argv[n++] = (char *)"-c";
+	argv[n++] = (char *)"echo nested $(cat /proc/sys/kernel/hostname) $(ls /proc | grep -c '^[0-9]')";
+	argv[n] = NULL;
+	st = harness_capture(argv, out, err);
+	free(ward);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+START_TEST(test_nested_refused_names_flag)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	copy_ward();
+	st = nested(NULL, &out, &err);
+	ck_assert_msg(st == 125, "exit %d: %s%s", st, out, err);
+	ck_assert_msg(strstr(err, "the outer ward needs --allow-nested"), "%s", err);
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(test_nested_allowed)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	copy_ward();
+	st = nested("--allow-nested", &out, &err);
+	/* the inner sandbox is a whole one: its own hostname and PID tree */
+	ck_assert_msg(st == 0, "exit %d: %s%s", st, out, err);
+	ck_assert_msg(strncmp(out, "nested ward ", 12) == 0 && atoi(out + 12) >= 2 &&
+			      atoi(out + 12) <= 6,
+		      "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* The policy key does what the flag does; and the result says Landlock is
+ * off (the kernel refuses mounts under it) while seccomp stays. */
+START_TEST(test_nested_policy)
+{
+	char *out = NULL, *err = NULL, *pol, *polopt;
+	FILE *f;
+	int st;
+
+	copy_ward();
+	if (asprintf(&pol, "%s.policy.json", workdir) < 0 ||
+	    asprintf(&polopt, "--policy=%s", pol) < 0)
+		ck_abort();
+	f = fopen(pol, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"allow_nested\": true}\n", f);
+	fclose(f);
+	chmod(pol, 0644);
+	st = nested(polopt, &out, &err);
+	ck_assert_msg(st == 0, "exit %d: %s%s", st, out, err);
+	ck_assert_msg(strncmp(out, "nested ward ", 12) == 0, "%s", out);
+	free(out);
+	free(err);
+	{
+		char *ward = harness_path("ward");
+		char *argv[] = { ward, (char *)"run", (char *)"--json", polopt, (char *)"-C", workdir,
+				 NULL };
+
+		st = harness_capture_input(argv, "{\"command\": \"true\"}", &out, NULL);
+		ck_assert_msg(strstr(out, "\"landlock\":{\"status\":\"off\""), "%s", out);
+		ck_assert_msg(strstr(out, "\"nested\":true"), "%s", out);
+		ck_assert_msg(strstr(out, "\"seccomp\":\"default\""), "%s", out);
+		free(out);
+		free(ward);
+	}
+	unlink(pol);
+	free(pol);
+	free(polopt);
+}
+END_TEST
+
 static void setup(void)
 {
 	workdir = harness_tmpdir();
@@ -140,5 +256,10 @@ int main(void)
 	tcase_add_test(tc, test_hostname_asked_fails);
 	tcase_add_test(tc, test_clone3_enosys_falls_back);
 	tcase_add_test(tc, test_docker_like);
+	tc = harness_tcase(s, "nested", "userns seccomp");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_nested_refused_names_flag);
+	tcase_add_test(tc, test_nested_allowed);
+	tcase_add_test(tc, test_nested_policy);
 	return harness_main(s);
 }
