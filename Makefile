@@ -6,6 +6,7 @@
 #   make test         everything: unit tests, integration and escape tests as root and as
 #                     uid 65534, fuzzing, the cgroup v2 VM, the mutation tier, a bench smoke run
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
+#   make test-container  ward in podman containers and a Pod (tests/container/run.sh)
 #   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
 #   make check-layers the folders are the module graph: no include or call up
@@ -86,7 +87,7 @@ FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c $(wildcard filters/shell/*.c) runtime/util/error.c
 
-.PHONY: all demo deps deps-quiet deps-test check check-layers test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet deps-test check check-layers test test-unit test-integration test-escape test-mutants test-vm test-container install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -233,6 +234,13 @@ check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
 
 test: check-layers check
 	B=$(B) ./tests/run.sh
+	B=$(B) WARD_CONTAINER_CACHED_ONLY=1 ./tests/container/run.sh
+
+# ward inside podman containers and a Pod (tests/container/run.sh): builds
+# the cached rootfs with mmdebstrap on first use
+test-container: all
+	./scripts/deps.sh container
+	B=$(B) ./tests/container/run.sh
 
 test-unit: check
 	B=$(B) ./tests/run.sh unit
