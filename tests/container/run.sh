@@ -17,6 +17,8 @@
 #      command through ward: this podman (4.3) does not honour
 #      procMount: Unmasked, so the check is that ward ran in the Pod and
 #      failed only on /proc, precisely — or worked, where podman honours it
+#   7. 20 concurrent ward serve sessions in one container, with per-command
+#      latency percentiles (bench/serve-fleet.py; make test-container only)
 # Everything it makes (containers, pods, images) is removed at the end.
 # About 50 s with the rootfs cached; `make test` runs it only then
 # (WARD_CONTAINER_CACHED_ONLY=1), and it skips without podman or root.
@@ -170,6 +172,17 @@ if podman kube play "$TMP/pod.yaml" >"$TMP/play.log" 2>&1; then
 	esac
 else
 	fail "podman kube play of packaging/container/ward-pod.yaml" "$(tail -5 "$TMP/play.log")"
+fi
+
+# 7. a fleet: 20 concurrent ward serve sessions in one container, each
+# command's latency (bench/serve-fleet.py); not in make test's quick run
+if [ -z "${WARD_CONTAINER_CACHED_ONLY:-}" ]; then
+	if out=$(B="$B" python3 "$SRC/bench/serve-fleet.py" --sessions 20 --commands 3 "$WARD" 2>&1); then
+		pass "20 concurrent ward serve sessions in one container"
+		echo "$out" | sed 's/^/# /'
+	else
+		fail "20 concurrent ward serve sessions in one container" "$out"
+	fi
 fi
 
 [ $fails = 0 ] && echo "# container: all passed" || echo "# container: $fails failed"
