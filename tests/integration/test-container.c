@@ -109,6 +109,32 @@ START_TEST(test_clone3_enosys_falls_back)
 }
 END_TEST
 
+/* A session's sandbox (ward serve) says so too: its init reports what it
+ * skipped before serving. */
+START_TEST(test_session_hostname_skipped)
+{
+	char *ward = harness_path("ward"), *helper = harness_path("tests/helpers/engine-seccomp");
+	char *argv[] = { helper, (char *)"--hostname", (char *)"--", ward, (char *)"serve",
+			 (char *)"-C", workdir, NULL };
+	char *out = NULL;
+	int st = harness_capture_input(
+		argv,
+		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+		"\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{"
+		"\"name\":\"t\",\"version\":\"1\"}}}\n"
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		"\"name\":\"shell\",\"arguments\":{\"command\":\"echo in-session\"}}}\n",
+		&out, NULL);
+
+	ck_assert_msg(WIFEXITED(st), "%s", out);
+	ck_assert_msg(strstr(out, "in-session"), "%s", out);
+	ck_assert_msg(strstr(out, "\"hostname\":\"skipped: sethostname EPERM"), "%s", out);
+	free(out);
+	free(ward);
+	free(helper);
+}
+END_TEST
+
 /* Docker's default: both at once. */
 START_TEST(test_docker_like)
 {
@@ -256,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, test_hostname_asked_fails);
 	tcase_add_test(tc, test_clone3_enosys_falls_back);
 	tcase_add_test(tc, test_docker_like);
+	tcase_add_test(tc, test_session_hostname_skipped);
 	tc = harness_tcase(s, "nested", "userns seccomp");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nested_refused_names_flag);
