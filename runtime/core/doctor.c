@@ -350,7 +350,7 @@ static void check_container(struct ward_doctor *d)
 		       ward_container_need_of(sandbox->detail) :
 		       WARD_NEED_NOTHING;
 	/* user namespaces refused: the profile's rule on unshare and clone */
-	if (!need && d->checks[0].status != WARD_CHECK_OK)
+	if (!need && d->n_checks > 0 && d->checks[0].status != WARD_CHECK_OK)
 		need = WARD_NEED_SECCOMP;
 	{
 		struct ward_check *c = add(d, "container", need ? WARD_CHECK_LIMITED : WARD_CHECK_OK,

@@ -109,6 +109,27 @@ START_TEST(test_clone3_enosys_falls_back)
 }
 END_TEST
 
+/* With clone in place of clone3, the command is still in its cgroup before
+ * it runs: a pids limit holds (where the limit is a cgroup's: root, or a
+ * delegated hierarchy; v2 moves the child between clone and its first
+ * step, v1 has init move itself). */
+START_TEST(test_clone3_enosys_cgroup_holds)
+{
+	int st;
+	char *out = run_under("--clone3", "--pids 10",
+			      "{\"command\": \"for i in $(seq 30); do sleep 1 & done 2>&1; wait\"}",
+			      &st);
+
+	if (!strstr(out, "\"mechanism\":\"cgroup v")) {
+		free(out);
+		return; /* no cgroup here: the rlimit is per user, not per sandbox */
+	}
+	ck_assert_msg(strstr(out, "Cannot fork") || strstr(out, "Resource temporarily unavailable"),
+		      "%s", out);
+	free(out);
+}
+END_TEST
+
 /* A session's sandbox (ward serve) says so too: its init reports what it
  * skipped before serving. */
 START_TEST(test_session_hostname_skipped)
@@ -283,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, test_clone3_enosys_falls_back);
 	tcase_add_test(tc, test_docker_like);
 	tcase_add_test(tc, test_session_hostname_skipped);
+	tcase_add_test(tc, test_clone3_enosys_cgroup_holds);
 	tc = harness_tcase(s, "nested", "userns seccomp");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nested_refused_names_flag);
