@@ -6,6 +6,7 @@
 #   make test         everything: unit tests, integration and escape tests as root and as
 #                     uid 65534, fuzzing, the cgroup v2 VM, the mutation tier, a bench smoke run
 #   make test-escape  the escape tier alone (hostile probes), as root and as uid 65534
+#   make test-container  ward in podman containers and a Pod (tests/container/run.sh)
 #   make test-mutants the mutation tier: every mutant of tests/mutants/list caught
 #   make check        build everything the tests need, run nothing
 #   make check-layers the folders are the module graph: no include or call up
@@ -86,7 +87,7 @@ FUZZ_TIME ?= 20
 FUZZ_BIN  := $(B)/fuzz/fuzz-shparse
 FUZZ_SRCS := tests/fuzz/fuzz-shparse.c $(wildcard filters/shell/*.c) runtime/util/error.c
 
-.PHONY: all demo deps deps-quiet deps-test check check-layers test test-unit test-integration test-escape test-mutants test-vm install \
+.PHONY: all demo deps deps-quiet deps-test check check-layers test test-unit test-integration test-escape test-mutants test-vm test-container install \
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
@@ -221,6 +222,9 @@ $(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS)
 	$(TEST_LINK)
 
 # Helpers run inside sandboxes, whose view has /usr and /lib: dynamic is fine.
+# engine-seccomp installs a libseccomp filter of its own
+HELPER_LIBS_engine-seccomp := -lseccomp
+
 $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
@@ -233,6 +237,12 @@ check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
 
 test: check-layers check
 	B=$(B) ./tests/run.sh
+
+# ward inside podman containers and a Pod (tests/container/run.sh): builds
+# the cached rootfs with mmdebstrap on first use
+test-container: all
+	./scripts/deps.sh container
+	B=$(B) ./tests/container/run.sh
 
 test-unit: check
 	B=$(B) ./tests/run.sh unit
@@ -296,7 +306,7 @@ $(FUZZV_BIN): $(FUZZV_SRCS) $(HEADERS) filters/validate/validators.rules filters
 # The git index reader's libFuzzer target: what a command left as an index
 # is read by ward on the host.
 FUZZG_BIN  := $(B)/fuzz/fuzz-gitindex
-FUZZG_SRCS := tests/fuzz/fuzz-gitindex.c runtime/workdir/gitindex.c
+FUZZG_SRCS := tests/fuzz/fuzz-gitindex.c runtime/workdir/gitindex.c runtime/util/util.c runtime/util/error.c
 $(FUZZG_BIN): $(FUZZG_SRCS) $(HEADERS) runtime/workdir/workdir-internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \

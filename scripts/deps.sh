@@ -9,6 +9,7 @@
 #                              and man-page linters for the completion and docs tests)
 #   scripts/deps.sh deb        build + dpkg-dev, debhelper, lintian (`make deb`)
 #   scripts/deps.sh bench      test + the peer sandboxes the benchmark compares with
+#   scripts/deps.sh container  build + podman, runc, catatonit (the Pod's pause) and mmdebstrap (`make test-container`)
 #   scripts/deps.sh            the test set (as before the split)
 #   scripts/deps.sh --list SET print the set's packages, install nothing
 set -eu
@@ -23,6 +24,7 @@ TEST="$BUILD check util-linux procps git python3 curl openssl iproute2 diffutils
       bash-completion zsh fish"
 DEB="$BUILD dpkg-dev debhelper lintian fakeroot groff-base"
 BENCH="$TEST bubblewrap firejail crun hyperfine"
+CONTAINER="$BUILD podman runc catatonit mmdebstrap"
 
 list=""
 if [ "${1:-}" = --list ]; then
@@ -34,8 +36,9 @@ build | demo) PKGS=$BUILD ;;
 test) PKGS=$TEST ;;
 deb) PKGS=$DEB ;;
 bench) PKGS=$BENCH ;;
+container) PKGS=$CONTAINER ;;
 *)
-	echo "deps: unknown set '$1' (build, demo, test, deb, bench)" >&2
+	echo "deps: unknown set '$1' (build, demo, test, deb, bench, container)" >&2
 	exit 2
 	;;
 esac

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|escape|fuzz|vm|mutants|bench|all|tags] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|escape|fuzz|container|vm|mutants|bench|all|tags] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -156,6 +156,34 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
 	# the git index reader, over indexes git wrote
 	fuzz_one gitindex tests/fuzz/gitindex
+fi
+
+# ward inside podman containers (tests/container/run.sh) over the cached
+# Debian rootfs that `make test-container` builds: "ok -" lines are passes,
+# "not ok -" failures; without the cache it says "# SKIP container", which
+# WARD_TEST_REQUIRE turns into a failure when it names container (or all
+# without -container).
+if [ "$what" = all ] || [ "$what" = container ]; then
+	if [ -x tests/container/run.sh ]; then
+		echo "== container (podman)"
+		cout=$(B="$B" WARD_CONTAINER_CACHED_ONLY=1 tests/container/run.sh 2>&1)
+		crc=$?
+		printf '%s\n' "$cout"
+		pass=$((pass + $(printf '%s\n' "$cout" | grep -c '^ok - ')))
+		fail=$((fail + $(printf '%s\n' "$cout" | grep -c '^not ok - ')))
+		if printf '%s\n' "$cout" | grep -q '^# SKIP container'; then
+			skip=$((skip + 1))
+			case ",${WARD_TEST_REQUIRE:-}," in
+			*,-container,*) ;;
+			*,container,* | *,all,*) fail=$((fail + 1)) ;;
+			esac
+		fi
+		if [ $crc -ne 0 ]; then
+			bins_failed+=("container")
+			while IFS= read -r f; do why+=("container: $f"); done < <(printf '%s\n' "$cout" |
+				grep -m3 '^not ok - ' | cut -c1-300)
+		fi
+	fi
 fi
 
 if [ "$what" = all ] || [ "$what" = vm ]; then

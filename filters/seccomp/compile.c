@@ -97,7 +97,8 @@ static int expand(struct expand *x, unsigned i)
 
 static bool lifted(const struct ward_seccomp_rule *rule, const struct ward_seccomp_options *opts)
 {
-	return opts && opts->allow_ptrace && strcmp(rule->tag, "ptrace") == 0;
+	return opts && ((opts->allow_ptrace && strcmp(rule->tag, "ptrace") == 0) ||
+			(opts->allow_nested && strcmp(rule->tag, "nested") == 0));
 }
 
 /* Export the BPF through a memfd and read it back. */
@@ -226,6 +227,7 @@ struct cache_entry {
 	struct cache_entry *next;
 	char *spec;
 	bool allow_ptrace;
+	bool allow_nested;
 	bool is_file;
 	dev_t dev;
 	ino_t ino;
@@ -250,6 +252,7 @@ static const struct ward_seccomp_program *get_locked(const char *spec,
 {
 	bool is_file = ward_seccomp_profile_text(spec) == NULL;
 	bool allow_ptrace = opts && opts->allow_ptrace;
+	bool allow_nested = opts && opts->allow_nested;
 	struct ward_seccomp_profile *profile = NULL;
 	struct ward_seccomp_program *prog = NULL;
 	struct cache_entry *e;
@@ -270,7 +273,8 @@ static const struct ward_seccomp_program *get_locked(const char *spec,
 		return NULL;
 	}
 #ifndef WARD_SECCOMP_NO_BUILTIN
-	if (!is_file) {
+	/* the built-in programs are the ones without the nested rules lifted */
+	if (!is_file && !allow_nested) {
 		const struct ward_seccomp_program *built = ward_seccomp_builtin(spec, allow_ptrace);
 
 		if (built)
@@ -279,6 +283,7 @@ static const struct ward_seccomp_program *get_locked(const char *spec,
 #endif
 	for (e = cache; e; e = e->next)
 		if (strcmp(e->spec, spec) == 0 && e->allow_ptrace == allow_ptrace &&
+		    e->allow_nested == allow_nested &&
 		    (!is_file || same_file(e, &st)))
 			return e->prog;
 
@@ -300,6 +305,7 @@ static const struct ward_seccomp_program *get_locked(const char *spec,
 		return NULL;
 	}
 	e->allow_ptrace = allow_ptrace;
+	e->allow_nested = allow_nested;
 	e->is_file = is_file;
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;

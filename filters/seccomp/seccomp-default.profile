@@ -18,7 +18,7 @@
 # constant names ward knows (AF_*, CLONE_NEW*, TIOC*, NETLINK_*, SOCK_*,
 # PER_LINUX, S_ISUID, S_ISGID, O_CREAT, O_TMPFILE), joined with |. Several rules for one call are alternatives.
 # @TAG marks a rule an option lifts: @ptrace is lifted by ward's allow-ptrace
-# option (debuggers inside the sandbox).
+# option (debuggers inside the sandbox), @nested by allow-nested.
 # Directives: "@default ACTION" sets the action for every call no rule
 # matches (allow when absent: this profile is a deny list); "@include NAME"
 # reads a built-in profile in place. "#" starts a comment.
@@ -59,29 +59,33 @@ io_uring_enter     EPERM
 io_uring_register  EPERM
 
 # The mount family: the sandbox's view is built before this filter is loaded.
-mount              EPERM
-umount2            EPERM
-pivot_root         EPERM
-move_mount         EPERM
-open_tree          EPERM
-fsopen             EPERM
-fsconfig           EPERM
-fsmount            EPERM
-fspick             EPERM
-mount_setattr      EPERM
+# @nested marks what ward's allow-nested option lifts, for a command that
+# makes sandboxes of its own (ward inside ward, bubblewrap, podman): the
+# mount family and new namespaces, inside a user namespace of its own only
+# (nothing inside holds a capability outside one). clone3 stays ENOSYS.
+mount              EPERM  @nested
+umount2            EPERM  @nested
+pivot_root         EPERM  @nested
+move_mount         EPERM  @nested
+open_tree          EPERM  @nested
+fsopen             EPERM  @nested
+fsconfig           EPERM  @nested
+fsmount            EPERM  @nested
+fspick             EPERM  @nested
+mount_setattr      EPERM  @nested
 
 # New namespaces. clone3 passes its flags in memory a filter cannot read, so
 # it answers ENOSYS and libc falls back to clone, whose flags are checked.
-unshare            EPERM
-setns              EPERM
+unshare            EPERM  @nested
+setns              EPERM  @nested
 clone3             ENOSYS
-clone              EPERM  arg0&CLONE_NEWNS==CLONE_NEWNS
-clone              EPERM  arg0&CLONE_NEWCGROUP==CLONE_NEWCGROUP
-clone              EPERM  arg0&CLONE_NEWUTS==CLONE_NEWUTS
-clone              EPERM  arg0&CLONE_NEWIPC==CLONE_NEWIPC
-clone              EPERM  arg0&CLONE_NEWUSER==CLONE_NEWUSER
-clone              EPERM  arg0&CLONE_NEWPID==CLONE_NEWPID
-clone              EPERM  arg0&CLONE_NEWNET==CLONE_NEWNET
+clone              EPERM  arg0&CLONE_NEWNS==CLONE_NEWNS  @nested
+clone              EPERM  arg0&CLONE_NEWCGROUP==CLONE_NEWCGROUP  @nested
+clone              EPERM  arg0&CLONE_NEWUTS==CLONE_NEWUTS  @nested
+clone              EPERM  arg0&CLONE_NEWIPC==CLONE_NEWIPC  @nested
+clone              EPERM  arg0&CLONE_NEWUSER==CLONE_NEWUSER  @nested
+clone              EPERM  arg0&CLONE_NEWPID==CLONE_NEWPID  @nested
+clone              EPERM  arg0&CLONE_NEWNET==CLONE_NEWNET  @nested
 
 # Tracing and reading other processes' memory.
 ptrace             EPERM  @ptrace

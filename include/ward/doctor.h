@@ -32,6 +32,45 @@ struct ward_check {
 
 #define WARD_DOCTOR_MAX_CHECKS 12
 
+/* The container ward runs in, as far as it can tell. */
+#define WARD_CONTAINER_MAX_HINTS 8
+struct ward_container {
+	bool in_container;
+	char engine[32];    /* "docker", "podman", "kubernetes", "systemd-nspawn", "lxc",
+			     * "unknown"; "" when not in a container */
+	char hints[WARD_CONTAINER_MAX_HINTS][64]; /* what was seen ("/.dockerenv", ...) */
+	int n_hints;
+};
+
+/* What detection looks at, each NULL or false when absent (pure input). */
+struct ward_container_signs {
+	bool dockerenv;              /* /.dockerenv exists */
+	const char *containerenv;    /* /run/.containerenv's text ("" if empty) */
+	const char *container_var;   /* container= of PID 1's environment, or ours */
+	const char *proc1_cgroup;    /* /proc/1/cgroup's text */
+	bool kubernetes_env;         /* KUBERNETES_SERVICE_HOST is set */
+};
+
+/* Which container the signs say (pure). */
+WARD_API void ward_container_detect(const struct ward_container_signs *s,
+				    struct ward_container *c);
+
+/* What a container must change for a failing check. */
+enum ward_container_need {
+	WARD_NEED_NOTHING = 0,
+	WARD_NEED_PROC,     /* a new procfs refused: /proc has masked paths */
+	WARD_NEED_SECCOMP,  /* namespaces or mounts refused by the engine's seccomp profile */
+	WARD_NEED_APPARMOR, /* mounts refused by the engine's AppArmor profile */
+};
+
+/* The need behind a failed sandbox test command's message (pure). */
+WARD_API enum ward_container_need ward_container_need_of(const char *error_message);
+
+/* The fix in the engine's own words (every engine's when it is not known),
+ * written to fix[size] (pure). */
+WARD_API void ward_container_fix(const struct ward_container *c, enum ward_container_need need,
+				 char *fix, size_t size);
+
 struct ward_doctor {
 	struct ward_check checks[WARD_DOCTOR_MAX_CHECKS];
 	int n_checks;
@@ -40,6 +79,7 @@ struct ward_doctor {
 	bool sandbox_works;   /* a full sandbox ran /bin/true */
 	char mode[32];        /* "required" or "off" */
 	char summary[512];    /* what ward will do on this host */
+	struct ward_container container;
 };
 
 /* Probe the host. Never fails: what cannot be probed is reported as such. */

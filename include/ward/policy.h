@@ -17,6 +17,7 @@
  *       "namespaces": ["user", "mount", "pid", "net", "ipc", "uts", "cgroup"],
  *       "hostname": "ward",
  *       "uid0": false,
+ *       "allow_nested": false,           // the command may make sandboxes (Landlock off)
  *       "env": {"clear": false, "set": {"CI": "1"}},
  *       "mounts": [{"type": "ro-bind", "source": "/opt/sdk", "target": "/opt/sdk"},
  *                  {"type": "bind", "source": "/srv/cache", "target": "/cache"},

@@ -135,6 +135,11 @@ struct ward_config {
 	int landlock_abi_max;
 	char *seccomp;
 	bool allow_ptrace;     /* let debuggers inside ptrace their own children */
+	/* Let the command make its own sandboxes (ward inside ward, bubblewrap,
+	 * podman): user namespaces (a budget of them instead of none) and the
+	 * calls that build one (unshare, setns, clone with CLONE_NEW*, the
+	 * mount family: the profile's @nested rules). Every other layer stays. */
+	bool allow_nested;
 	/* The network: mode, proxy policy, where the proxy listens inside
 	 * (port; the veth pair's /30 or wider subnet: the proxy takes the first
 	 * address, the sandbox the second), an optional JSON-lines audit log
@@ -317,6 +322,12 @@ struct ward_result {
 	uint64_t stdout_bytes, stderr_bytes, truncated_bytes;
 	unsigned namespaces;     /* WARD_NS_* actually created */
 	bool view;               /* the pivot_root view was built */
+	/* The UTS namespace's name ("" without one), or hostname_skipped when
+	 * a container's seccomp profile refused sethostname for the default
+	 * name (the namespace still new; a name asked for fails instead). */
+	char hostname[72];
+	bool hostname_skipped;
+	bool nested;             /* allow_nested: the command could make sandboxes (Landlock off) */
 	bool fenced;             /* fences below applied */
 	struct ward_fences_report fences; /* Landlock ABI and rights, seccomp profile */
 	/* The workdir: protected paths and their state, and in overlay mode the

@@ -83,6 +83,7 @@ struct ward_seccomp_profile {
 
 struct ward_seccomp_options {
 	bool allow_ptrace; /* lift the rules tagged @ptrace (debuggers inside the sandbox) */
+	bool allow_nested; /* lift the rules tagged @nested (sandboxes inside the sandbox) */
 };
 
 /* A compiled program. `fprog` points into the object; len 0 means "off". */

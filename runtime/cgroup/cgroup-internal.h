@@ -167,7 +167,7 @@ struct ucount_plan {
  * when the host allows any; -1 when host is unknown (< 0). */
 long ward_ucount_share(long host);
 /* Fill up from the host's /proc/sys/user (parent side); record in res. */
-void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res);
+void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resources *res);
 /* Write the plan into the current user namespace's /proc/sys/user and the
  * IPC namespace's kernel.shm* (init). */
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err);

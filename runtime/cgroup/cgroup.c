@@ -894,7 +894,7 @@ static int ucount_open(int i, int flags)
 	return open(path, flags | O_CLOEXEC);
 }
 
-void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
+void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resources *res)
 {
 	int i;
 
@@ -904,7 +904,9 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 		int fd;
 		ssize_t n;
 
-		if (i >= UCOUNT_SHARED_N) {
+		/* no user namespace of the command's own, unless it is to make
+		 * sandboxes: then a share of the host's, as for the others */
+		if (i >= UCOUNT_SHARED_N && !(nested && i == UCOUNT_USER_NS)) {
 			up->value[i] = 0;
 			continue;
 		}
@@ -922,7 +924,8 @@ void ward_ucounts_plan(struct ucount_plan *up, struct ward_resources *res)
 			set_mech(res, WARD_APPLIED_INOTIFY_INSTANCES + i, (uint64_t)up->value[i],
 				 "user namespace %s", ucount_files[i]);
 	}
-	set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
+	if (!nested)
+		set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
 	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
 	if (up->set_sigpending)
 		set_mech(res, WARD_APPLIED_SIGPENDING, up->sigpending.rlim_cur,

@@ -47,6 +47,8 @@ static const char usage[] =
 	"      --landlock-min-abi N refuse to run on a kernel below ABI N (default 1)\n"
 	"      --seccomp PROFILE    default, strict, off, or a profile file\n"
 	"      --allow-ptrace       let debuggers inside trace their own children\n"
+	"      --allow-nested       let the command make its own sandboxes (ward inside ward,\n"
+	"                           bubblewrap, podman): user namespaces and mounts of its own\n"
 	"      --namespaces LIST    comma-separated subset of user,mount,pid,net,ipc,uts,cgroup\n"
 	"                           (to measure what each costs; default all)\n"
 	"      --no-view            keep the host's filesystem view (measurement only)\n"
@@ -115,6 +117,7 @@ enum {
 	OPT_LANDLOCK_MIN_ABI,
 	OPT_SECCOMP,
 	OPT_ALLOW_PTRACE,
+	OPT_ALLOW_NESTED,
 	OPT_NO_SHELL,
 	OPT_SHELL,
 	OPT_NET,
@@ -166,6 +169,7 @@ static const struct option long_options[] = {
 	{ "landlock-min-abi", required_argument, NULL, OPT_LANDLOCK_MIN_ABI },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "allow-ptrace", no_argument, NULL, OPT_ALLOW_PTRACE },
+	{ "allow-nested", no_argument, NULL, OPT_ALLOW_NESTED },
 	{ "no-shell", no_argument, NULL, OPT_NO_SHELL },
 	{ "shell", required_argument, NULL, OPT_SHELL },
 	{ "net", required_argument, NULL, OPT_NET },
@@ -445,6 +449,9 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 			break;
 		case OPT_ALLOW_PTRACE:
 			o->cfg.allow_ptrace = true;
+			break;
+		case OPT_ALLOW_NESTED:
+			o->cfg.allow_nested = true;
 			break;
 		case OPT_NET:
 			if (ward_config_set_net(&o->cfg, optarg, err) < 0)

@@ -49,6 +49,7 @@ struct spawn_plan {
 	const char *path_env; /* PATH used to find argv[0] inside */
 	const char *workdir;
 	const char *hostname;
+	bool hostname_asked;  /* the person set it (--hostname, policy): a refusal fails */
 	const struct ward_fences *fences; /* NULL when the sandbox is off */
 	char uid_map[64], gid_map[64];
 	int report_fd;        /* child -> supervisor records (write end) */
@@ -101,6 +102,10 @@ struct spawn_plan {
 	 * (ward_cgroup_enter_v1()), or NULL */
 	struct ward_cgroup *cg_v1;
 	bool late_cgroupns;     /* v1: init unshares the cgroup namespace once moved */
+	/* clone() in place of a clone3() that a container's seccomp profile
+	 * answers ENOSYS: the child reads one byte here before anything else,
+	 * written once the supervisor has moved it into cgroup_fd. -1: none. */
+	int cg_wait_fd;
 	struct rlimit_plan rlimits;
 	uint64_t tmpfs_size;        /* bytes, every tmpfs of the view (ward_tmpfs_plan()) */
 	bool set_ucounts;           /* write ucounts in the sandbox's user namespace */
@@ -110,7 +115,12 @@ struct spawn_plan {
 enum report_type {
 	REPORT_ERROR = 1, /* a layer failed: err says what */
 	REPORT_EXIT = 2,  /* the command ended: status is its wait status */
+	REPORT_SETUP = 3, /* setup done with what it skipped: status is REPORT_SKIPPED_* */
 };
+
+/* What init left out because the container it runs in refuses it, the layer
+ * being one a person did not ask for (REPORT_SETUP's status). */
+#define REPORT_SKIPPED_HOSTNAME 1u /* sethostname EPERM: the UTS namespace is still new */
 
 struct report {
 	uint64_t nonce; /* spawn_plan.report_nonce */
@@ -125,7 +135,8 @@ uint64_t ward_spawn_nonce(void);
 /* Whether a record read from init is one of init's (its nonce is the plan's). */
 static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
 {
-	return r->nonce == nonce && (r->type == REPORT_ERROR || r->type == REPORT_EXIT);
+	return r->nonce == nonce &&
+	       (r->type == REPORT_ERROR || r->type == REPORT_EXIT || r->type == REPORT_SETUP);
 }
 
 /* Fill the parts of the plan that describe the host (system directories,
@@ -137,6 +148,11 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
  * Returns the child's pid and a pidfd in *pidfd, or -1 with *err. */
 pid_t ward_spawn(struct spawn_plan *p, int *pidfd, struct ward_error **err);
 
+/* res->hostname and res->hostname_skipped from the name init was to set and
+ * what it reported skipped (REPORT_SKIPPED_*); nothing without a UTS
+ * namespace. */
+void ward_result_set_hostname(struct ward_result *res, const char *name, unsigned skipped);
+
 /* A long-lived session sandbox, started (run.c): init set up exactly as for
  * ward_run(), then serving commands received on ctl_fd. */
 struct ward_workdir_prep;
@@ -146,6 +162,9 @@ struct agent_start {
 	pid_t pid;
 	int pidfd;
 	unsigned ns;
+	unsigned skipped;     /* REPORT_SKIPPED_* */
+	char hostname[72];    /* the name init was to set */
+	bool nested;          /* cfg->allow_nested */
 	bool view, fenced;
 	struct ward_fences_report fences;
 	/* The workdir as prepared for the sandbox: placeholders in the real
@@ -327,6 +346,7 @@ struct supervisor {
 	bool have_exit;          /* init reported the command's status */
 	int cmd_status;
 	bool have_error;         /* init reported a failed layer */
+	unsigned skipped;        /* REPORT_SKIPPED_* from init's REPORT_SETUP */
 	struct ward_error child_error;
 };
 

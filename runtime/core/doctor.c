@@ -164,6 +164,208 @@ void ward_doctor_apparmor_fix(const char *exe, const char *profile_text, const c
 	}
 }
 
+static void hint(struct ward_container *c, const char *what, const char *value)
+{
+	if (c->n_hints < WARD_CONTAINER_MAX_HINTS)
+		snprintf(c->hints[c->n_hints++], sizeof(c->hints[0]), "%s%s", what, value);
+}
+
+static void set_engine(struct ward_container *c, const char *engine)
+{
+	if (!c->engine[0])
+		snprintf(c->engine, sizeof(c->engine), "%s", engine);
+}
+
+void ward_container_detect(const struct ward_container_signs *s, struct ward_container *c)
+{
+	const char *cg = s->proc1_cgroup ? s->proc1_cgroup : "";
+	const char *var = s->container_var && s->container_var[0] ? s->container_var : NULL;
+
+	memset(c, 0, sizeof(*c));
+	/* the strongest sign first: Kubernetes runs containers with docker,
+	 * containerd or CRI-O, and what matters is the Pod's securityContext */
+	if (s->kubernetes_env) {
+		hint(c, "", "KUBERNETES_SERVICE_HOST");
+		set_engine(c, "kubernetes");
+	}
+	if (strstr(cg, "kubepods")) {
+		hint(c, "", "/proc/1/cgroup: kubepods");
+		set_engine(c, "kubernetes");
+	}
+	if (s->containerenv) {
+		hint(c, "", "/run/.containerenv");
+		set_engine(c, "podman");
+	}
+	if (var) {
+		hint(c, "container=", var);
+		if (strcmp(var, "podman") == 0 || strcmp(var, "oci") == 0)
+			set_engine(c, "podman");
+		else if (strcmp(var, "docker") == 0)
+			set_engine(c, "docker");
+		else if (strcmp(var, "systemd-nspawn") == 0)
+			set_engine(c, "systemd-nspawn");
+		else if (strncmp(var, "lxc", 3) == 0)
+			set_engine(c, "lxc");
+	}
+	if (strstr(cg, "libpod")) {
+		hint(c, "", "/proc/1/cgroup: libpod");
+		set_engine(c, "podman");
+	}
+	if (s->dockerenv) {
+		hint(c, "", "/.dockerenv");
+		set_engine(c, "docker");
+	}
+	if (strstr(cg, "/docker")) {
+		hint(c, "", "/proc/1/cgroup: docker");
+		set_engine(c, "docker");
+	}
+	if (strstr(cg, "containerd")) {
+		hint(c, "", "/proc/1/cgroup: containerd");
+		set_engine(c, "unknown");
+	}
+	if (strstr(cg, "/lxc")) {
+		hint(c, "", "/proc/1/cgroup: lxc");
+		set_engine(c, "lxc");
+	}
+	if (strstr(cg, "machine.slice/machine-")) {
+		hint(c, "", "/proc/1/cgroup: machine.slice");
+		set_engine(c, "systemd-nspawn");
+	}
+	c->in_container = c->n_hints > 0;
+	if (c->in_container)
+		set_engine(c, "unknown");
+}
+
+enum ward_container_need ward_container_need_of(const char *msg)
+{
+	if (!msg)
+		return WARD_NEED_NOTHING;
+	if (strstr(msg, "mount proc"))
+		return WARD_NEED_PROC;
+	/* AppArmor answers EACCES where seccomp answers EPERM */
+	if ((strstr(msg, "mount") || strstr(msg, "pivot_root")) && strstr(msg, "Permission denied"))
+		return WARD_NEED_APPARMOR;
+	if (strstr(msg, "new namespaces") || strstr(msg, "clone") || strstr(msg, "unshare") ||
+	    strstr(msg, "sethostname") || strstr(msg, "mount") || strstr(msg, "pivot_root"))
+		return WARD_NEED_SECCOMP;
+	return WARD_NEED_NOTHING;
+}
+
+#define WARD_CONTAINER_SECCOMP "packaging/container/seccomp.json (docs/containers.md)"
+
+void ward_container_fix(const struct ward_container *c, enum ward_container_need need, char *fix,
+			size_t size)
+{
+	const char *e = c->engine;
+	bool any = !e[0] || strcmp(e, "unknown") == 0 || strcmp(e, "lxc") == 0;
+	bool podman = any || strcmp(e, "podman") == 0, docker = any || strcmp(e, "docker") == 0;
+	bool kube = any || strcmp(e, "kubernetes") == 0;
+	bool nspawn = strcmp(e, "systemd-nspawn") == 0;
+	size_t n = 0;
+
+#define PUT(...)                                                                 \
+	do {                                                                     \
+		int k_ = snprintf(fix + n, n < size ? size - n : 0, __VA_ARGS__); \
+		if (k_ > 0)                                                      \
+			n += (size_t)k_;                                         \
+	} while (0)
+	if (size)
+		fix[0] = '\0';
+	switch (need) {
+	case WARD_NEED_NOTHING:
+		return;
+	case WARD_NEED_PROC:
+		PUT("unmask /proc (ward mounts a new one, never the outer):");
+		if (podman)
+			PUT(" podman: --security-opt unmask=/proc/*;");
+		if (docker)
+			PUT(" docker: --security-opt systempaths=unconfined;");
+		if (kube)
+			PUT(" kubernetes: securityContext.procMount: Unmasked with hostUsers: false "
+			    "(ProcMountType and user namespaces, Kubernetes 1.33+);");
+		if (nspawn)
+			PUT(" systemd-nspawn: its read-only /proc/sys is mounted over /proc, "
+			    "which the kernel refuses to a new procfs: run ward outside it;");
+		break;
+	case WARD_NEED_SECCOMP:
+		PUT("a seccomp profile that lets ward make namespaces, the engine's default plus "
+		    "ward's needs, " WARD_CONTAINER_SECCOMP ":");
+		if (podman)
+			PUT(" podman: --security-opt seccomp=seccomp.json;");
+		if (docker)
+			PUT(" docker: --security-opt seccomp=seccomp.json;");
+		if (kube)
+			PUT(" kubernetes: securityContext.seccompProfile: {type: Localhost, "
+			    "localhostProfile: ward.json} (the file on each node);");
+		if (nspawn)
+			PUT(" systemd-nspawn: --system-call-filter='@mount unshare setns';");
+		break;
+	case WARD_NEED_APPARMOR:
+		PUT("an AppArmor profile that allows mounts in ward's own namespaces:");
+		if (podman || docker)
+			PUT(" %s: --security-opt apparmor=unconfined (or a profile with 'mount,' "
+			    "and 'pivot_root,');",
+			    podman && docker ? "podman, docker" : podman ? "podman" : "docker");
+		if (kube)
+			PUT(" kubernetes: securityContext.appArmorProfile: {type: Unconfined} "
+			    "(Kubernetes 1.30+) or a Localhost profile;");
+		break;
+	}
+#undef PUT
+	if (n && n <= size && fix[n - 1] == ';')
+		fix[n - 1] = '\0';
+}
+
+static void check_container(struct ward_doctor *d)
+{
+	struct ward_container_signs s = { 0 };
+	char cenv[512], cg[2048], env1[8192];
+	const char *var = getenv("container");
+	ssize_t n;
+	struct ward_check *sandbox = NULL;
+	enum ward_container_need need;
+	int i;
+
+	s.dockerenv = access("/.dockerenv", F_OK) == 0;
+	if (ward_read_file("/run/.containerenv", cenv, sizeof(cenv)) >= 0)
+		s.containerenv = cenv;
+	if (ward_read_file("/proc/1/cgroup", cg, sizeof(cg)) >= 0)
+		s.proc1_cgroup = cg;
+	/* PID 1's environment, NUL-separated, when readable (same user) */
+	n = ward_read_file("/proc/1/environ", env1, sizeof(env1));
+	for (ssize_t k = 0; n > 0 && k < n; k += (ssize_t)strlen(env1 + k) + 1)
+		if (strncmp(env1 + k, "container=", 10) == 0) {
+			var = env1 + k + 10;
+			break;
+		}
+	s.container_var = var;
+	s.kubernetes_env = getenv("KUBERNETES_SERVICE_HOST") != NULL;
+	ward_container_detect(&s, &d->container);
+	if (!d->container.in_container)
+		return;
+	for (i = 0; i < d->n_checks; i++)
+		if (strcmp(d->checks[i].name, "sandbox") == 0)
+			sandbox = &d->checks[i];
+	need = sandbox && sandbox->status != WARD_CHECK_OK ?
+		       ward_container_need_of(sandbox->detail) :
+		       WARD_NEED_NOTHING;
+	/* user namespaces refused: the profile's rule on unshare and clone */
+	if (!need && d->n_checks > 0 && d->checks[0].status != WARD_CHECK_OK)
+		need = WARD_NEED_SECCOMP;
+	{
+		struct ward_check *c = add(d, "container", need ? WARD_CHECK_LIMITED : WARD_CHECK_OK,
+					   NULL, "%s (%s%s%s)", d->container.engine,
+					   d->container.hints[0],
+					   d->container.n_hints > 1 ? ", " : "",
+					   d->container.n_hints > 1 ? d->container.hints[1] : "");
+
+		if (c)
+			ward_container_fix(&d->container, need, c->fix, sizeof(c->fix));
+		if (sandbox && need)
+			ward_container_fix(&d->container, need, sandbox->fix, sizeof(sandbox->fix));
+	}
+}
+
 static void check_userns(struct ward_doctor *d)
 {
 	long restrict_userns = sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
@@ -428,6 +630,7 @@ void ward_doctor_probe(struct ward_doctor *d)
 	check_sandbox(d);
 	check_overlay(d);
 	check_state(d);
+	check_container(d);
 	snprintf(d->mode, sizeof(d->mode), "%s", d->sandbox_works ? "required" : "off");
 	if (d->sandbox_works)
 		snprintf(d->summary, sizeof(d->summary),
@@ -496,6 +699,17 @@ char *ward_doctor_to_json(const struct ward_doctor *d)
 	json_object_set_new(o, "sandbox_works", json_boolean(d->sandbox_works));
 	json_object_set_new(o, "mode", json_string(d->mode));
 	json_object_set_new(o, "summary", json_string(d->summary));
+	if (d->container.in_container) {
+		json_t *jc = json_object(), *hints = json_array();
+
+		for (i = 0; i < d->container.n_hints; i++)
+			json_array_append_new(hints, json_string(d->container.hints[i]));
+		json_object_set_new(jc, "engine", json_string(d->container.engine));
+		json_object_set_new(jc, "hints", hints);
+		json_object_set_new(o, "container", jc);
+	} else {
+		json_object_set_new(o, "container", json_null());
+	}
 	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return s;

@@ -311,6 +311,7 @@ void ward_init_main(const struct spawn_plan *p)
 	sigset_t all;
 	pid_t cmd;
 	bool own_stdio;
+	unsigned skipped = 0;
 	int i;
 
 	/* Die with the supervisor, and catch the case where it died before
@@ -346,9 +347,19 @@ void ward_init_main(const struct spawn_plan *p)
 		die(p, e);
 	if (hide_host(&e) < 0)
 		die(p, e);
+	/* A container engine's seccomp profile (podman's, Docker's) refuses
+	 * sethostname to a container without CAP_SYS_ADMIN, whatever namespace
+	 * the caller is in. The default name is cosmetic: skipped, and said,
+	 * the UTS namespace still new; a name someone asked for is not. */
 	if ((p->ns & WARD_NS_UTS) && sethostname(p->hostname, strlen(p->hostname)) < 0) {
-		ward_error_make(&e, errno, "sethostname '%s'", p->hostname);
-		die(p, e);
+		if (errno == EPERM && !p->hostname_asked) {
+			skipped |= REPORT_SKIPPED_HOSTNAME;
+		} else {
+			ward_error_make(&e, errno, "sethostname '%s'%s", p->hostname,
+					errno == EPERM ? " (refused by a container's seccomp "
+							 "profile? see 'ward doctor')" : "");
+			die(p, e);
+		}
 	}
 	if ((p->ns & WARD_NS_NET) && loopback_up(&e) < 0)
 		die(p, e);
@@ -374,6 +385,14 @@ void ward_init_main(const struct spawn_plan *p)
 	if (p->set_ucounts && ward_ucounts_apply(&p->ucounts, &e) < 0)
 		die(p, e);
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
+	/* What was left out, for the result's layers: only when something was,
+	 * so the usual command writes no more than before. */
+	if (skipped) {
+		report_storage.nonce = p->report_nonce;
+		report_storage.type = REPORT_SETUP;
+		report_storage.status = (int32_t)skipped;
+		ward_write_all(p->report_fd, &report_storage, sizeof(report_storage));
+	}
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */
 	if (ward_fences_enter(p->fences, &e) < 0 || ward_fences_seal(p->fences, &e) < 0)

@@ -653,7 +653,7 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	const char *mode = NULL, *hostname = NULL, *shell = NULL;
 	json_t *ns, *env, *mounts, *ll, *sc, *net, *wd, *val, *rl, *sess, *lim;
 	json_int_t timeout;
-	int uid0 = -1;
+	int uid0 = -1, allow_nested = -1;
 	json_error_t jerr;
 	json_t *root;
 	int rc = -1;
@@ -677,9 +677,9 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	}
 	ns = env = mounts = ll = sc = net = wd = val = rl = sess = lim = NULL;
 	if (shape(&c, root, NULL,
-		  "{s?s, s?I, s?[*], s?s, s?b, s?o, s?[*], s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?s}",
+		  "{s?s, s?I, s?[*], s?s, s?b, s?b, s?o, s?[*], s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?o, s?s}",
 		  "sandbox", &mode, "timeout", &timeout, "namespaces", "hostname", &hostname, "uid0",
-		  &uid0, "env", &env, "mounts", "landlock", &ll, "seccomp", &sc,
+		  &uid0, "allow_nested", &allow_nested, "env", &env, "mounts", "landlock", &ll, "seccomp", &sc,
 		  "network", &net, "workdir", &wd, "validators", &val, "rate_limit", &rl, "session",
 		  &sess, "limits", &lim, "shell", &shell) < 0 ||
 	    nonempty(&c, "sandbox", mode) < 0 || nonempty(&c, "hostname", hostname) < 0)
@@ -719,6 +719,8 @@ int ward_policy_apply(const char *text, size_t len, const char *origin, struct w
 	}
 	if (uid0 >= 0)
 		cfg->uid0 = uid0;
+	if (allow_nested >= 0)
+		cfg->allow_nested = allow_nested;
 	/* each section's shape is checked where it is applied */
 	if ((env && apply_env(&c, env, cfg) < 0) || (mounts && apply_mounts(&c, mounts, cfg) < 0) ||
 	    (ll && apply_landlock(&c, ll, cfg) < 0) || (sc && apply_seccomp(&c, sc, cfg) < 0) ||

@@ -375,6 +375,11 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
 	json_object_set_new(layers, "namespaces", namespaces_array(res->namespaces));
 	json_object_set_new(layers, "view", json_boolean(res->view));
+	json_object_set_new(layers, "hostname",
+			    res->hostname_skipped ? json_string("skipped: sethostname EPERM "
+								"(the UTS namespace is still new)") :
+			    res->hostname[0]	  ? json_string(res->hostname) :
+						    json_null());
 	json_object_set_new(layers, "cgroup", res->resources.cgroup_version ?
 						      json_integer(res->resources.cgroup_version) :
 						      json_null());
@@ -385,6 +390,7 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(layers, "capabilities_dropped",
 			    json_boolean(res->fenced && res->fences.caps_dropped));
 	json_object_set_new(layers, "no_new_privs", json_boolean(res->fenced && res->fences.no_new_privs));
+	json_object_set_new(layers, "nested", json_boolean(res->nested));
 	{
 		static const char *const modes[] = { "none", "proxy", "host" };
 		json_t *net = json_object(), *recs = json_array();

@@ -162,6 +162,12 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 
 	ward_fences_config_init(&fc);
 	fc.landlock.mode = cfg->landlock;
+	/* The kernel refuses mount and pivot_root to any process Landlock
+	 * restricts the filesystem of, in whatever namespace: a command that
+	 * builds its own sandboxes cannot be under it. The view, seccomp and
+	 * the dropped capabilities remain; the result says Landlock is off. */
+	if (cfg->allow_nested)
+		fc.landlock.mode = WARD_LANDLOCK_OFF;
 	fc.landlock.min_abi = cfg->landlock_min_abi;
 	fc.landlock.abi_max = cfg->landlock_abi_max;
 	fc.landlock.workdir = workdir;
@@ -183,6 +189,7 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 	}
 	fc.seccomp = cfg->seccomp ? cfg->seccomp : "default";
 	fc.seccomp_options.allow_ptrace = cfg->allow_ptrace;
+	fc.seccomp_options.allow_nested = cfg->allow_nested;
 	if (ward_fences_prepare(&fc, &st->fences, err) < 0)
 		return -1;
 	st->plan.fences = st->fences;
@@ -447,6 +454,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	p->path_env = ward_env_get(st->env, "PATH");
 	p->workdir = workdir;
 	p->hostname = cfg->hostname ? cfg->hostname : "ward";
+	p->hostname_asked = cfg->hostname != NULL;
 	p->staging = staging_dir(cfg, workdir);
 	if (!p->staging)
 		return ward_error_make(err, 0, "no directory to build the sandbox's root on "
@@ -455,7 +463,15 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		uid_t uid = geteuid();
 		gid_t gid = getegid();
 
-		snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", cfg->uid0 ? 0 : uid, uid);
+		uid_t inside = cfg->uid0 ? 0 : uid;
+
+		/* A user namespace that maps its parent's uid 0 needs CAP_SETFCAP
+		 * of its maker (Linux 5.12), which nothing inside holds: for the
+		 * command's own sandboxes, ward run as root appears as nobody
+		 * (unless --uid0 asks for root inside), so theirs map 65534. */
+		if (cfg->allow_nested && uid == 0 && !cfg->uid0)
+			inside = 65534;
+		snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1\n", inside, uid);
 		snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1\n", cfg->uid0 ? 0 : gid, gid);
 	}
 	if (p->view && ward_spawn_plan_view(p, err) < 0)
@@ -524,7 +540,7 @@ static int prepare_limits(struct run_state *st, const struct ward_config *cfg,
 	/* budgets of the sandbox's own user namespace, where there is one */
 	p->set_ucounts = (p->ns & WARD_NS_USER) && cfg->mode != WARD_SANDBOX_OFF;
 	if (p->set_ucounts)
-		ward_ucounts_plan(&p->ucounts, r);
+		ward_ucounts_plan(&p->ucounts, cfg->allow_nested, r);
 	if (!cfg->cgroup) {
 		if (ward_cgroup_none(&cfg->limits, r, err) < 0)
 			return -1;
@@ -689,6 +705,12 @@ static int attach_net(struct run_state *st, pid_t pid, struct ward_error **err)
 		return ward_proxy_add_listener(st->proxy, steal_fd(&st->net.listener), err);
 	}
 	return ward_proxy_add_handover(st->proxy, steal_fd(&st->net.handover[0]), err);
+}
+
+void ward_result_set_hostname(struct ward_result *res, const char *name, unsigned skipped)
+{
+	snprintf(res->hostname, sizeof(res->hostname), "%s", name);
+	res->hostname_skipped = (skipped & REPORT_SKIPPED_HOSTNAME) != 0;
 }
 
 static void fill_net(struct ward_result *res, const struct ward_config *cfg,
@@ -872,6 +894,9 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	explain_oom(res, cfg);
 	res->namespaces = sv.sandboxed ? st.plan.ns : 0;
 	res->view = st.plan.view;
+	if (res->namespaces & WARD_NS_UTS)
+		ward_result_set_hostname(res, st.plan.hostname, sv.skipped);
+	res->nested = sv.sandboxed && cfg->allow_nested;
 	if (st.fences && res->started) {
 		res->fenced = true;
 		res->fences = *ward_fences_report(st.fences);
@@ -973,10 +998,17 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.report[1] = -1;
 	close(st.life[0]);
 	st.life[0] = -1;
-	/* Setup done when init closes the report pipe without a record. */
-	do
-		n = read(st.report[0], &r, sizeof(r));
-	while (n < 0 && errno == EINTR);
+	/* Setup done when init closes the report pipe without a record (but
+	 * the one saying what it skipped). */
+	for (;;) {
+		do
+			n = read(st.report[0], &r, sizeof(r));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(r) || !ward_report_genuine(&r, st.plan.report_nonce) ||
+		    r.type != REPORT_SETUP)
+			break;
+		a->skipped = (unsigned)r.status;
+	}
 	if (n != 0) {
 		siginfo_t si;
 
@@ -994,6 +1026,8 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	}
 	a->pidfd = steal_fd(&st.pidfd);
 	a->ns = st.plan.ns;
+	snprintf(a->hostname, sizeof(a->hostname), "%s", st.plan.hostname);
+	a->nested = cfg->allow_nested;
 	a->view = st.plan.view;
 	if (st.fences) {
 		a->fenced = true;

@@ -259,6 +259,8 @@ static bool take_report(struct supervisor *s)
 		s->child_error = r.err;
 		s->child_error.message[sizeof(s->child_error.message) - 1] = '\0';
 		s->child_error.rule[sizeof(s->child_error.rule) - 1] = '\0';
+	} else if (r.type == REPORT_SETUP) {
+		s->skipped = (unsigned)r.status;
 	} else if (r.type == REPORT_EXIT) {
 		s->have_exit = true;
 		s->cmd_status = r.status;

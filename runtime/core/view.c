@@ -532,8 +532,18 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		return -1;
 
 	snprintf(dst, sizeof(dst), "%s/proc", R);
-	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	/* Never the outer /proc bound in its place: its PIDs are the host's.
+	 * The kernel refuses a new procfs in a user namespace while the /proc
+	 * it can see has paths mounted over — what a container engine does
+	 * to /proc/kcore, /proc/sys and the like. */
+	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		if (errno == EPERM)
+			return ward_error_make(err, errno,
+					       "mount proc on '/proc' (the outer /proc has masked "
+					       "paths, as in a container: unmask /proc, see "
+					       "'ward doctor')");
 		return fail(err, "mount proc on", "/proc");
+	}
 
 	/* /tmp before the workdir: a workdir under /tmp goes on top of it. */
 	snprintf(dst, sizeof(dst), "%s/tmp", R);

@@ -345,6 +345,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	res->sandboxed = true;
 	res->namespaces = sh->a.ns;
 	res->view = sh->a.view;
+	if (sh->a.ns & WARD_NS_UTS)
+		ward_result_set_hostname(res, sh->a.hostname, sh->a.skipped);
+	res->nested = sh->a.nested;
 	res->fenced = sh->a.fenced;
 	res->fences = sh->a.fences;
 	if (cancelled) {

@@ -428,6 +428,16 @@ static void take_result(json_t *r, struct ward_result *res, struct session_outco
 	res->stdout_bytes = (uint64_t)json_integer_value(json_object_get(r, "stdout_bytes"));
 	res->stderr_bytes = (uint64_t)json_integer_value(json_object_get(r, "stderr_bytes"));
 	res->view = json_is_true(json_object_get(json_object_get(r, "layers"), "view"));
+	{
+		const char *h = json_string_value(
+			json_object_get(json_object_get(r, "layers"), "hostname"));
+
+		/* the remote ward's words: a skipped name starts so */
+		if (h && strncmp(h, "skipped:", 8) == 0)
+			res->hostname_skipped = true;
+		else if (h)
+			snprintf(res->hostname, sizeof(res->hostname), "%s", h);
+	}
 	ns = json_object_get(json_object_get(r, "layers"), "namespaces");
 	for (i = 0; i < json_array_size(ns); i++)
 		for (k = 0; k < ARRAY_SIZE(names); k++)

@@ -69,6 +69,15 @@ int ward_self_stat(struct ward_self_stat *out, bool layout_only);
 /* Write a string to a file (open O_WRONLY, one write). Returns 0 or -1. */
 int ward_write_file(const char *path, const char *s);
 
+/* openat2(dirfd, path, flags) crossing no symbolic link (RESOLVE_NO_SYMLINKS
+ * | RESOLVE_NO_MAGICLINKS, and RESOLVE_BENEATH when beneath). Where openat2
+ * answers ENOSYS — a kernel before 5.6, or a seccomp profile that cannot
+ * read its arguments (ward's own, Docker's) — the path is walked one
+ * component at a time with O_NOFOLLOW, which refuses the same links (ELOOP)
+ * and, beneath, an absolute path or ".." (EXDEV). flags must not create.
+ * Returns the fd or -1 with errno. */
+int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath);
+
 /* Monotonic clock in nanoseconds. */
 long long ward_now_ns(void);
 

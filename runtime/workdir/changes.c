@@ -702,7 +702,7 @@ static int open_parent(int wfd, const char *rel, const char **name)
 	if (!slash)
 		return openat(wfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
-	return (int)syscall(SYS_openat2, wfd, dir, &how, sizeof(how));
+	return ward_open_nofollow(wfd, dir, (int)how.flags, true);
 }
 
 /* Whether name in dfd is a directory (not a link to one). errno ENOTDIR if not. */

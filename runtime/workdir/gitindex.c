@@ -1,6 +1,7 @@
 /* gitindex.c — the gitlinks of a git index (workdir-internal.h says why).
  * Format: git's Documentation/gitformat-index.txt. */
 #include "runtime/workdir/workdir-internal.h"
+#include "runtime/util/util-internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -262,7 +263,7 @@ static int open_beneath(const char *base, const char *rel)
 	dir = open(base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return -1;
-	fd = (int)syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+	fd = ward_open_nofollow(dir, rel, (int)how.flags, true);
 	saved = errno;
 	close(dir);
 	errno = saved;

@@ -138,7 +138,7 @@ static int open_real_parent(const char *path, const char **name)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	return ward_open_nofollow(AT_FDCWD, dir, (int)how.flags, false);
 }
 
 /* open_real_parent() for this run's placeholders, the last directory kept

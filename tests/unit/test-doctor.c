@@ -1,8 +1,10 @@
-/* test-doctor.c — the user-namespace verdict for every kind of host. */
+/* test-doctor.c — the user-namespace verdict for every kind of host; the
+ * container ward runs in, and the fix in each engine's words. */
 #include "harness.h"
 #include "ward/doctor.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 START_TEST(test_userns_verdicts)
@@ -81,6 +83,130 @@ START_TEST(test_apparmor_fix)
 }
 END_TEST
 
+/* Each engine told from its signs; none on a plain host. */
+START_TEST(test_container_detect)
+{
+	struct ward_container c;
+	struct ward_container_signs s;
+
+	memset(&s, 0, sizeof(s));
+	s.proc1_cgroup = "0::/init.scope\n";
+	ward_container_detect(&s, &c);
+	ck_assert(!c.in_container);
+	ck_assert_str_eq(c.engine, "");
+
+	memset(&s, 0, sizeof(s));
+	s.containerenv = "engine=\"podman-4.3.1\"\n";
+	s.container_var = "podman";
+	ward_container_detect(&s, &c);
+	ck_assert(c.in_container);
+	ck_assert_str_eq(c.engine, "podman");
+	ck_assert_int_eq(c.n_hints, 2);
+	ck_assert_str_eq(c.hints[0], "/run/.containerenv");
+	ck_assert_str_eq(c.hints[1], "container=podman");
+
+	memset(&s, 0, sizeof(s));
+	s.dockerenv = true;
+	s.proc1_cgroup = "12:pids:/docker/0123abcd\n";
+	ward_container_detect(&s, &c);
+	ck_assert_str_eq(c.engine, "docker");
+	ck_assert_int_eq(c.n_hints, 2);
+
+	/* a Pod: Kubernetes's words, whatever runtime runs it */
+	memset(&s, 0, sizeof(s));
+	s.kubernetes_env = true;
+	s.proc1_cgroup = "0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n";
+	ward_container_detect(&s, &c);
+	ck_assert_str_eq(c.engine, "kubernetes");
+	ck_assert_int_eq(c.n_hints, 3);
+
+	memset(&s, 0, sizeof(s));
+	s.container_var = "systemd-nspawn";
+	ward_container_detect(&s, &c);
+	ck_assert_str_eq(c.engine, "systemd-nspawn");
+
+	/* a container= nobody knows still counts, as "unknown" */
+	memset(&s, 0, sizeof(s));
+	s.container_var = "wsl";
+	ward_container_detect(&s, &c);
+	ck_assert(c.in_container);
+	ck_assert_str_eq(c.engine, "unknown");
+	ck_assert_str_eq(c.hints[0], "container=wsl");
+
+	/* an empty container= is no sign */
+	memset(&s, 0, sizeof(s));
+	s.container_var = "";
+	ward_container_detect(&s, &c);
+	ck_assert(!c.in_container);
+}
+END_TEST
+
+/* The sandbox's failure mapped to what the container must change. */
+START_TEST(test_container_need)
+{
+	ck_assert_int_eq(ward_container_need_of("mount proc on '/proc' (the outer /proc has masked "
+						"paths, as in a container: unmask /proc, see "
+						"'ward doctor'): Operation not permitted"),
+			 WARD_NEED_PROC);
+	ck_assert_int_eq(ward_container_need_of("a test command failed: clone3 into new namespaces "
+						"(see 'ward doctor'): Operation not permitted"),
+			 WARD_NEED_SECCOMP);
+	ck_assert_int_eq(ward_container_need_of("a test command failed: mount tmpfs on '/tmp': "
+						"Permission denied"),
+			 WARD_NEED_APPARMOR);
+	ck_assert_int_eq(ward_container_need_of("a test command failed: non-zero exit"),
+			 WARD_NEED_NOTHING);
+	ck_assert_int_eq(ward_container_need_of(NULL), WARD_NEED_NOTHING);
+}
+END_TEST
+
+/* The fix in the engine's own words, every engine's when unknown. */
+START_TEST(test_container_fix)
+{
+	struct ward_container c;
+	char fix[512];
+
+	memset(&c, 0, sizeof(c));
+	c.in_container = true;
+	snprintf(c.engine, sizeof(c.engine), "podman");
+	ward_container_fix(&c, WARD_NEED_PROC, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "--security-opt unmask=/proc/*"), "%s", fix);
+	ck_assert_msg(!strstr(fix, "systempaths"), "%s", fix);
+	ck_assert_msg(fix[strlen(fix) - 1] != ';', "%s", fix);
+
+	snprintf(c.engine, sizeof(c.engine), "docker");
+	ward_container_fix(&c, WARD_NEED_PROC, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "--security-opt systempaths=unconfined"), "%s", fix);
+	ck_assert_msg(!strstr(fix, "unmask=/proc"), "%s", fix);
+
+	snprintf(c.engine, sizeof(c.engine), "kubernetes");
+	ward_container_fix(&c, WARD_NEED_PROC, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "procMount: Unmasked"), "%s", fix);
+	ck_assert_msg(strstr(fix, "hostUsers: false"), "%s", fix);
+	ward_container_fix(&c, WARD_NEED_SECCOMP, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "seccompProfile"), "%s", fix);
+	ward_container_fix(&c, WARD_NEED_APPARMOR, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "appArmorProfile"), "%s", fix);
+
+	snprintf(c.engine, sizeof(c.engine), "unknown");
+	ward_container_fix(&c, WARD_NEED_PROC, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "unmask=/proc/*") && strstr(fix, "systempaths=unconfined") &&
+			      strstr(fix, "procMount: Unmasked"),
+		      "%s", fix);
+	ward_container_fix(&c, WARD_NEED_SECCOMP, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "seccomp=") && strstr(fix, "packaging/container/seccomp.json"),
+		      "%s", fix);
+	ward_container_fix(&c, WARD_NEED_APPARMOR, fix, sizeof(fix));
+	ck_assert_msg(strstr(fix, "apparmor=unconfined"), "%s", fix);
+	ward_container_fix(&c, WARD_NEED_NOTHING, fix, sizeof(fix));
+	ck_assert_str_eq(fix, "");
+
+	/* a short buffer is cut, not overrun */
+	ward_container_fix(&c, WARD_NEED_PROC, fix, 16);
+	ck_assert_int_eq(strlen(fix), 15);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("doctor");
@@ -88,5 +214,8 @@ int main(void)
 
 	tcase_add_test(tc, test_userns_verdicts);
 	tcase_add_test(tc, test_apparmor_fix);
+	tcase_add_test(tc, test_container_detect);
+	tcase_add_test(tc, test_container_need);
+	tcase_add_test(tc, test_container_fix);
 	return harness_main(s);
 }

@@ -111,7 +111,7 @@ START_TEST(test_unknown_key_lists_valid)
 	/* an unknown key is refused with the valid keys of its level, every
 	 * level: the top, a section, an array element, the session parser's */
 	expect_error("{\"timout\": 5}", "unknown key \"timout\" (valid: sandbox, timeout, "
-					  "namespaces, hostname, uid0, env, mounts, landlock, "
+					  "namespaces, hostname, uid0, allow_nested, env, mounts, landlock, "
 					  "seccomp, network, workdir, validators, rate_limit, "
 					  "session, limits, shell)");
 	expect_error("{\"network\": {\"allow_host\": []}}", "(valid: mode, allow_hosts, ");
