@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/run.sh [unit|integration|escape|fuzz|container|vm|mutants|bench|all|tags] — run ward's test binaries and add up.
+# tests/run.sh [unit|integration|escape|fuzz|container|deb|vm|mutants|bench|all|tags] — run ward's test binaries and add up.
 #
 # Unit tests run once. Integration tests run as the invoking user and, when that
 # is root, again as uid 65534 from a world-readable copy of the build tree (the
@@ -182,6 +182,34 @@ if [ "$what" = all ] || [ "$what" = container ]; then
 			bins_failed+=("container")
 			while IFS= read -r f; do why+=("container: $f"); done < <(printf '%s\n' "$cout" |
 				grep -m3 '^not ok - ' | cut -c1-300)
+		fi
+	fi
+fi
+
+# The Debian packages (make deb: dpkg-buildpackage, lintian) installed into
+# an empty dpkg root and used as a new user would (scripts/test-deb.sh):
+# "ok -" lines are passes; a failure stops the script with its reason.
+if [ "$what" = all ] || [ "$what" = deb ]; then
+	echo "== deb (make deb, scripts/test-deb.sh)"
+	if [ "$(id -u)" != 0 ]; then
+		echo "# SKIP deb (root: dpkg --root and the build dependencies)"
+		skip=$((skip + 1))
+		case ",${WARD_TEST_REQUIRE:-}," in
+		*,-deb,*) ;;
+		*,deb,* | *,all,*) fail=$((fail + 1)) bins_failed+=("deb") ;;
+		esac
+	else
+		dout=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s B="$B" deb 2>&1 &&
+			scripts/test-deb.sh "$B/deb" 2>&1)
+		drc=$?
+		rm -rf "${B:?}/deb" # a copy of the tree and its build: not for the tiers after
+		printf '%s\n' "$dout" | grep -E '^(ok - |test-deb: |deb: |E: |W: )' || true
+		pass=$((pass + $(printf '%s\n' "$dout" | grep -c '^ok - ')))
+		if [ $drc -ne 0 ]; then
+			printf '%s\n' "$dout" | tail -30
+			fail=$((fail + 1))
+			bins_failed+=("deb")
+			why+=("deb: $(printf '%s\n' "$dout" | grep -m1 -E 'FAIL|error|E: ' | cut -c1-300)")
 		fi
 	fi
 fi
