@@ -237,6 +237,7 @@ struct ward_session_result {
 	char *expanded;           /* the command after alias expansion */
 	char *cwd;                /* the session's directory after it */
 	char *cwd_refused;        /* where it ended when the policy refused that, or NULL */
+	char *state_note;         /* why the shell's state after it was not kept, or NULL */
 };
 
 /* Run cmd. Returns 0 when a result was produced — a refusal by the front door

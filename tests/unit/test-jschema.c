@@ -2,7 +2,7 @@
  * jansson's json_unpack_ex() refuses, worded once, naming the key's path at
  * every depth, in objects and arrays, and the valid keys of an unknown one. */
 #include "harness.h"
-#include "runtime/jschema-internal.h"
+#include "runtime/util/util-internal.h"
 
 #include <string.h>
 

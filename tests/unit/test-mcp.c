@@ -3,7 +3,7 @@
  * its schema is an object schema whose required keys it lists, and no tool
  * takes "approved" (a model's tool call never approves a command). */
 #include "harness.h"
-#include "runtime/serve-internal.h"
+#include "runtime/cli/serve-internal.h"
 
 #include <string.h>
 

@@ -3,8 +3,8 @@
  * end of file, reads the captured pipes whole, and at the deadline kills
  * through the caller's function, not through a pidfd. */
 #include "harness.h"
-#include "runtime/supervise-internal.h"
-#include "runtime/util-internal.h"
+#include "runtime/core/core-internal.h"
+#include "runtime/util/util-internal.h"
 
 #include <fcntl.h>
 #include <signal.h>
