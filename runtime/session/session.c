@@ -595,6 +595,12 @@ char *ward_session_pwd(struct ward_session *s)
 	return p;
 }
 
+/* Whether commands see the sandbox's own view (its /tmp among it). */
+static bool sandbox_view(const struct ward_session *s)
+{
+	return !s->opt.ssh.host && s->cfg.view && s->cfg.mode != WARD_SANDBOX_OFF;
+}
+
 static bool allowed_dir(const struct ward_session *s, const char *dir)
 {
 	size_t i;
@@ -1199,8 +1205,14 @@ static int initial_env(struct ward_session *s, struct ward_error **err)
 	env_del(s->env, "OLDPWD");
 	if (empty)
 		return 0;
+	/* One rule with `ward run` (core/run.c): a HOME the sandbox would not
+	 * show is /tmp, the sandbox's own; never the workdir, where a tool's
+	 * dotfiles (~/.gitconfig, ~/.cache) would land in the project. */
 	home = ward_env_get(s->env, "HOME");
-	if ((!home || !allowed_dir(s, home)) && env_put(&s->env, "HOME", s->workdir) < 0)
+	if (!sandbox_view(s))
+		return 0;
+	if ((!home || !(allowed_dir(s, home) || under(home, "/tmp"))) &&
+	    env_put(&s->env, "HOME", "/tmp") < 0)
 		return ward_error_make(err, ENOMEM, "session environment");
 	return 0;
 }
@@ -1279,6 +1291,11 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 	s->cwd = s->workdir ? strdup(s->workdir) : NULL;
 	s->oldpwd = s->workdir ? strdup(s->workdir) : NULL;
 	if (!s->workdir || !s->cwd || !s->oldpwd || add_allowed(s, s->workdir) < 0) {
+		rc = ward_error_make(err, ENOMEM, "session");
+		goto fail;
+	}
+	/* the sandbox's own /tmp: HOME, when the host's is not shown */
+	if (sandbox_view(s) && add_allowed(s, "/tmp") < 0) {
 		rc = ward_error_make(err, ENOMEM, "session");
 		goto fail;
 	}
