@@ -404,6 +404,7 @@ static json_t *exec_result(const char *id, const char *typed, const struct ward_
 	json_object_set_new(o, "cwd", r->cwd ? json_string(r->cwd) : json_null());
 	json_object_set_new(o, "cwd_refused", r->cwd_refused ? json_string(r->cwd_refused) :
 							       json_null());
+	json_object_set_new(o, "state_note", r->state_note ? json_string(r->state_note) : json_null());
 	return o;
 }
 
@@ -977,11 +978,16 @@ static int m_tools_list(struct server *sv, json_t *params, json_t **result, stru
 	if (!json_is_array(list))
 		return rpc_fail(e, RPC_INTERNAL_ERROR, "the built-in tool list does not parse");
 	tools = json_array();
-	json_array_foreach(list, i, t)
-		json_array_append_new(tools, json_pack("{s:O, s:O, s:O}", "name",
-						       json_object_get(t, "name"), "description",
-						       json_object_get(t, "description"), "inputSchema",
-						       json_object_get(t, "inputSchema")));
+	json_array_foreach(list, i, t) {
+		json_t *o = json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
+				      "description", json_object_get(t, "description"),
+				      "inputSchema", json_object_get(t, "inputSchema"));
+
+		/* what structuredContent holds (MCP 2025-06-18) */
+		if (o && json_object_get(t, "outputSchema"))
+			json_object_set(o, "outputSchema", json_object_get(t, "outputSchema"));
+		json_array_append_new(tools, o);
+	}
 	*result = json_pack("{s:o}", "tools", tools);
 	return 0;
 }

@@ -390,6 +390,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->stdout_bytes = ward_outbuf_total(ob);
 		res->stderr_bytes = ward_outbuf_total(eb);
 		res->stderr_text = ward_outbuf_render(eb, WARD_OUTPUT_MAX, &res->stderr_len, NULL);
+		res->stdout_text = ward_outbuf_render(ob, WARD_OUTPUT_MAX, &res->stdout_len, NULL);
 	}
 	res->sandboxed = true;
 	res->namespaces = sh->a.ns;

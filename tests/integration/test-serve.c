@@ -236,6 +236,67 @@ START_TEST(test_mcp)
 }
 END_TEST
 
+/* MCP 2025-06-18 as agent clients use it: the shell tool declares an
+ * outputSchema and its structuredContent holds stdout and stderr apart, the
+ * exit code, the timeout, truncation, duration and the directory after; and
+ * the session is a shell kept open: variables (exported or not) and
+ * functions carry over to the next call (bash). */
+START_TEST(test_mcp_structured_state)
+{
+	struct srv s;
+	json_t *r, *t, *req;
+	size_t i;
+	bool have_schema = false;
+
+	start(&s, NULL);
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+			     "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}"));
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	json_array_foreach(get(r, "tools"), i, t) {
+		if (strcmp(json_string_value(json_object_get(t, "name")), "shell") != 0)
+			continue;
+		req = json_object_get(json_object_get(t, "outputSchema"), "required");
+		ck_assert_msg(json_is_array(req), "the shell tool has an outputSchema");
+		{
+			const char *want[] = { "stdout", "stderr", "exit_code", "timed_out",
+					       "truncated_bytes", "duration_ms", "cwd" };
+			size_t k, j;
+			json_t *v;
+
+			for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+				bool found = false;
+
+				json_array_foreach(req, j, v)
+					found = found || strcmp(json_string_value(v), want[k]) == 0;
+				ck_assert_msg(found, "outputSchema requires %s", want[k]);
+			}
+		}
+		have_schema = true;
+	}
+	ck_assert(have_schema);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export FOO=bar; Y=2; "
+		     "f() { echo fn; }; echo out; echo err >&2\"}}}");
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "out\n");
+	ck_assert_str_eq(gets_(r, "structuredContent.stderr"), "err\n");
+	ck_assert_str_eq(gets_(r, "structuredContent.cwd"), workdir);
+	ck_assert(json_is_false(get(r, "structuredContent.timed_out")));
+	ck_assert_int_eq(geti(r, "structuredContent.truncated_bytes"), 0);
+	ck_assert_int_ge(geti(r, "structuredContent.duration_ms"), 0);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "content.0.text"), "out\n"));
+	json_decref(r);
+	if (access("/bin/bash", X_OK) == 0) {
+		r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+			     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo \\\"$FOO $Y\\\"; f\"}}}");
+		ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "bar 2\nfn\n");
+		json_decref(r);
+	}
+	stop(&s);
+}
+END_TEST
+
 START_TEST(test_session_methods)
 {
 	struct srv s;
@@ -530,6 +591,19 @@ START_TEST(test_shell_lines)
 	ck_assert_ptr_nonnull(strstr(err, "NotAuthorized") ? err : strstr(err, "dangerous.privilege"));
 	free(out);
 	free(err);
+	/* an unexported variable, then the next line: kept (bash) */
+	if (access("/bin/bash", X_OK) == 0) {
+		char *argv[] = { ward, (char *)"shell", (char *)"--no-policy", wd_opt, NULL };
+
+		status = harness_capture_input(argv, "Y=2; echo $Y\necho $Y\n", &out, &err);
+		ck_assert_msg(WIFEXITED(status), "shell: %d", status);
+		ck_assert_msg(strcmp(out, "2\n2\n") == 0, "out: '%s' err: '%s'", out, err);
+	} else {
+		out = strdup("");
+		err = strdup("");
+	}
+	free(out);
+	free(err);
 	/* bad options: said, with the option, exit 125 */
 	{
 		char *argv[] = { ward, (char *)"serve", (char *)"--isolation=both", NULL };
@@ -725,6 +799,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_mcp);
+	tcase_add_test(tc, test_mcp_structured_state);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);
