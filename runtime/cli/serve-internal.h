@@ -26,7 +26,14 @@ struct serve_options {
 	bool allow_anywhere, allow_home;
 	const char *roots[16]; /* --workdir-root, as given */
 	size_t n_roots;
+	/* ward run's sandbox options, re-spelt "--name=value" after a name in
+	 * run_argv[0], applied over the policy by ward_run_flags_apply() */
+	char *run_argv[130];
+	size_t run_argc;
 };
+
+/* Free what serve_options_parse() allocated. */
+void serve_options_release(struct serve_options *o);
 
 /* Parse `ward serve`/`ward shell` options (argv[0] is the subcommand). */
 int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *help,

@@ -297,6 +297,48 @@ START_TEST(test_mcp_structured_state)
 }
 END_TEST
 
+/* ward serve takes ward run's sandbox options, over the policy file; the
+ * initialize result tells the model what the sandbox allows. */
+START_TEST(test_serve_sandbox_flags)
+{
+	struct srv s;
+	json_t *r;
+	const char *instr;
+
+	start(&s, "--allow-host=example.com");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	instr = gets_(r, "instructions");
+	ck_assert_msg(strstr(instr, "proxy") && strstr(instr, "example.com"), "%s", instr);
+	ck_assert_msg(strstr(instr, workdir) && strstr(instr, "30 s"), "%s", instr);
+	json_decref(r);
+	stop(&s);
+	start(&s, "--pids=50");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"true\"}}}");
+	ck_assert_int_eq(geti(r, "structuredContent.resources.limits.pids.value"), 50);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	ck_assert_msg(strstr(gets_(r, "instructions"), "loopback only"), "%s",
+		      gets_(r, "instructions"));
+	json_decref(r);
+	stop(&s);
+	/* a flag about a command, not the sandbox: refused, exit 125 */
+	{
+		char *ward = harness_path("ward"), *out = NULL, *err = NULL;
+		char *argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"--json", NULL };
+		int status = harness_capture(argv, &out, &err);
+
+		ck_assert_int_eq(WEXITSTATUS(status), 125);
+		ck_assert_msg(strstr(err, "only the sandbox's options"), "%s", err);
+		free(out);
+		free(err);
+		free(ward);
+	}
+}
+END_TEST
+
 START_TEST(test_session_methods)
 {
 	struct srv s;
@@ -800,6 +842,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_mcp);
 	tcase_add_test(tc, test_mcp_structured_state);
+	tcase_add_test(tc, test_serve_sandbox_flags);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);
