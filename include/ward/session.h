@@ -229,6 +229,10 @@ struct ward_session_exec_options {
 	 * own — which is what the person must be shown. */
 	bool (*ask)(void *ctx, const char *command, const struct ward_verdict *v);
 	void *ask_ctx;
+	/* > 0: readable means kill this command now (an eventfd a client's
+	 * cancellation writes), instead of the policy's cancel_fd; the session
+	 * goes on, its state as before the command. */
+	int cancel_fd;
 };
 
 struct ward_session_result {

@@ -438,6 +438,7 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
 	/* A command on the approval list is put to the person through the
 	 * client, when it can ask (MCP elicitation); never approved by what the
 	 * tool call says. */
+	eo.cancel_fd = rpc_current_cancel_fd();
 	if (!eo.approved) {
 		eo.ask = ask_client;
 		eo.ask_ctx = &q;

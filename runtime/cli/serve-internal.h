@@ -91,14 +91,28 @@ struct inmsg {
 	struct inmsg *next;
 	json_t *msg;
 	size_t len;
+	bool cancelled;           /* named by notifications/cancelled while queued */
 };
 
 /* Requests read ahead of the main thread: at most this many bytes (a full
  * queue stops the reader, so a flooding client is held back by its pipe). */
 #define INQ_BYTES_MAX (2 * WARD_SERVE_LINE_MAX)
 
+/* A command request being answered: a client's notifications/cancelled
+ * names it by id and kills its command at once (cancel_fd). */
+struct inflight {
+	json_t *id;
+	int cancel_fd;            /* an eventfd */
+	bool cancelled;
+	struct inflight *next;
+};
+
+/* The cancel eventfd of the request this thread is answering, or -1. */
+int rpc_current_cancel_fd(void);
+
 struct server {
 	pthread_mutex_t lock;     /* sessions, threads, sandboxes, pending */
+	struct inflight *inflight; /* under in_lock (with the queue: no gap between) */
 	pthread_cond_t idle;
 	struct entry *sessions;
 	size_t n_sessions;

@@ -137,6 +137,7 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	c.timeout = job->timeout;
 	c.pass_fd = side[1];
 	c.forward_signals = job->forward_signals;
+	c.cancel_fd = job->cancel_fd;
 	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
 		/* over the session's set: each command sees the ones before */
 		pthread_mutex_lock(&s->changes_lock);
@@ -366,7 +367,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		sv.out = ob;
 		sv.err = eb;
 		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
-		sv.cancel_fd = s->cfg.cancel_fd;
+		sv.cancel_fd = job->cancel_fd;
 		if (ward_supervise(&sv, err) < 0) {
 			if (sv.out_fd >= 0)
 				close(sv.out_fd);
@@ -401,7 +402,8 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->exit_code = WARD_EXIT_OWN_ERROR;
 		res->signal = SIGKILL;
 		ward_error_make(&res->error, 0,
-				"cancelled: the session's sandbox was killed (ward is stopping)");
+				"cancelled: the session's sandbox was killed; the next command "
+				"starts a new one, the session's state as before this command");
 	} else if (killed || (!lost && rep.timed_out)) {
 		res->started = true;
 		res->timed_out = true;

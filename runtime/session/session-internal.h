@@ -27,6 +27,7 @@ struct session_job {
 	const char *state;     /* bash: the shell state to restore first, or NULL */
 	const char *options;   /* bash: `set +o` lines, restored just before the command */
 	size_t report_cap;     /* how much of fd 3 to read at most */
+	int cancel_fd;         /* readable: kill the command now; -1: none */
 };
 
 /* Where the command ended, as the backend learnt it. */

@@ -1051,6 +1051,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		job.timeout = timeout;
 		job.forward_signals = opt->forward_signals;
 		job.shell = s->shell;
+		job.cancel_fd = opt->cancel_fd > 0 ? opt->cancel_fd : s->cfg.cancel_fd;
 		job.state = state;
 		job.options = options;
 		job.report_cap = 2 * PATH_MAX + 8 + s->opt.limits.env_bytes +

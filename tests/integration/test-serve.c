@@ -339,6 +339,37 @@ START_TEST(test_serve_sandbox_flags)
 }
 END_TEST
 
+/* notifications/cancelled kills the named command at once (a fresh
+ * sandbox, or a shared session's sandbox, restarted for the next command);
+ * the cancelled request gets no answer, the next is answered at once, and
+ * the session's state is as before the cancelled command. */
+START_TEST(test_mcp_cancel)
+{
+	struct srv s;
+	json_t *r;
+
+	start(&s, _i ? "--isolation=shared" : NULL);
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}"));
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes\"}}}");
+	json_decref(r);
+	/* 100 s against next()'s 30: without the cancellation the test fails */
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		      "\"name\":\"shell\",\"arguments\":{\"command\":\"KEPT=no; echo started; "
+		      "sleep 100\",\"timeout\":200}}}");
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+		      "\"requestId\":3,\"reason\":\"the user stopped it\"}}");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo \\\"$KEPT\\\"\"}}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 4);
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"),
+			 access("/bin/bash", X_OK) == 0 ? "yes\n" : "\n");
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
 START_TEST(test_session_methods)
 {
 	struct srv s;
@@ -843,6 +874,7 @@ int main(void)
 	tcase_add_test(tc, test_mcp);
 	tcase_add_test(tc, test_mcp_structured_state);
 	tcase_add_test(tc, test_serve_sandbox_flags);
+	tcase_add_loop_test(tc, test_mcp_cancel, 0, 2);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);
