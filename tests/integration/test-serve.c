@@ -793,6 +793,32 @@ END_TEST
 
 /* Overlay workdir mode through the server: a session's changes build up,
  * are listed, diffed, applied and discarded by methods of their own. */
+/* Lines typed while a command runs are kept: they run next, in order. */
+START_TEST(test_shell_typeahead)
+{
+	char *ward = harness_path("ward"), buf[65536];
+	int fd, status;
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "shell", "--no-policy", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(pty_wait(fd, "ward:", "$ ", buf, sizeof(buf)));
+	/* the second line is typed at once, while the first still runs */
+	pty_send(fd, "sleep 1; echo fir''st\r");
+	pty_send(fd, "echo sec''ond\r");
+	ck_assert_msg(pty_wait(fd, "\nfirst\r\n", "\nsecond\r\n", buf, sizeof(buf)), "got: %s", buf);
+	pty_send(fd, "exit\r");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(fd);
+	free(ward);
+}
+END_TEST
+
 START_TEST(test_session_changes)
 {
 	static const char policy[] = "{\"workdir\": {\"mode\": \"overlay\"}, "
@@ -883,6 +909,7 @@ int main(void)
 	tcase_add_test(tc, test_shell_no_rate_limit);
 	tcase_add_test(tc, test_serve_keeps_rate_limit);
 	tcase_add_test(tc, test_shell_tty);
+	tcase_add_test(tc, test_shell_typeahead);
 	tcase_add_test(tc, test_sigterm);
 	return harness_main(s);
 }
