@@ -70,26 +70,36 @@ static char *ansi_quote(const char *s)
 
 /* The trap of a bash session: where the command ended and its OLDPWD, then
  * the shell's state, on fd 3 (format: session-internal.h). It runs at exit,
- * after the command: the options and shopt first, before the trap changes
- * any; SIGPIPE ignored, so a report the reader stops taking does not turn
- * the command's exit status into a signal. Every name it makes starts with
- * __ward_ and is left out of the state. */
+ * after the command: the options, shopt and umask first (restored just
+ * before the next command), before the trap changes any; then the variables
+ * by their first letter, and functions — no fork anywhere, which would cost
+ * a process per command; SIGPIPE ignored, so a report the reader stops
+ * taking does not turn the command's exit status into a signal. Every name
+ * it makes starts with __ward_ and is left out of the state. The state
+ * turns extglob on to parse what it restores (a function may use it); the
+ * options record sets it as the command left it. */
 #define BASH_SKIP                                                                                  \
 	"BASH*|EUID|UID|PPID|SHELLOPTS|GROUPS|FUNCNAME|LINENO|RANDOM|SRANDOM|SECONDS|EPOCH*|"     \
 	"HISTCMD|PIPESTATUS|DIRSTACK|COMP_*|PWD|OLDPWD|_|SHLVL|__ward_*|HOSTNAME|HOSTTYPE|"       \
 	"MACHTYPE|OSTYPE|OPTIND|OPTARG"
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
-	"printf \"\\0O\"; set +o; printf \"\\0\"; "
-	"set +eufx; __ward_sh=$(shopt -p; umask -p); shopt -u nocasematch extglob; "
-	"for __ward_n in $(compgen -e); do case $__ward_n in PWD|OLDPWD|SHLVL|_) ;; "
-	"*) printf \"E%s=%s\\0\" \"$__ward_n\" \"${!__ward_n}\";; esac; done; "
+	"printf \"\\0O\"; set +o; shopt -p; umask -p; printf \"\\0\"; "
+	"set +eufx; shopt -u nocasematch; __ward_v=(); for __ward_n in "
+	"\"${!A@}\" \"${!B@}\" \"${!C@}\" \"${!D@}\" \"${!E@}\" \"${!F@}\" \"${!G@}\" \"${!H@}\" \"${!I@}\" "
+	"\"${!J@}\" \"${!K@}\" \"${!L@}\" \"${!M@}\" \"${!N@}\" \"${!O@}\" \"${!P@}\" \"${!Q@}\" \"${!R@}\" "
+	"\"${!S@}\" \"${!T@}\" \"${!U@}\" \"${!V@}\" \"${!W@}\" \"${!X@}\" \"${!Y@}\" \"${!Z@}\" \"${!a@}\" "
+	"\"${!b@}\" \"${!c@}\" \"${!d@}\" \"${!e@}\" \"${!f@}\" \"${!g@}\" \"${!h@}\" \"${!i@}\" \"${!j@}\" "
+	"\"${!k@}\" \"${!l@}\" \"${!m@}\" \"${!n@}\" \"${!o@}\" \"${!p@}\" \"${!q@}\" \"${!r@}\" \"${!s@}\" "
+	"\"${!t@}\" \"${!u@}\" \"${!v@}\" \"${!w@}\" \"${!x@}\" \"${!y@}\" \"${!z@}\" \"${!_@}\"; do "
+	"case $__ward_n in " BASH_SKIP ") ;; "
+	"*) if [[ ${!__ward_n@a} == *x* ]]; then "
+	"printf \"E%s=%s\\0\" \"$__ward_n\" \"${!__ward_n}\"; "
+	"else __ward_v+=(\"$__ward_n\"); fi;; esac; done; "
 	"for __ward_n in \"${!BASH_ALIASES[@]}\"; do "
 	"printf \"A%s=%s\\0\" \"$__ward_n\" \"${BASH_ALIASES[$__ward_n]}\"; done; "
-	"__ward_v=(); for __ward_n in $(compgen -v); do case $__ward_n in " BASH_SKIP ") ;; "
-	"*) [[ ${!__ward_n@a} == *x* ]] || __ward_v+=(\"$__ward_n\");; esac; done; "
-	"printf S; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; declare -f; "
-	"printf \"%s\\n\\0Z\\0\" \"$__ward_sh\"; } >&3 2>/dev/null";
+	"printf \"Sshopt -s extglob\\n\"; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; "
+	"declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
