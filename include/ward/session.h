@@ -330,6 +330,9 @@ WARD_API int ward_session_changes_discard(struct ward_session *s, struct ward_er
 
 WARD_API enum ward_session_isolation ward_session_isolation(const struct ward_session *s);
 WARD_API const char *ward_session_backend(const struct ward_session *s); /* "local", "ssh" */
+/* The shell the session's commands run in: "/bin/bash" (its state is kept
+ * between commands) or "/bin/sh" (the directory only). */
+WARD_API const char *ward_session_shell(const struct ward_session *s);
 WARD_API int ward_session_default_timeout(const struct ward_session *s);
 /* The session's workdir (its start directory). */
 WARD_API const char *ward_session_workdir(const struct ward_session *s);

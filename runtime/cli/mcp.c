@@ -261,12 +261,32 @@ typedef int (*method_fn)(struct server *sv, json_t *params, json_t **result, str
 static json_t *session_info(const char *id, struct ward_session *s)
 {
 	char *pwd = ward_session_pwd(s);
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "session", id, "workdir",
+	bool bash = strcmp(ward_session_shell(s), "/bin/bash") == 0 &&
+		    strcmp(ward_session_backend(s), "ssh") != 0;
+	bool shared = ward_session_isolation(s) == WARD_SESSION_SHARED;
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "session", id, "workdir",
 			      ward_session_workdir(s), "cwd", pwd ? pwd : "", "isolation",
-			      ward_session_isolation(s) == WARD_SESSION_SHARED ? "shared" : "fresh",
-			      "backend", ward_session_backend(s), "timeout",
-			      ward_session_default_timeout(s));
+			      shared ? "shared" : "fresh", "backend", ward_session_backend(s),
+			      "timeout", ward_session_default_timeout(s), "shell",
+			      ward_session_shell(s));
 
+	/* what the model can count on from one command to the next, and why
+	 * the rest is not kept */
+	if (o) {
+		json_object_set_new(o, "keeps",
+				    bash ? json_pack("[s,s,s,s,s,s,s]", "directory", "variables",
+						     "functions", "aliases", "shell options",
+						     "umask", "history") :
+					   json_pack("[s,s,s]", "directory", "environment (API)",
+						     "history"));
+		json_object_set_new(o, "not_kept",
+				    json_string(shared ?
+					"processes: every process a command starts is killed when it "
+					"ends (the session's sandbox lives on, its leader kills the "
+					"command's descendants)" :
+					"processes: every command runs in a sandbox of its own, gone "
+					"with the command; nothing it started survives it"));
+	}
 	free(pwd);
 	return o;
 }

@@ -903,6 +903,8 @@ static void keep_state(struct ward_session *s, struct session_outcome *oc,
 
 	free(s->state_note);
 	s->state_note = NULL;
+	if (!oc->complete && !r->run.started)
+		return; /* nothing ran: nothing changed, nothing to say */
 	if (!oc->complete) {
 		why = r->run.timed_out ? "the command timed out" :
 		      r->run.signal	 ? "the shell was killed" :
@@ -1160,6 +1162,11 @@ int ward_session_replay(struct ward_session *s, uint64_t id,
 enum ward_session_isolation ward_session_isolation(const struct ward_session *s)
 {
 	return s->opt.isolation;
+}
+
+const char *ward_session_shell(const struct ward_session *s)
+{
+	return s->shell;
 }
 
 const char *ward_session_backend(const struct ward_session *s)

@@ -313,10 +313,11 @@ START_TEST(test_serve_sandbox_flags)
 	ck_assert_msg(strstr(instr, workdir) && strstr(instr, "30 s"), "%s", instr);
 	json_decref(r);
 	stop(&s);
-	start(&s, "--pids=50");
+	/* (a flag every tier has: --pids needs a cgroup, root's on this host) */
+	start(&s, "--setenv=WARD_T_FLAG=from-the-flag");
 	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
-		     "\"name\":\"shell\",\"arguments\":{\"command\":\"true\"}}}");
-	ck_assert_int_eq(geti(r, "structuredContent.resources.limits.pids.value"), 50);
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo $WARD_T_FLAG\"}}}");
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "from-the-flag\n");
 	json_decref(r);
 	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
 		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
@@ -386,6 +387,10 @@ START_TEST(test_session_methods)
 	ck_assert_str_eq(gets_(r, "session"), "s1");
 	ck_assert_str_eq(gets_(r, "isolation"), iso);
 	ck_assert_int_eq(geti(r, "timeout"), 20);
+	/* what the session keeps, and what it cannot (processes), said */
+	ck_assert_ptr_nonnull(strstr(gets_(r, "not_kept"), "processes"));
+	ck_assert_str_eq(gets_(r, "keeps.0"), "directory");
+	ck_assert_str_eq(gets_(r, "shell"), access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh");
 	json_decref(r);
 #define CALL(id, m, p)                                                                             \
 	call(&s, "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m "\",\"params\":{"           \
