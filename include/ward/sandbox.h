@@ -319,6 +319,8 @@ struct ward_result {
 	size_t output_len;
 	char *stderr_text;       /* stderr alone (≤ 64 KiB) */
 	size_t stderr_len;
+	char *stdout_text;       /* stdout alone (≤ 64 KiB), or NULL */
+	size_t stdout_len;
 	uint64_t stdout_bytes, stderr_bytes, truncated_bytes;
 	unsigned namespaces;     /* WARD_NS_* actually created */
 	bool view;               /* the pivot_root view was built */

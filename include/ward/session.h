@@ -229,6 +229,10 @@ struct ward_session_exec_options {
 	 * own — which is what the person must be shown. */
 	bool (*ask)(void *ctx, const char *command, const struct ward_verdict *v);
 	void *ask_ctx;
+	/* > 0: readable means kill this command now (an eventfd a client's
+	 * cancellation writes), instead of the policy's cancel_fd; the session
+	 * goes on, its state as before the command. */
+	int cancel_fd;
 };
 
 struct ward_session_result {
@@ -237,6 +241,7 @@ struct ward_session_result {
 	char *expanded;           /* the command after alias expansion */
 	char *cwd;                /* the session's directory after it */
 	char *cwd_refused;        /* where it ended when the policy refused that, or NULL */
+	char *state_note;         /* why the shell's state after it was not kept, or NULL */
 };
 
 /* Run cmd. Returns 0 when a result was produced — a refusal by the front door
@@ -325,6 +330,9 @@ WARD_API int ward_session_changes_discard(struct ward_session *s, struct ward_er
 
 WARD_API enum ward_session_isolation ward_session_isolation(const struct ward_session *s);
 WARD_API const char *ward_session_backend(const struct ward_session *s); /* "local", "ssh" */
+/* The shell the session's commands run in: "/bin/bash" (its state is kept
+ * between commands) or "/bin/sh" (the directory only). */
+WARD_API const char *ward_session_shell(const struct ward_session *s);
 WARD_API int ward_session_default_timeout(const struct ward_session *s);
 /* The session's workdir (its start directory). */
 WARD_API const char *ward_session_workdir(const struct ward_session *s);

@@ -26,6 +26,7 @@ struct run_options {
 		const char *path;   /* points into argv */
 	} paths[64];
 	size_t n_paths;
+	bool flags_only;    /* ward_run_flags_apply: no command expected */
 };
 
 /* Apply the --protect/--allow-write options, in order, once the workdir is
@@ -41,6 +42,16 @@ void ward_print_changes_summary(FILE *f, const struct ward_result *res);
  * ward_run_options_release(). */
 int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct ward_error **err);
 void ward_run_options_release(struct run_options *o);
+
+/* `ward run`'s sandbox options (argv[0] a name, then "--net=proxy" ...) over
+ * cfg as it is (a policy already loaded: the flags win), for `ward serve` and
+ * `ward shell`. Options about a command (-c, --json, --apply ...) are
+ * refused. Returns 0, or -1 with *err (cfg then released and reset). */
+int ward_run_flags_apply(int argc, char **argv, struct ward_config *cfg, struct ward_error **err);
+
+/* ward run's long options, for the commands that take them too. */
+#include <getopt.h>
+extern const struct option ward_run_long_options[];
 
 /* Strict decimal parse of a whole number of seconds for --timeout. */
 int ward_parse_timeout(const char *s, long long *out, struct ward_error **err);

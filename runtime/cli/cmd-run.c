@@ -146,7 +146,7 @@ enum {
 	OPT_LIMIT_END = OPT_LIMIT + WARD_LIMIT_COUNT,
 };
 
-static const struct option long_options[] = {
+const struct option ward_run_long_options[] = {
 	{ "command", required_argument, NULL, 'c' },
 	{ "workdir", required_argument, NULL, 'C' },
 	{ "timeout", required_argument, NULL, 't' },
@@ -286,7 +286,7 @@ static int apply_policy(int argc, char **argv, struct run_options *o, struct war
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:c:C:t:h", ward_run_long_options, NULL)) != -1) {
 		if (c == OPT_POLICY)
 			named = optarg;
 		else if (c == OPT_NO_POLICY)
@@ -314,12 +314,10 @@ void ward_run_options_release(struct run_options *o)
 	memset(o, 0, sizeof(*o));
 }
 
+static int parse_flags(int argc, char **argv, struct run_options *o, struct ward_error **err);
+
 int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct ward_error **err)
 {
-	const char *net_opt = NULL, *net_rule = NULL; /* for the implied --net=proxy */
-	long long t;
-	int c;
-
 	memset(o, 0, sizeof(*o));
 	ward_config_init(&o->cfg);
 	/* A person at a terminal (or their script) is not rate-limited unless
@@ -337,9 +335,44 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 					    err) < 0)
 			goto fail;
 	}
+	return parse_flags(argc, argv, o, err);
+fail:
+	ward_run_options_release(o);
+	return -1;
+}
+
+int ward_run_flags_apply(int argc, char **argv, struct ward_config *cfg, struct ward_error **err)
+{
+	struct run_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.cfg = *cfg; /* moved in, moved back */
+	o.flags_only = true;
+	if (parse_flags(argc, argv, &o, err) < 0) {
+		ward_config_init(cfg); /* released with o */
+		return -1;
+	}
+	*cfg = o.cfg;
+	if (o.shell || o.argv || o.json || o.approve || o.apply || o.discard || o.no_shell ||
+	    o.n_paths || o.help) {
+		ward_config_release(cfg);
+		return bad(err, "only the sandbox's options of ward run apply here (not -c, --json, "
+				"--approve, --apply, --discard, --no-shell, --protect, --allow-write or "
+				"a command)");
+	}
+	return 0;
+}
+
+/* The flags after the policy (parse them again over it). */
+static int parse_flags(int argc, char **argv, struct run_options *o, struct ward_error **err)
+{
+	const char *net_opt = NULL, *net_rule = NULL; /* for the implied --net=proxy */
+	long long t;
+	int c;
+
 	optind = 0; /* GNU: full re-initialisation, so parsing can be repeated */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:c:C:t:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:c:C:t:h", ward_run_long_options, NULL)) != -1) {
 		const char *dst;
 
 		switch (c) {
@@ -603,6 +636,8 @@ int ward_run_options_parse(int argc, char **argv, struct run_options *o, struct 
 		}
 		o->cfg.net = WARD_NET_PROXY;
 	}
+	if (o->flags_only)
+		return 0;
 	if (o->json && (o->shell || o->argv)) {
 		bad(err, "--json takes the command from the request on stdin, not from arguments");
 		goto fail;

@@ -36,7 +36,25 @@ static const char usage[] =
 	"      --sandbox MODE     required (default) or off\n"
 	"      --policy FILE      the policy file (default: as for ward run)\n"
 	"      --no-policy        built-in defaults only\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text\n"
+	"\n"
+	"and the sandbox options of ward run (--net, --allow-host, --memory, --pids,\n"
+	"--workdir-mode, --ro-bind, --seccomp, ...; see ward run --help), which win\n"
+	"over the policy file. --timeout here is the sessions' default per command.\n";
+
+/* ward run's option numbers, offset past serve's own */
+#define RUN_OPT 1000
+
+void serve_options_release(struct serve_options *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->run_argc; i++)
+		free(o->run_argv[i]);
+	free(o->policy_owned);
+	o->policy_owned = NULL;
+	o->run_argc = 0;
+}
 
 int serve_config(const struct serve_options *o, struct ward_config *cfg, struct ward_error **err)
 {
@@ -46,6 +64,9 @@ int serve_config(const struct serve_options *o, struct ward_config *cfg, struct 
 		return -1;
 	if (cap && *cap &&
 	    ward_landlock_parse_abi("WARD_LANDLOCK_ABI_MAX", cap, &cfg->landlock_abi_max, err) < 0)
+		return -1;
+	/* ward run's sandbox flags over the policy file: a flag wins */
+	if (o->run_argc > 1 && ward_run_flags_apply((int)o->run_argc, (char **)o->run_argv, cfg, err) < 0)
 		return -1;
 	if (o->sandbox_off)
 		cfg->mode = WARD_SANDBOX_OFF;
@@ -78,7 +99,7 @@ void serve_session_defaults(const struct serve_options *o, struct ward_session_o
 int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *help,
 			struct ward_error **err)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{ "workdir", required_argument, NULL, 'C' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "isolation", required_argument, NULL, 'i' },
@@ -90,17 +111,50 @@ int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *he
 		{ "allow-workdir-anywhere", no_argument, NULL, 'A' },
 		{ "allow-home-workdir", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
+	/* then ward run's sandbox options, as `ward run` parses them */
+	struct option opts[sizeof(own) / sizeof(own[0]) + 96];
+	size_t n = 0, i, k;
 	bool no_policy = false;
 	long long t;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	*help = false;
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		opts[n++] = own[i];
+	for (k = 0; ward_run_long_options[k].name && n + 1 < sizeof(opts) / sizeof(opts[0]); k++) {
+		bool dup = false;
+
+		for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			dup = dup || strcmp(own[i].name, ward_run_long_options[k].name) == 0;
+		if (dup)
+			continue;
+		opts[n] = ward_run_long_options[k];
+		opts[n].flag = NULL;
+		opts[n++].val = RUN_OPT + (int)k;
+	}
+	memset(&opts[n], 0, sizeof(opts[n]));
+	o->run_argv[o->run_argc++] = strdup("serve");
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:C:t:h", opts, NULL)) != -1) {
+		if (c >= RUN_OPT) {
+			const struct option *ro = &ward_run_long_options[c - RUN_OPT];
+			bool two = strcmp(ro->name, "bind") == 0 || strcmp(ro->name, "ro-bind") == 0;
+			char *a = NULL;
+
+			if (o->run_argc + 3 > sizeof(o->run_argv) / sizeof(o->run_argv[0]))
+				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+							    "too many sandbox options");
+			if ((ro->has_arg == no_argument ? asprintf(&a, "--%s", ro->name) :
+							  asprintf(&a, "--%s=%s", ro->name, optarg)) < 0)
+				return ward_error_make(err, ENOMEM, "options");
+			o->run_argv[o->run_argc++] = a;
+			if (two && optind < argc)
+				o->run_argv[o->run_argc++] = strdup(argv[optind++]);
+			continue;
+		}
 		switch (c) {
 		case 'C':
 			o->workdir = optarg;
@@ -186,7 +240,7 @@ int ward_cmd_serve(int argc, char **argv)
 	}
 	if (help) {
 		fputs(usage, stdout);
-		free(o.policy_owned);
+		serve_options_release(&o);
 		return 0;
 	}
 	/* A bad policy or workdir is said now, once, rather than per session. */
@@ -195,11 +249,11 @@ int ward_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "ward serve: %s\n", ward_shown(err->message));
 		ward_error_free(err);
 		ward_config_release(&probe);
-		free(o.policy_owned);
+		serve_options_release(&o);
 		return WARD_EXIT_OWN_ERROR;
 	}
 	ward_config_release(&probe);
 	rc = ward_serve_loop(&o, 0, 1);
-	free(o.policy_owned);
+	serve_options_release(&o);
 	return rc;
 }

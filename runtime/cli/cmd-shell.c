@@ -367,7 +367,7 @@ int ward_cmd_shell(int argc, char **argv)
 	}
 	if (help) {
 		fputs(usage, stdout);
-		free(o.policy_owned);
+		serve_options_release(&o);
 		return 0;
 	}
 	ward_config_init(&cfg);
@@ -450,13 +450,13 @@ int ward_cmd_shell(int argc, char **argv)
 	free(ed.hist);
 	ward_session_free(s);
 	ward_session_options_release(&opt);
-	free(o.policy_owned);
+	serve_options_release(&o);
 	return status;
 fail:
 	fprintf(stderr, "ward shell: %s\n", ward_shown(err->message));
 	ward_error_free(err);
 	ward_session_options_release(&opt);
 	ward_config_release(&cfg);
-	free(o.policy_owned);
+	serve_options_release(&o);
 	return WARD_EXIT_OWN_ERROR;
 }

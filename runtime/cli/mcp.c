@@ -261,12 +261,32 @@ typedef int (*method_fn)(struct server *sv, json_t *params, json_t **result, str
 static json_t *session_info(const char *id, struct ward_session *s)
 {
 	char *pwd = ward_session_pwd(s);
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}", "session", id, "workdir",
+	bool bash = strcmp(ward_session_shell(s), "/bin/bash") == 0 &&
+		    strcmp(ward_session_backend(s), "ssh") != 0;
+	bool shared = ward_session_isolation(s) == WARD_SESSION_SHARED;
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "session", id, "workdir",
 			      ward_session_workdir(s), "cwd", pwd ? pwd : "", "isolation",
-			      ward_session_isolation(s) == WARD_SESSION_SHARED ? "shared" : "fresh",
-			      "backend", ward_session_backend(s), "timeout",
-			      ward_session_default_timeout(s));
+			      shared ? "shared" : "fresh", "backend", ward_session_backend(s),
+			      "timeout", ward_session_default_timeout(s), "shell",
+			      ward_session_shell(s));
 
+	/* what the model can count on from one command to the next, and why
+	 * the rest is not kept */
+	if (o) {
+		json_object_set_new(o, "keeps",
+				    bash ? json_pack("[s,s,s,s,s,s,s]", "directory", "variables",
+						     "functions", "aliases", "shell options",
+						     "umask", "history") :
+					   json_pack("[s,s,s]", "directory", "environment (API)",
+						     "history"));
+		json_object_set_new(o, "not_kept",
+				    json_string(shared ?
+					"processes: every process a command starts is killed when it "
+					"ends (the session's sandbox lives on, its leader kills the "
+					"command's descendants)" :
+					"processes: every command runs in a sandbox of its own, gone "
+					"with the command; nothing it started survives it"));
+	}
 	free(pwd);
 	return o;
 }
@@ -404,6 +424,7 @@ static json_t *exec_result(const char *id, const char *typed, const struct ward_
 	json_object_set_new(o, "cwd", r->cwd ? json_string(r->cwd) : json_null());
 	json_object_set_new(o, "cwd_refused", r->cwd_refused ? json_string(r->cwd_refused) :
 							       json_null());
+	json_object_set_new(o, "state_note", r->state_note ? json_string(r->state_note) : json_null());
 	return o;
 }
 
@@ -437,6 +458,7 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
 	/* A command on the approval list is put to the person through the
 	 * client, when it can ask (MCP elicitation); never approved by what the
 	 * tool call says. */
+	eo.cancel_fd = rpc_current_cancel_fd();
 	if (!eo.approved) {
 		eo.ask = ask_client;
 		eo.ask_ctx = &q;
@@ -1044,8 +1066,72 @@ static json_t *find_tool(const char *name)
 
 static const char *const mcp_versions[] = { "2025-06-18", "2025-03-26", "2024-11-05" };
 
+/* What the model is told the sandbox allows: the network, the workdir, the
+ * timeout, what a session keeps — from the policy and the flags, as a new
+ * session would get them. */
+static char *sandbox_instructions(struct server *sv)
+{
+	struct ward_config cfg;
+	struct ward_session_options opt;
+	struct ward_error *err = NULL;
+	char *out = NULL, hosts[1024] = "", here[PATH_MAX];
+	const char *net;
+	size_t i, len = 0;
+
+	ward_config_init(&cfg);
+	ward_session_options_init(&opt);
+	if (serve_config(sv->o, &cfg, &err) < 0 ||
+	    ward_session_options_from_config(&cfg, &opt, &err) < 0) {
+		ward_error_free(err);
+		ward_config_release(&cfg);
+		ward_session_options_release(&opt);
+		return NULL;
+	}
+	serve_session_defaults(sv->o, &opt);
+	for (i = 0; i < cfg.netpolicy.n_allow && len + 2 < sizeof(hosts); i++) {
+		int n = snprintf(hosts + len, sizeof(hosts) - len, "%s%s", i ? ", " : "",
+				 cfg.netpolicy.allow[i].text);
+
+		if (n < 0 || (size_t)n >= sizeof(hosts) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (cfg.mode == WARD_SANDBOX_OFF)
+		net = "the host's network (the sandbox is off)";
+	else if (cfg.net == WARD_NET_HOST)
+		net = "the host's network";
+	else if (cfg.net == WARD_NET_PROXY)
+		net = "only HTTP(S) through ward's proxy, to these hosts:";
+	else
+		net = "none (loopback only)";
+	if (asprintf(&out,
+		     "Each shell command runs in a sandbox%s. Network: %s%s%s. Workdir: %s "
+		     "(%s mode: %s); the rest of the file system is read-only, HOME is /tmp "
+		     "unless the host's is visible. A command times out after %d s by default "
+		     "(the shell tool's timeout argument changes it). A session is a shell kept "
+		     "open (%s isolation): variables, functions, shell options, umask, aliases and "
+		     "the directory carry over to the next command; processes do not (a server "
+		     "started with & ends with its command). Some commands are refused or need a "
+		     "person's approval.",
+		     cfg.mode == WARD_SANDBOX_OFF ? " (off: no isolation)" : "", net,
+		     cfg.net == WARD_NET_PROXY && cfg.mode != WARD_SANDBOX_OFF ? " " : "",
+		     cfg.net == WARD_NET_PROXY && cfg.mode != WARD_SANDBOX_OFF ?
+			     (hosts[0] ? hosts : "none") : "",
+		     cfg.workdir ? cfg.workdir : getcwd(here, sizeof(here)) ? here : "the current directory",
+		     ward_workdir_mode_name(cfg.workdir_mode),
+		     cfg.workdir_mode == WARD_WORKDIR_OVERLAY ?
+			     "writes are kept as a change set a person applies" :
+			     "writes go to the directory itself",
+		     opt.timeout, opt.isolation == WARD_SESSION_SHARED ? "shared" : "fresh") < 0)
+		out = NULL;
+	ward_config_release(&cfg);
+	ward_session_options_release(&opt);
+	return out;
+}
+
 static int m_initialize(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
+	char *instr;
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
 	const char *v = mcp_versions[0];
 	json_t *caps = json_object_get(params, "capabilities");
@@ -1058,11 +1144,13 @@ static int m_initialize(struct server *sv, json_t *params, json_t **result, stru
 	for (i = 0; want && i < ARRAY_SIZE(mcp_versions); i++)
 		if (strcmp(want, mcp_versions[i]) == 0)
 			v = mcp_versions[i];
+	instr = sandbox_instructions(sv);
 	*result = json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", v,
 			    "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "ward",
 			    "version", WARD_VERSION, "instructions",
-			    "Each tool runs in a sandbox; sessions keep environment, aliases, "
-			    "history and directory across commands.");
+			    instr ? instr : "Each tool runs in a sandbox; a session is a shell kept "
+					    "open across commands.");
+	free(instr);
 	return 0;
 }
 
@@ -1076,11 +1164,16 @@ static int m_tools_list(struct server *sv, json_t *params, json_t **result, stru
 	if (!json_is_array(list))
 		return rpc_fail(e, RPC_INTERNAL_ERROR, "the built-in tool list does not parse");
 	tools = json_array();
-	json_array_foreach(list, i, t)
-		json_array_append_new(tools, json_pack("{s:O, s:O, s:O}", "name",
-						       json_object_get(t, "name"), "description",
-						       json_object_get(t, "description"), "inputSchema",
-						       json_object_get(t, "inputSchema")));
+	json_array_foreach(list, i, t) {
+		json_t *o = json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
+				      "description", json_object_get(t, "description"),
+				      "inputSchema", json_object_get(t, "inputSchema"));
+
+		/* what structuredContent holds (MCP 2025-06-18) */
+		if (o && json_object_get(t, "outputSchema"))
+			json_object_set(o, "outputSchema", json_object_get(t, "outputSchema"));
+		json_array_append_new(tools, o);
+	}
 	*result = json_pack("{s:o}", "tools", tools);
 	return 0;
 }

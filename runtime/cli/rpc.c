@@ -103,6 +103,16 @@ static void *watcher_main(void *arg)
 			/* an eventfd at its maximum is readable anyway */
 		}
 	}
+	/* the commands that wait on their own request's eventfd */
+	pthread_mutex_lock(&sv->in_lock);
+	for (struct inflight *f = sv->inflight; f; f = f->next) {
+		uint64_t one = 1;
+
+		if (write(f->cancel_fd, &one, sizeof(one)) < 0) {
+			/* at its maximum: readable anyway */
+		}
+	}
+	pthread_mutex_unlock(&sv->in_lock);
 	pthread_mutex_lock(&sv->lock);
 	pthread_cond_broadcast(&sv->idle);
 	pthread_cond_broadcast(&sv->answer_cond);
@@ -262,12 +272,107 @@ static int envelope(json_t *req, json_t **id, method_fn *fn, json_t **params, bo
 }
 
 /* One request: the response, or NULL for a notification. */
-static json_t *handle(struct server *sv, json_t *req)
+/* ---- cancellation (MCP notifications/cancelled) ----------------------------------- */
+
+static __thread struct inflight *current;
+
+int rpc_current_cancel_fd(void)
+{
+	return current ? current->cancel_fd : -1;
+}
+
+/* A request that runs a command: cancellable by its id. */
+static bool cancellable(json_t *req)
+{
+	const char *m = json_string_value(json_object_get(req, "method"));
+
+	return m && (strcmp(m, "tools/call") == 0 || strcmp(m, "session.exec") == 0 ||
+		     strcmp(m, "session.history.replay") == 0 || strcmp(m, "session.cd") == 0);
+}
+
+/* in_lock held: registered as it leaves the queue, so that a cancellation
+ * finds it queued or in flight, never in between. */
+static struct inflight *inflight_add(struct server *sv, json_t *id, bool cancelled)
+{
+	struct inflight *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->cancel_fd < 0) {
+		free(f);
+		return NULL;
+	}
+	f->id = json_incref(id);
+	f->next = sv->inflight;
+	sv->inflight = f;
+	f->cancelled = cancelled;
+	if (cancelled || sv->stopping) {
+		uint64_t one = 1;
+
+		if (write(f->cancel_fd, &one, sizeof(one)) < 0) {
+			/* at its maximum: readable anyway */
+		}
+	}
+	return f;
+}
+
+/* Unlinked; whether it was cancelled. */
+static bool inflight_remove(struct server *sv, struct inflight *f)
+{
+	struct inflight **p;
+	bool cancelled;
+
+	pthread_mutex_lock(&sv->in_lock);
+	for (p = &sv->inflight; *p; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	cancelled = f->cancelled;
+	pthread_mutex_unlock(&sv->in_lock);
+	close(f->cancel_fd);
+	json_decref(f->id);
+	free(f);
+	return cancelled;
+}
+
+/* From the reader thread, at once: the command of the request named is
+ * killed (its sandbox), whatever thread runs it, or the request, still
+ * queued, is marked so that it is killed as it starts; its answer is not
+ * sent (MCP: a cancelled request gets none). Unknown or finished ids:
+ * nothing. */
+static void cancel_request(struct server *sv, json_t *params)
+{
+	json_t *rid = json_object_get(params, "requestId");
+	struct inflight *f;
+	struct inmsg *m;
+
+	if (!rid)
+		return;
+	pthread_mutex_lock(&sv->in_lock);
+	for (f = sv->inflight; f; f = f->next)
+		if (json_equal(f->id, rid)) {
+			uint64_t one = 1;
+
+			f->cancelled = true;
+			if (write(f->cancel_fd, &one, sizeof(one)) < 0) {
+				/* at its maximum: readable anyway */
+			}
+		}
+	for (m = sv->iq_head; m; m = m->next)
+		if (json_is_object(m->msg) && json_equal(json_object_get(m->msg, "id"), rid))
+			m->cancelled = true;
+	pthread_mutex_unlock(&sv->in_lock);
+}
+
+static json_t *handle(struct server *sv, json_t *req, struct inflight *f)
 {
 	struct rpc_error e = { 0 };
 	json_t *id, *params = NULL, *result = NULL, *resp;
 	method_fn fn = NULL;
-	bool notify;
+	bool notify, cancelled = false;
+	int rc;
 
 	if (envelope(req, &id, &fn, &params, &notify, &e) < 0) {
 		/* Notifications get no answer, even an error (JSON-RPC 2.0 §4.1),
@@ -280,12 +385,17 @@ static json_t *handle(struct server *sv, json_t *req)
 		params = json_object();
 	else
 		json_incref(params);
-	if (fn(sv, params, &result, &e) < 0) {
+	current = f;
+	rc = fn(sv, params, &result, &e);
+	current = NULL;
+	if (f)
+		cancelled = inflight_remove(sv, f);
+	if (rc < 0) {
 		json_decref(params);
-		return notify ? NULL : error_response(id, &e);
+		return notify || cancelled ? NULL : error_response(id, &e);
 	}
 	json_decref(params);
-	if (notify) {
+	if (notify || cancelled) {
 		json_decref(result);
 		return NULL;
 	}
@@ -382,6 +492,15 @@ static void take_line(struct server *sv, const char *line, size_t len)
 		json_decref(msg);
 		return;
 	}
+	/* A cancellation is acted on here, at once: the main thread may be
+	 * running the very command it names. */
+	if (json_is_object(msg) && !json_object_get(msg, "id") &&
+	    json_is_string(json_object_get(msg, "method")) &&
+	    strcmp(json_string_value(json_object_get(msg, "method")), "notifications/cancelled") == 0) {
+		cancel_request(sv, json_object_get(msg, "params"));
+		json_decref(msg);
+		return;
+	}
 	/* A ping is answered here, at once, even while the main thread waits
 	 * for a person's answer or runs a command: the client sees a server
 	 * that is alive. */
@@ -410,6 +529,7 @@ static void take_line(struct server *sv, const char *line, size_t len)
 	m->msg = msg;
 	m->len = len;
 	m->next = NULL;
+	m->cancelled = false;
 	pthread_mutex_lock(&sv->in_lock);
 	while (sv->iq_bytes > 0 && sv->iq_bytes + len > INQ_BYTES_MAX && !sv->stopping)
 		pthread_cond_wait(&sv->in_cond, &sv->in_lock);
@@ -486,11 +606,12 @@ static void *reader_main(void *arg)
 }
 
 /* The next request for the main thread; NULL at end of input or stop. */
-static json_t *next_request(struct server *sv)
+static json_t *next_request(struct server *sv, struct inflight **f)
 {
 	struct inmsg *m;
 	json_t *msg;
 
+	*f = NULL;
 	pthread_mutex_lock(&sv->in_lock);
 	while (!sv->iq_head && !sv->in_eof && !sv->stopping)
 		pthread_cond_wait(&sv->in_cond, &sv->in_lock);
@@ -500,6 +621,8 @@ static json_t *next_request(struct server *sv)
 		if (!sv->iq_head)
 			sv->iq_tail = NULL;
 		sv->iq_bytes -= m->len;
+		if (json_is_object(m->msg) && json_object_get(m->msg, "id") && cancellable(m->msg))
+			*f = inflight_add(sv, json_object_get(m->msg, "id"), m->cancelled);
 		pthread_cond_broadcast(&sv->in_cond);
 	}
 	pthread_mutex_unlock(&sv->in_lock);
@@ -515,12 +638,13 @@ static json_t *next_request(struct server *sv)
 struct job {
 	struct server *sv;
 	json_t *req;
+	struct inflight *f;
 };
 
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
-	json_t *resp = handle(j->sv, j->req);
+	json_t *resp = handle(j->sv, j->req, j->f);
 
 	if (resp) {
 		rpc_emit(j->sv, resp);
@@ -551,7 +675,7 @@ static bool wants_thread(json_t *req)
 	return json_is_true(json_object_get(params, "concurrent"));
 }
 
-static void dispatch(struct server *sv, json_t *req)
+static void dispatch(struct server *sv, json_t *req, struct inflight *f)
 {
 	json_t *resp;
 
@@ -580,6 +704,8 @@ static void dispatch(struct server *sv, json_t *req)
 		pthread_mutex_unlock(&sv->lock);
 		if (!room) {
 			free(j);
+			if (f)
+				inflight_remove(sv, f);
 			answer_error(sv, json_object_get(req, "id"), RPC_SERVER_ERROR,
 				     "too many requests running at once: %zu (policy "
 				     "session.limits.sandboxes)",
@@ -589,6 +715,7 @@ static void dispatch(struct server *sv, json_t *req)
 		if (j) {
 			j->sv = sv;
 			j->req = json_incref(req);
+			j->f = f;
 			if (start_thread(&t, job_main, j) == 0) {
 				pthread_detach(t);
 				return;
@@ -600,14 +727,14 @@ static void dispatch(struct server *sv, json_t *req)
 		sv->threads--;
 		pthread_mutex_unlock(&sv->lock);
 	}
-	resp = handle(sv, req);
+	resp = handle(sv, req, f);
 	if (resp) {
 		rpc_emit(sv, resp);
 		json_decref(resp);
 	}
 }
 
-static void process(struct server *sv, json_t *msg)
+static void process(struct server *sv, json_t *msg, struct inflight *f)
 {
 	if (json_is_array(msg)) {
 		json_t *out = json_array(), *v;
@@ -625,7 +752,7 @@ static void process(struct server *sv, json_t *msg)
 				route_response(sv, v);
 				continue;
 			}
-			r = handle(sv, v);
+			r = handle(sv, v, NULL);
 			if (r)
 				json_array_append_new(out, r);
 		}
@@ -633,7 +760,7 @@ static void process(struct server *sv, json_t *msg)
 			rpc_emit(sv, out);
 		json_decref(out);
 	} else {
-		dispatch(sv, msg);
+		dispatch(sv, msg, f);
 	}
 }
 
@@ -662,6 +789,7 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 	pthread_t reader, writer, watcher;
 	bool have_reader = false, have_writer = false, have_watcher = false, stopped;
 	json_t *msg;
+	struct inflight *f;
 	size_t i;
 
 	if (!sv)
@@ -703,8 +831,8 @@ int ward_serve_loop(const struct serve_options *o, int in_fd, int out_fd)
 		sigaction(stop_signals[i], &sa, NULL);
 	}
 
-	while ((msg = next_request(sv))) {
-		process(sv, msg);
+	while ((msg = next_request(sv, &f))) {
+		process(sv, msg, f);
 		json_decref(msg);
 	}
 

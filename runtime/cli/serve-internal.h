@@ -26,7 +26,14 @@ struct serve_options {
 	bool allow_anywhere, allow_home;
 	const char *roots[16]; /* --workdir-root, as given */
 	size_t n_roots;
+	/* ward run's sandbox options, re-spelt "--name=value" after a name in
+	 * run_argv[0], applied over the policy by ward_run_flags_apply() */
+	char *run_argv[130];
+	size_t run_argc;
 };
+
+/* Free what serve_options_parse() allocated. */
+void serve_options_release(struct serve_options *o);
 
 /* Parse `ward serve`/`ward shell` options (argv[0] is the subcommand). */
 int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *help,
@@ -84,14 +91,28 @@ struct inmsg {
 	struct inmsg *next;
 	json_t *msg;
 	size_t len;
+	bool cancelled;           /* named by notifications/cancelled while queued */
 };
 
 /* Requests read ahead of the main thread: at most this many bytes (a full
  * queue stops the reader, so a flooding client is held back by its pipe). */
 #define INQ_BYTES_MAX (2 * WARD_SERVE_LINE_MAX)
 
+/* A command request being answered: a client's notifications/cancelled
+ * names it by id and kills its command at once (cancel_fd). */
+struct inflight {
+	json_t *id;
+	int cancel_fd;            /* an eventfd */
+	bool cancelled;
+	struct inflight *next;
+};
+
+/* The cancel eventfd of the request this thread is answering, or -1. */
+int rpc_current_cancel_fd(void);
+
 struct server {
 	pthread_mutex_t lock;     /* sessions, threads, sandboxes, pending */
+	struct inflight *inflight; /* under in_lock (with the queue: no gap between) */
 	pthread_cond_t idle;
 	struct entry *sessions;
 	size_t n_sessions;

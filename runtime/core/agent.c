@@ -5,8 +5,8 @@
  * and the environment, the command's stdout, stderr, its fd 3, and the report
  * pipe) and forks a leader for it. The leader is a child subreaper: every
  * process the command starts, even one that double-forks or calls setsid(),
- * ends up its child when its parent dies. It forks /bin/sh for the command,
- * waits for it or for the deadline, then kills every descendant there is —
+ * ends up its child when its parent dies. It forks the session's shell (sh
+ * or bash) for the command, waits for it or for the deadline, then kills every descendant there is —
  * repeating until none is left — and reports the status. So nothing a command
  * started outlives it, as with a fresh sandbox whose PID namespace dies.
  *
@@ -136,7 +136,7 @@ static long long mono_ns(void)
 /* vfork: no page tables copied; the child only makes system calls on this
  * frame before execve. In its own function so no caller's variable is live
  * across the vfork. */
-__attribute__((noinline)) static pid_t start_shell(char **argv, char **envp,
+__attribute__((noinline)) static pid_t start_shell(const char *shell, char **argv, char **envp,
 						   const int fds[AGENT_NFDS])
 {
 	pid_t pid = vfork();
@@ -154,7 +154,7 @@ __attribute__((noinline)) static pid_t start_shell(char **argv, char **envp,
 		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[AGENT_FD_OUT], 1) < 0 ||
 		    dup2(fds[AGENT_FD_ERR], 2) < 0 || dup2(fds[AGENT_FD_SIDE], 3) < 0)
 			_exit(125);
-		execve("/bin/sh", argv, envp);
+		execve(shell, argv, envp);
 		_exit(127);
 	}
 	return pid;
@@ -193,7 +193,10 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 	envp[n_env] = NULL;
 
 	deadline = mono_ns() + (long long)m->timeout_s * 1000000000LL;
-	cmd = start_shell(argv, envp, fds);
+	/* one of two, never a path the message could point anywhere */
+	if (strcmp(m->shell, "/bin/bash") == 0)
+		argv[0] = (char *)"/bin/bash";
+	cmd = start_shell(argv[0], argv, envp, fds);
 	if (cmd < 0)
 		goto fail;
 	for (i = 0; i < AGENT_NFDS; i++)

@@ -376,6 +376,7 @@ enum {
 struct agent_msg {
 	uint32_t magic;
 	int32_t timeout_s;
+	char shell[16];    /* "/bin/sh" or "/bin/bash": what runs the command */
 };
 
 struct agent_report {

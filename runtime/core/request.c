@@ -367,6 +367,8 @@ char *ward_result_to_json(const struct ward_result *res)
 	json_object_set_new(o, "success", json_boolean(res->exit_code == 0 && !res->error));
 	json_object_set_new(o, "sandboxed", json_boolean(res->sandboxed));
 	json_object_set_new(o, "stderr", text_value(res->stderr_text, res->stderr_len));
+	json_object_set_new(o, "stdout", res->stdout_text ? text_value(res->stdout_text, res->stdout_len) :
+							    json_string(""));
 	json_object_set_new(o, "timed_out", json_boolean(res->timed_out));
 	json_object_set_new(o, "signal", res->signal ? json_integer(res->signal) : json_null());
 	json_object_set_new(o, "duration_ms", json_integer(res->duration_ms));

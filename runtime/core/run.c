@@ -28,6 +28,7 @@ void ward_result_release(struct ward_result *res)
 {
 	free(res->output);
 	free(res->stderr_text);
+	free(res->stdout_text);
 	free(res->net_records);
 	ward_error_free(res->error);
 	ward_workdir_report_free(res->workdir);
@@ -636,6 +637,9 @@ static void fill_result(struct ward_result *res, const struct supervisor *sv,
 		if (st->ebuf)
 			res->stderr_text = ward_outbuf_render(st->ebuf, WARD_OUTPUT_MAX,
 							      &res->stderr_len, NULL);
+		if (st->obuf)
+			res->stdout_text = ward_outbuf_render(st->obuf, WARD_OUTPUT_MAX,
+							      &res->stdout_len, NULL);
 	}
 	if (!res->output)
 		res->output = strdup("");

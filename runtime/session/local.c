@@ -19,24 +19,43 @@
 #include "ward/outbuf.h"
 #include "ward/workdir.h"
 
-/* Read what fd 3 holds once the command is over. Non-blocking: without a
- * sandbox a process that left the command's group might hold it open. */
-static void read_side(int fd, struct session_outcome *out)
-{
-	char buf[2 * PATH_MAX + 4];
-	size_t got = 0;
+/* fd 3, drained while the command runs (a bash session's report may be
+ * larger than a pipe holds): at most cap bytes kept, the rest read and
+ * dropped, which leaves the report incomplete. */
+struct side_reader {
+	int fd;
+	char *buf;
+	size_t cap, len;
+	pthread_t thread;
+};
 
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	while (got < sizeof(buf)) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+static void *side_drain(void *arg)
+{
+	struct side_reader *r = arg;
+	char sink[4096];
+
+	for (;;) {
+		char *to = r->len < r->cap ? r->buf + r->len : sink;
+		size_t room = r->len < r->cap ? r->cap - r->len : sizeof(sink);
+		ssize_t n = read(r->fd, to, room);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
-		got += (size_t)n;
+			break; /* end of file, or nothing more now (not threaded) */
+		if (to != sink)
+			r->len += (size_t)n;
+		else
+			r->cap = 0; /* overflowed: nothing after the cwd is taken */
 	}
-	ward_session_parse_cwd(buf, got, out);
+	return NULL;
+}
+
+static void side_parse(const char *buf, size_t len, bool whole, struct session_outcome *out)
+{
+	ward_session_parse_cwd(buf, len, out);
+	if (whole)
+		ward_session_parse_state(buf, len, out);
 }
 
 static size_t count(char *const *v)
@@ -85,19 +104,40 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 {
 	struct ward_config c = s->cfg; /* shallow: this command's settings differ */
 	_cleanup_free_ char *script = ward_session_script(s, job);
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", script, NULL };
+	char *argv[] = { (char *)job->shell, (char *)"-c", script, NULL };
+	struct side_reader rd = { .fd = -1 };
+	bool threaded;
 	int side[2], rc;
 
 	if (!script)
 		return ward_error_make(err, ENOMEM, "session");
-	if (pipe2(side, O_CLOEXEC) < 0)
+	rd.cap = job->report_cap;
+	rd.buf = malloc(rd.cap);
+	if (!rd.buf)
+		return ward_error_make(err, ENOMEM, "session");
+	if (pipe2(side, O_CLOEXEC) < 0) {
+		free(rd.buf);
 		return ward_error_make(err, errno, "pipe");
+	}
+	rd.fd = side[0];
+	/* Without a sandbox a process that left the command's group might hold
+	 * fd 3 open past the command: read then, what the pipe holds. */
+	threaded = c.mode != WARD_SANDBOX_OFF;
+	if (!threaded)
+		fcntl(side[1], F_SETPIPE_SZ, 1 << 20);
+	if (threaded && pthread_create(&rd.thread, NULL, side_drain, &rd) != 0) {
+		close(side[0]);
+		close(side[1]);
+		free(rd.buf);
+		return ward_error_make(err, EAGAIN, "start the report's reader");
+	}
 	c.clearenv = true;
 	c.setenv = job->env;
 	c.n_setenv = count(job->env);
 	c.timeout = job->timeout;
 	c.pass_fd = side[1];
 	c.forward_signals = job->forward_signals;
+	c.cancel_fd = job->cancel_fd;
 	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
 		/* over the session's set: each command sees the ones before */
 		pthread_mutex_lock(&s->changes_lock);
@@ -114,9 +154,16 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 		rc = ward_run(&c, argv, res, err);
 	}
 	close(side[1]);
+	if (threaded) {
+		pthread_join(rd.thread, NULL);
+	} else {
+		fcntl(side[0], F_SETFL, O_NONBLOCK);
+		side_drain(&rd);
+	}
 	if (rc == 0)
-		read_side(side[0], out);
+		side_parse(rd.buf, rd.len, rd.cap != 0, out);
 	close(side[0]);
+	free(rd.buf);
 	return rc;
 }
 
@@ -228,8 +275,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	_cleanup_free_ char *script = ward_session_script(s, job);
 	struct ward_outbuf *ob = NULL, *eb = NULL;
 	struct agent_report rep = { 0 };
-	char side[2 * PATH_MAX + 4];
+	_cleanup_free_ char *side = malloc(job->report_cap);
 	size_t side_len = 0, rep_len = 0;
+	bool side_full = false;
 	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_side[2] = { -1, -1 },
 	    p_rep[2] = { -1, -1 }, blob = -1, rc = -1;
 	struct agent_msg m = { .magic = AGENT_MAGIC, .timeout_s = job->timeout };
@@ -237,8 +285,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	bool lost = false, killed = false, cancelled = false;
 
 	memset(res, 0, sizeof(*res));
-	if (!script)
+	if (!script || !side)
 		return ward_error_make(err, ENOMEM, "session");
+	memcpy(m.shell, job->shell, strlen(job->shell) + 1);
 	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
 	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
 	if (!eb)
@@ -313,12 +362,12 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		sv.in_src = sv.in_dst = sv.tty_fd = sv.report_fd = -1;
 		sv.capture[0] = (struct supervise_capture){ .buf = (char *)&rep, .cap = sizeof(rep),
 							    .fd = steal_fd(&p_rep[0]) };
-		sv.capture[1] = (struct supervise_capture){ .buf = side, .cap = sizeof(side),
+		sv.capture[1] = (struct supervise_capture){ .buf = side, .cap = job->report_cap,
 							    .fd = steal_fd(&p_side[0]) };
 		sv.out = ob;
 		sv.err = eb;
 		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
-		sv.cancel_fd = s->cfg.cancel_fd;
+		sv.cancel_fd = job->cancel_fd;
 		if (ward_supervise(&sv, err) < 0) {
 			if (sv.out_fd >= 0)
 				close(sv.out_fd);
@@ -330,6 +379,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		cancelled = sv.cancelled;
 		rep_len = sv.capture[0].len;
 		side_len = sv.capture[1].len;
+		side_full = side_len == job->report_cap;
 	}
 	lost = rep_len != sizeof(rep);
 
@@ -341,6 +391,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->stdout_bytes = ward_outbuf_total(ob);
 		res->stderr_bytes = ward_outbuf_total(eb);
 		res->stderr_text = ward_outbuf_render(eb, WARD_OUTPUT_MAX, &res->stderr_len, NULL);
+		res->stdout_text = ward_outbuf_render(ob, WARD_OUTPUT_MAX, &res->stdout_len, NULL);
 	}
 	res->sandboxed = true;
 	res->namespaces = sh->a.ns;
@@ -354,7 +405,8 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->exit_code = WARD_EXIT_OWN_ERROR;
 		res->signal = SIGKILL;
 		ward_error_make(&res->error, 0,
-				"cancelled: the session's sandbox was killed (ward is stopping)");
+				"cancelled: the session's sandbox was killed; the next command "
+				"starts a new one, the session's state as before this command");
 	} else if (killed || (!lost && rep.timed_out)) {
 		res->started = true;
 		res->timed_out = true;
@@ -378,7 +430,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		} else {
 			res->exit_code = WEXITSTATUS(rep.status);
 		}
-		ward_session_parse_cwd(side, side_len, out);
+		side_parse(side, side_len, !side_full, out);
 	}
 	rc = 0;
 out:

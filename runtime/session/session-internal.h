@@ -23,6 +23,11 @@ struct session_job {
 	bool strict_cwd;       /* cwd was asked for: not there is an error, not a fallback */
 	int timeout;           /* seconds */
 	bool forward_signals;  /* see ward_session_exec_options */
+	const char *shell;     /* the shell binary: "/bin/bash" or "/bin/sh" */
+	const char *state;     /* bash: the shell state to restore first, or NULL */
+	const char *options;   /* bash: `set +o` lines, restored just before the command */
+	size_t report_cap;     /* how much of fd 3 to read at most */
+	int cancel_fd;         /* readable: kill the command now; -1: none */
 };
 
 /* Where the command ended, as the backend learnt it. */
@@ -30,7 +35,26 @@ struct session_outcome {
 	char *cwd, *oldpwd;    /* NULL: not reported (the command replaced the trap...) */
 	bool checked;          /* the backend already applied the policy (SSH: remote) */
 	char *refused;         /* with checked: the directory the remote refused */
+	/* bash: the shell's state at the end, from fd 3 (untrusted: the command
+	 * could write there too; each part is checked as the API checks it).
+	 * complete: the report ended with its final record; otherwise nothing
+	 * below is taken. */
+	bool complete;
+	char **env;            /* the exported variables, "K=V" */
+	char **aliases;        /* "name=value" as the shell defined them */
+	char *state, *options; /* variables, functions, shopt, umask; set +o */
 };
+
+/* The side channel's records after "DIR\nOLDPWD\n\0" (bash sessions):
+ * E<K=V>\0 A<name=value>\0 S<state>\0 O<options>\0 and Z\0 last. Parse them
+ * into out (complete only with Z). */
+void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out);
+void ward_session_outcome_release(struct session_outcome *out);
+
+/* The most shell state (variables, functions, shopt, umask, options) a
+ * session carries from one command to the next: it is restored inside the
+ * next command's script, which one exec argument (128 KiB) must hold. */
+#define WARD_SESSION_STATE_BYTES (64 * 1024)
 
 struct session_backend {
 	const char *name;
@@ -72,6 +96,9 @@ struct ward_session {
 	 * it, and by apply and discard, so one at a time. */
 	pthread_mutex_t changes_lock;
 	char *changes;
+	const char *shell;          /* "/bin/bash" when installed, else "/bin/sh" */
+	char *state, *options;      /* bash: the shell state kept (see session_outcome) */
+	char *state_note;           /* why the last command's state was not kept, or NULL */
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to

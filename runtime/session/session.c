@@ -259,8 +259,9 @@ static ssize_t alias_find(const struct ward_session *s, const char *name, size_t
 	return -1;
 }
 
-int ward_session_alias_set(struct ward_session *s, const char *name, const char *value,
-			   struct ward_error **err)
+/* s->lock held. */
+static int alias_set_locked(struct ward_session *s, const char *name, const char *value,
+			    struct ward_error **err)
 {
 	char *n = NULL, *v = NULL, **gn, **gv;
 	ssize_t at;
@@ -273,7 +274,6 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 					    "no value for alias '%s'", name);
 	if (!(v = strdup(value)))
 		return ward_error_make(err, ENOMEM, "alias");
-	pthread_mutex_lock(&s->lock);
 	at = alias_find(s, name, strlen(name));
 	{
 		size_t bytes = 0, i;
@@ -282,7 +282,6 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 			if ((ssize_t)i != at)
 				bytes += strlen(s->alias_names[i]) + strlen(s->alias_values[i]);
 		if (at < 0 && s->n_alias >= s->opt.limits.aliases) {
-			pthread_mutex_unlock(&s->lock);
 			free(v);
 			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 						    "alias '%s': the session has %zu aliases, the "
@@ -290,7 +289,6 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 						    name, s->n_alias);
 		}
 		if (bytes + strlen(name) + strlen(value) > s->opt.limits.alias_bytes) {
-			pthread_mutex_unlock(&s->lock);
 			free(v);
 			return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 						    "alias '%s': the aliases would pass %zu bytes "
@@ -301,7 +299,6 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 	if (at >= 0) {
 		free(s->alias_values[at]);
 		s->alias_values[at] = v;
-		pthread_mutex_unlock(&s->lock);
 		return 0;
 	}
 	n = strdup(name);
@@ -312,7 +309,6 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 	if (gv)
 		s->alias_values = gv;
 	if (!n || !gn || !gv) {
-		pthread_mutex_unlock(&s->lock);
 		free(n);
 		free(v);
 		return ward_error_make(err, ENOMEM, "alias");
@@ -320,8 +316,18 @@ int ward_session_alias_set(struct ward_session *s, const char *name, const char 
 	s->alias_names[s->n_alias] = n;
 	s->alias_values[s->n_alias] = v;
 	s->n_alias++;
-	pthread_mutex_unlock(&s->lock);
 	return 0;
+}
+
+int ward_session_alias_set(struct ward_session *s, const char *name, const char *value,
+			   struct ward_error **err)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = alias_set_locked(s, name, value, err);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 int ward_session_alias_remove(struct ward_session *s, const char *name, struct ward_error **err)
@@ -587,6 +593,12 @@ char *ward_session_pwd(struct ward_session *s)
 	p = strdup(s->cwd);
 	pthread_mutex_unlock(&s->lock);
 	return p;
+}
+
+/* Whether commands see the sandbox's own view (its /tmp among it). */
+static bool sandbox_view(const struct ward_session *s)
+{
+	return !s->opt.ssh.host && s->cfg.view && s->cfg.mode != WARD_SANDBOX_OFF;
 }
 
 static bool allowed_dir(const struct ward_session *s, const char *dir)
@@ -859,6 +871,7 @@ void ward_session_result_release(struct ward_session_result *r)
 	free(r->expanded);
 	free(r->cwd);
 	free(r->cwd_refused);
+	free(r->state_note);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -873,6 +886,86 @@ static void refuse(struct ward_session_result *r, struct ward_error *e)
 		r->run.stderr_text = strdup("");
 }
 
+/* A bash session's shell state at the end of a command, as the trap
+ * reported it (s->lock held). The report is untrusted — the command could
+ * write fd 3 too — so each part goes through the bounds and checks of the
+ * API: the environment (names, limits.env_bytes), aliases (ward's own table,
+ * so that they are expanded before the front door and checked; limits of
+ * ward_session_alias_set), and the rest (variables, functions, shopt, umask,
+ * options; WARD_SESSION_STATE_BYTES), which only ever runs inside the
+ * sandbox, before the next command. A report cut short keeps what was kept
+ * before, and says so. */
+static void keep_state(struct ward_session *s, struct session_outcome *oc,
+		       struct ward_session_result *r)
+{
+	const char *why = NULL;
+	size_t i, bytes = 0;
+
+	free(s->state_note);
+	s->state_note = NULL;
+	if (!oc->complete && !r->run.started)
+		return; /* nothing ran: nothing changed, nothing to say */
+	if (!oc->complete) {
+		why = r->run.timed_out ? "the command timed out" :
+		      r->run.signal	 ? "the shell was killed" :
+					   "the shell exited without its report (exec, or trap reset)";
+		goto note;
+	}
+	if (strlen(oc->state) + strlen(oc->options) > WARD_SESSION_STATE_BYTES) {
+		why = "its variables and functions exceed 64 KiB";
+		goto note;
+	}
+	for (i = 0; oc->env[i]; i++) {
+		char *eq = strchr(oc->env[i], '=');
+
+		bytes += strlen(oc->env[i]) + 1;
+		if (!eq)
+			break;
+		*eq = '\0';
+		if (!valid_env_name(oc->env[i])) {
+			*eq = '=';
+			break;
+		}
+		*eq = '=';
+	}
+	if (oc->env[i]) {
+		why = "its environment holds an invalid name";
+		goto note;
+	}
+	if (bytes > s->opt.limits.env_bytes) {
+		why = "its environment exceeds session.limits.env_bytes";
+		goto note;
+	}
+	ward_env_free(s->env);
+	s->env = steal_ptr(oc->env);
+	free(s->state);
+	s->state = steal_ptr(oc->state);
+	free(s->options);
+	s->options = steal_ptr(oc->options);
+	for (i = 0; oc->aliases[i]; i++) {
+		char *eq = strchr(oc->aliases[i], '=');
+		struct ward_error *e = NULL;
+		ssize_t at;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		at = alias_find(s, oc->aliases[i], strlen(oc->aliases[i]));
+		if (at >= 0 && strcmp(s->alias_values[at], eq + 1) == 0)
+			continue;
+		if (alias_set_locked(s, oc->aliases[i], eq + 1, &e) < 0) {
+			why = "an alias it defined is over the session's limits or invalid";
+			ward_error_free(e);
+		}
+	}
+	if (!why)
+		return;
+note:
+	if (asprintf(&s->state_note, "shell state not kept: %s; the session keeps what it had", why) < 0)
+		s->state_note = NULL;
+	r->state_note = s->state_note ? strdup(s->state_note) : NULL;
+}
+
 static int exec_typed(struct ward_session *s, const char *cmd,
 		      const struct ward_session_exec_options *opt, uint64_t replay_of,
 		      struct ward_session_result *r, struct ward_error **err)
@@ -882,7 +975,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 	struct session_outcome oc = { 0 };
 	struct ward_history_entry he = { 0 };
 	struct ward_error *why = NULL;
-	_cleanup_free_ char *start_cwd = NULL, *start_old = NULL;
+	_cleanup_free_ char *start_cwd = NULL, *start_old = NULL, *state = NULL, *options = NULL;
 	char **env = NULL;
 	long long t0;
 	int timeout, rc = 0;
@@ -925,6 +1018,8 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		return 0;
 	}
 	env = strv_copy(s->env);
+	state = s->state ? strdup(s->state) : NULL;
+	options = s->options ? strdup(s->options) : NULL;
 	start_cwd = opt->workdir ? join_path(s->cwd, opt->workdir) : strdup(s->cwd);
 	start_old = strdup(s->oldpwd);
 	pthread_mutex_unlock(&s->lock);
@@ -957,6 +1052,12 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		job.strict_cwd = opt->workdir != NULL;
 		job.timeout = timeout;
 		job.forward_signals = opt->forward_signals;
+		job.shell = s->shell;
+		job.cancel_fd = opt->cancel_fd > 0 ? opt->cancel_fd : s->cfg.cancel_fd;
+		job.state = state;
+		job.options = options;
+		job.report_cap = 2 * PATH_MAX + 8 + s->opt.limits.env_bytes +
+				 s->opt.limits.alias_bytes + 2 * WARD_SESSION_STATE_BYTES + 4096;
 		rc = s->backend->exec(s, &job, &r->run, &oc, err);
 	}
 	he.duration_ms = (ward_now_ns() - t0) / 1000000;
@@ -978,6 +1079,8 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		}
 	}
 	r->cwd = strdup(s->cwd);
+	if (rc == 0 && strcmp(s->shell, "/bin/bash") == 0 && s->backend != &ward_session_ssh_backend)
+		keep_state(s, &oc, r);
 	if (rc == 0 && !opt->no_history) {
 		he.command = (char *)cmd;
 		he.expanded = r->expanded;
@@ -994,9 +1097,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 	if (!opt->concurrent)
 		pthread_mutex_unlock(&s->run_lock);
 
-	free(oc.cwd);
-	free(oc.oldpwd);
-	free(oc.refused);
+	ward_session_outcome_release(&oc);
 	ward_env_free(env);
 	if (rc < 0)
 		ward_session_result_release(r);
@@ -1063,6 +1164,11 @@ enum ward_session_isolation ward_session_isolation(const struct ward_session *s)
 	return s->opt.isolation;
 }
 
+const char *ward_session_shell(const struct ward_session *s)
+{
+	return s->shell;
+}
+
 const char *ward_session_backend(const struct ward_session *s)
 {
 	return s->backend == &ward_session_ssh_backend ? "ssh" : "local";
@@ -1107,8 +1213,14 @@ static int initial_env(struct ward_session *s, struct ward_error **err)
 	env_del(s->env, "OLDPWD");
 	if (empty)
 		return 0;
+	/* One rule with `ward run` (core/run.c): a HOME the sandbox would not
+	 * show is /tmp, the sandbox's own; never the workdir, where a tool's
+	 * dotfiles (~/.gitconfig, ~/.cache) would land in the project. */
 	home = ward_env_get(s->env, "HOME");
-	if ((!home || !allowed_dir(s, home)) && env_put(&s->env, "HOME", s->workdir) < 0)
+	if (!sandbox_view(s))
+		return 0;
+	if ((!home || !(allowed_dir(s, home) || under(home, "/tmp"))) &&
+	    env_put(&s->env, "HOME", "/tmp") < 0)
 		return ward_error_make(err, ENOMEM, "session environment");
 	return 0;
 }
@@ -1132,6 +1244,7 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 	pthread_cond_init(&s->idle, NULL);
 	s->ratelog = &s->own_log;
 	s->rate_lock = &s->lock;
+	s->shell = "/bin/sh";
 	s->cfg = *cfg;
 	ward_config_init(cfg); /* taken over */
 	if (!o) {
@@ -1177,12 +1290,20 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 		if (ward_admit_workdir(&s->cfg.admit, s->cfg.workdir, err) < 0)
 			goto fail_quiet;
 		s->workdir = strdup(s->cfg.workdir);
+		/* bash where installed (the sandbox's view shows the host's /bin):
+		 * what an agent writes, and what a session keeps between commands */
+		s->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
 		s->backend = s->opt.isolation == WARD_SESSION_SHARED ? &ward_session_local_shared :
 									&ward_session_local_fresh;
 	}
 	s->cwd = s->workdir ? strdup(s->workdir) : NULL;
 	s->oldpwd = s->workdir ? strdup(s->workdir) : NULL;
 	if (!s->workdir || !s->cwd || !s->oldpwd || add_allowed(s, s->workdir) < 0) {
+		rc = ward_error_make(err, ENOMEM, "session");
+		goto fail;
+	}
+	/* the sandbox's own /tmp: HOME, when the host's is not shown */
+	if (sandbox_view(s) && add_allowed(s, "/tmp") < 0) {
 		rc = ward_error_make(err, ENOMEM, "session");
 		goto fail;
 	}
@@ -1251,5 +1372,8 @@ void ward_session_free(struct ward_session *s)
 	pthread_mutex_destroy(&s->changes_lock);
 	pthread_cond_destroy(&s->idle);
 	free(s->changes); /* the set itself stays kept, under its name */
+	free(s->state);
+	free(s->options);
+	free(s->state_note);
 	free(s);
 }

@@ -419,6 +419,8 @@ static void take_result(json_t *r, struct ward_result *res, struct session_outco
 
 	res->output = dup_text(json_object_get(r, "output"), &res->output_len);
 	res->stderr_text = dup_text(json_object_get(r, "stderr"), &res->stderr_len);
+	if (json_is_string(json_object_get(r, "stdout")))
+		res->stdout_text = dup_text(json_object_get(r, "stdout"), &res->stdout_len);
 	res->exit_code = (int)json_integer_value(json_object_get(r, "exit_code"));
 	res->sandboxed = json_is_true(json_object_get(r, "sandboxed"));
 	res->timed_out = json_is_true(json_object_get(r, "timed_out"));

@@ -236,6 +236,141 @@ START_TEST(test_mcp)
 }
 END_TEST
 
+/* MCP 2025-06-18 as agent clients use it: the shell tool declares an
+ * outputSchema and its structuredContent holds stdout and stderr apart, the
+ * exit code, the timeout, truncation, duration and the directory after; and
+ * the session is a shell kept open: variables (exported or not) and
+ * functions carry over to the next call (bash). */
+START_TEST(test_mcp_structured_state)
+{
+	struct srv s;
+	json_t *r, *t, *req;
+	size_t i;
+	bool have_schema = false;
+
+	start(&s, NULL);
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+			     "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}"));
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	json_array_foreach(get(r, "tools"), i, t) {
+		if (strcmp(json_string_value(json_object_get(t, "name")), "shell") != 0)
+			continue;
+		req = json_object_get(json_object_get(t, "outputSchema"), "required");
+		ck_assert_msg(json_is_array(req), "the shell tool has an outputSchema");
+		{
+			const char *want[] = { "stdout", "stderr", "exit_code", "timed_out",
+					       "truncated_bytes", "duration_ms", "cwd" };
+			size_t k, j;
+			json_t *v;
+
+			for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+				bool found = false;
+
+				json_array_foreach(req, j, v)
+					found = found || strcmp(json_string_value(v), want[k]) == 0;
+				ck_assert_msg(found, "outputSchema requires %s", want[k]);
+			}
+		}
+		have_schema = true;
+	}
+	ck_assert(have_schema);
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export FOO=bar; Y=2; "
+		     "f() { echo fn; }; echo out; echo err >&2\"}}}");
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "out\n");
+	ck_assert_str_eq(gets_(r, "structuredContent.stderr"), "err\n");
+	ck_assert_str_eq(gets_(r, "structuredContent.cwd"), workdir);
+	ck_assert(json_is_false(get(r, "structuredContent.timed_out")));
+	ck_assert_int_eq(geti(r, "structuredContent.truncated_bytes"), 0);
+	ck_assert_int_ge(geti(r, "structuredContent.duration_ms"), 0);
+	ck_assert_ptr_nonnull(strstr(gets_(r, "content.0.text"), "out\n"));
+	json_decref(r);
+	if (access("/bin/bash", X_OK) == 0) {
+		r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+			     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo \\\"$FOO $Y\\\"; f\"}}}");
+		ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "bar 2\nfn\n");
+		json_decref(r);
+	}
+	stop(&s);
+}
+END_TEST
+
+/* ward serve takes ward run's sandbox options, over the policy file; the
+ * initialize result tells the model what the sandbox allows. */
+START_TEST(test_serve_sandbox_flags)
+{
+	struct srv s;
+	json_t *r;
+	const char *instr;
+
+	start(&s, "--allow-host=example.com");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	instr = gets_(r, "instructions");
+	ck_assert_msg(strstr(instr, "proxy") && strstr(instr, "example.com"), "%s", instr);
+	ck_assert_msg(strstr(instr, workdir) && strstr(instr, "30 s"), "%s", instr);
+	json_decref(r);
+	stop(&s);
+	/* (a flag every tier has: --pids needs a cgroup, root's on this host) */
+	start(&s, "--setenv=WARD_T_FLAG=from-the-flag");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo $WARD_T_FLAG\"}}}");
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "from-the-flag\n");
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+	ck_assert_msg(strstr(gets_(r, "instructions"), "loopback only"), "%s",
+		      gets_(r, "instructions"));
+	json_decref(r);
+	stop(&s);
+	/* a flag about a command, not the sandbox: refused, exit 125 */
+	{
+		char *ward = harness_path("ward"), *out = NULL, *err = NULL;
+		char *argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"--json", NULL };
+		int status = harness_capture(argv, &out, &err);
+
+		ck_assert_int_eq(WEXITSTATUS(status), 125);
+		ck_assert_msg(strstr(err, "only the sandbox's options"), "%s", err);
+		free(out);
+		free(err);
+		free(ward);
+	}
+}
+END_TEST
+
+/* notifications/cancelled kills the named command at once (a fresh
+ * sandbox, or a shared session's sandbox, restarted for the next command);
+ * the cancelled request gets no answer, the next is answered at once, and
+ * the session's state is as before the cancelled command. */
+START_TEST(test_mcp_cancel)
+{
+	struct srv s;
+	json_t *r;
+
+	start(&s, _i ? "--isolation=shared" : NULL);
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}"));
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes\"}}}");
+	json_decref(r);
+	/* 100 s against next()'s 30: without the cancellation the test fails */
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		      "\"name\":\"shell\",\"arguments\":{\"command\":\"KEPT=no; echo started; "
+		      "sleep 100\",\"timeout\":200}}}");
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+		      "\"requestId\":3,\"reason\":\"the user stopped it\"}}");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"echo \\\"$KEPT\\\"\"}}}");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 4);
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"),
+			 access("/bin/bash", X_OK) == 0 ? "yes\n" : "\n");
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
 START_TEST(test_session_methods)
 {
 	struct srv s;
@@ -252,6 +387,10 @@ START_TEST(test_session_methods)
 	ck_assert_str_eq(gets_(r, "session"), "s1");
 	ck_assert_str_eq(gets_(r, "isolation"), iso);
 	ck_assert_int_eq(geti(r, "timeout"), 20);
+	/* what the session keeps, and what it cannot (processes), said */
+	ck_assert_ptr_nonnull(strstr(gets_(r, "not_kept"), "processes"));
+	ck_assert_str_eq(gets_(r, "keeps.0"), "directory");
+	ck_assert_str_eq(gets_(r, "shell"), access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh");
 	json_decref(r);
 #define CALL(id, m, p)                                                                             \
 	call(&s, "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"" m "\",\"params\":{"           \
@@ -530,6 +669,19 @@ START_TEST(test_shell_lines)
 	ck_assert_ptr_nonnull(strstr(err, "NotAuthorized") ? err : strstr(err, "dangerous.privilege"));
 	free(out);
 	free(err);
+	/* an unexported variable, then the next line: kept (bash) */
+	if (access("/bin/bash", X_OK) == 0) {
+		char *argv[] = { ward, (char *)"shell", (char *)"--no-policy", wd_opt, NULL };
+
+		status = harness_capture_input(argv, "Y=2; echo $Y\necho $Y\n", &out, &err);
+		ck_assert_msg(WIFEXITED(status), "shell: %d", status);
+		ck_assert_msg(strcmp(out, "2\n2\n") == 0, "out: '%s' err: '%s'", out, err);
+	} else {
+		out = strdup("");
+		err = strdup("");
+	}
+	free(out);
+	free(err);
 	/* bad options: said, with the option, exit 125 */
 	{
 		char *argv[] = { ward, (char *)"serve", (char *)"--isolation=both", NULL };
@@ -613,9 +765,12 @@ START_TEST(test_shell_tty)
 	ck_assert_msg(pty_wait(fd, "aXbc\r\n", "$ ", buf, sizeof(buf)), "got: %s", buf);
 	/* up: the previous line again; home, delete; end, backspace */
 	pty_send(fd, "\x1b[A\x1b[H\x1b[3~\x1b[F\x7f\r");
-	ck_assert_msg(pty_wait(fd, "cho: not found", "$ ", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(pty_wait(fd, "not found", "$ ", buf, sizeof(buf)), "got: %s", buf);
+	ck_assert_msg(strstr(buf, "cho: ") != NULL, "got: %s", buf);
 	ck_assert_msg(strstr(buf, "$ cho aXb\r") != NULL, "got: %s", buf);
-	ck_assert_msg(strstr(buf, "sh: 1: cho") != NULL, "line numbers are the command's: %s", buf);
+	/* dash says "sh: 1: cho", bash "line 1: cho" */
+	ck_assert_msg(strstr(buf, "sh: 1: cho") || strstr(buf, "line 1: cho"),
+		      "line numbers are the command's: %s", buf);
 	/* ^C while a command runs stops the command, not the shell */
 	{
 		char line[64], marker[32];
@@ -643,6 +798,32 @@ END_TEST
 
 /* Overlay workdir mode through the server: a session's changes build up,
  * are listed, diffed, applied and discarded by methods of their own. */
+/* Lines typed while a command runs are kept: they run next, in order. */
+START_TEST(test_shell_typeahead)
+{
+	char *ward = harness_path("ward"), buf[65536];
+	int fd, status;
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (chdir(workdir) < 0)
+			_exit(126);
+		execl(ward, ward, "shell", "--no-policy", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(pty_wait(fd, "ward:", "$ ", buf, sizeof(buf)));
+	/* the second line is typed at once, while the first still runs */
+	pty_send(fd, "sleep 1; echo fir''st\r");
+	pty_send(fd, "echo sec''ond\r");
+	ck_assert_msg(pty_wait(fd, "\nfirst\r\n", "\nsecond\r\n", buf, sizeof(buf)), "got: %s", buf);
+	pty_send(fd, "exit\r");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(fd);
+	free(ward);
+}
+END_TEST
+
 START_TEST(test_session_changes)
 {
 	static const char policy[] = "{\"workdir\": {\"mode\": \"overlay\"}, "
@@ -722,6 +903,9 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_mcp);
+	tcase_add_test(tc, test_mcp_structured_state);
+	tcase_add_test(tc, test_serve_sandbox_flags);
+	tcase_add_loop_test(tc, test_mcp_cancel, 0, 2);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);
@@ -730,6 +914,7 @@ int main(void)
 	tcase_add_test(tc, test_shell_no_rate_limit);
 	tcase_add_test(tc, test_serve_keeps_rate_limit);
 	tcase_add_test(tc, test_shell_tty);
+	tcase_add_test(tc, test_shell_typeahead);
 	tcase_add_test(tc, test_sigterm);
 	return harness_main(s);
 }

@@ -84,6 +84,7 @@ static void expect(struct ward_session *s, const char *cmd, const char *want)
 	free(out);
 }
 
+
 /* cgroups of this process's wards (named ward-w<pid>-...) at the top of the
  * v1 pids hierarchy */
 static int count_ward_cgroups(void)
@@ -198,7 +199,9 @@ END_TEST
 
 START_TEST(test_cd)
 {
-	struct ward_session *s = open_session(iso_of(_i), false);
+	/* a host HOME the sandbox does not show (each test runs in its own fork) */
+	struct ward_session *s = (setenv("HOME", "/nonexistent-ward-home", 1),
+				  open_session(iso_of(_i), false));
 	struct ward_session_result r;
 	struct ward_error *err = NULL;
 	char *p, *want;
@@ -220,11 +223,20 @@ START_TEST(test_cd)
 	p = ward_session_pwd(s);
 	ck_assert_str_eq(p, want);
 	free(p);
-	/* cd alone: HOME, which is the start directory when the host's is not visible */
+	/* cd alone: HOME, which is the sandbox's /tmp when the host's is not
+	 * visible (the rule of `ward run`), and a directory the session may be in */
+	expect(s, "echo \"$HOME\"", "/tmp\n");
 	free(ok(s, "cd"));
 	p = ward_session_pwd(s);
-	ck_assert_str_eq(p, workdir);
+	ck_assert_str_eq(p, "/tmp");
 	free(p);
+	{
+		char *back;
+
+		ck_assert_int_ge(asprintf(&back, "cd '%s'", workdir), 0);
+		free(ok(s, back));
+		free(back);
+	}
 	/* a cd inside a longer command counts too */
 	free(ok(s, "true; if true; then cd a/b; fi; echo done"));
 	p = ward_session_pwd(s);
@@ -913,8 +925,9 @@ START_TEST(test_shared_cgroup)
 		      err ? err->message : "?");
 	/* the same command twice: the limit holds for the second too */
 	for (int k = 0; k < 2; k++) {
-		ck_assert_int_eq(ward_session_exec(s, "n=0; while [ $n -lt 40 ]; do "
-						      "sleep 2 & n=$((n+1)); done; echo all", NULL,
+		/* dash: a fork that fails is an error at once (bash retries) */
+		ck_assert_int_eq(ward_session_exec(s, "exec /bin/sh -c 'n=0; while [ $n -lt 40 ]; do "
+						      "sleep 2 & n=$((n+1)); done; echo all'", NULL,
 						      &r, &err), 0);
 		ck_assert_msg(r.run.exit_code != 0 && !strstr(r.run.output, "all"),
 			      "40 processes under a limit of 16: exit %d, %s", r.run.exit_code,
@@ -929,6 +942,117 @@ START_TEST(test_shared_cgroup)
 	ck_assert_int_eq(count_ward_cgroups(), 0);
 	ward_session_options_release(&o);
 	ward_config_release(&cfg);
+}
+END_TEST
+
+
+/* A session keeps what an open terminal keeps (bash): variables exported or
+ * not, functions, shell options, shopt, umask, arrays, the directory — from
+ * one command to the next, in both isolation modes. */
+START_TEST(test_shell_state)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char **env;
+	bool found = false;
+	size_t i;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		ward_session_free(s);
+		return; /* the state is kept by bash only */
+	}
+	/* (arrays and extglob patterns wait for the bash dialect of the parser) */
+	free(ok(s, "export FOO=bar; Y='two words'; declare -i N=6; "
+		   "f() { echo \"fn:$1\"; }; set -o noglob; shopt -s extglob; umask 027; "
+		   "mkdir -p sub && cd sub"));
+	expect(s, "N+=1; echo \"$FOO|$Y|$N\"", "bar|two words|7\n");
+	expect(s, "f x", "fn:x\n");
+	expect(s, "umask", "0027\n");
+	expect(s, "[[ $- == *f* ]] && echo noglob", "noglob\n");
+	expect(s, "shopt -q extglob && echo extglob", "extglob\n");
+	expect(s, "basename \"$PWD\"", "sub\n");
+	/* exported: seen by programs, and by the session's API */
+	expect(s, "printenv FOO", "bar\n");
+	env = ward_session_env(s);
+	for (i = 0; env && env[i]; i++)
+		found = found || strcmp(env[i], "FOO=bar") == 0;
+	ward_env_free(env);
+	ck_assert_msg(found, "the exported variable is in the session's environment");
+	/* unset and unexport are kept too */
+	free(ok(s, "unset Y; unset -f f; export -n FOO"));
+	expect(s, "echo \"[${Y-unset}]\"; type f >/dev/null 2>&1 || echo nofn; printenv FOO || echo noenv",
+	       "[unset]\nnofn\nnoenv\n");
+	/* the exit status is the command's, state or not */
+	ck_assert_int_eq(ward_session_exec(s, "Z=1; exit 7", NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.exit_code, 7);
+	ck_assert_ptr_null(r.state_note);
+	ward_session_result_release(&r);
+	expect(s, "echo $Z", "1\n");
+	ward_session_free(s);
+}
+END_TEST
+
+/* The state a command leaves is bounded: past 64 KiB it is not kept (the
+ * result says so) and the session keeps what it had; a command that ends
+ * without the report (exec) keeps the state before it; after a timeout the
+ * session still runs and says what it kept. */
+START_TEST(test_shell_state_bounds)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+	struct ward_session_exec_options eo = { .timeout = 1 };
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		ward_session_free(s);
+		return;
+	}
+	free(ok(s, "KEEP=1"));
+	ck_assert_int_eq(ward_session_exec(s, "BIG=$(head -c 100000 /dev/zero | tr '\\0' x)",
+					   NULL, &r, &err), 0);
+	ck_assert_int_eq(r.run.exit_code, 0);
+	ck_assert_msg(r.state_note && strstr(r.state_note, "64 KiB"), "note: %s",
+		      r.state_note ? r.state_note : "(none)");
+	ward_session_result_release(&r);
+	expect(s, "echo \"${#BIG}:$KEEP\"", "0:1\n");
+	/* an exported variable past the environment's limit: not kept either */
+	ck_assert_int_eq(ward_session_exec(s, "export HUGE=$(head -c 600000 /dev/zero | tr '\\0' x)",
+					   NULL, &r, &err), 0);
+	ck_assert_msg(r.state_note != NULL, "an environment past the limit is not kept");
+	ward_session_result_release(&r);
+	expect(s, "echo \"${#HUGE}:$KEEP\"", "0:1\n");
+	/* exec: no report, the state before is kept */
+	free(ok(s, "LOST=1; exec true"));
+	expect(s, "echo \"${LOST-no}:$KEEP\"", "no:1\n");
+	/* a timeout: killed, the session goes on with the state before */
+	ck_assert_int_eq(ward_session_exec(s, "GONE=1; sleep 100", &eo, &r, &err), 0);
+	ck_assert(r.run.timed_out);
+	ck_assert_msg(r.state_note && strstr(r.state_note, "timed out"), "note: %s",
+		      r.state_note ? r.state_note : "(none)");
+	ward_session_result_release(&r);
+	expect(s, "echo \"${GONE-no}:$KEEP\"", "no:1\n");
+	ward_session_free(s);
+}
+END_TEST
+
+/* The report on fd 3 cannot be forged by the command's programs: they do not
+ * get fd 3 (the shell gives it to none of them), so a program writing a
+ * report of its own changes nothing. A directory it names outside the
+ * policy is refused as before. */
+START_TEST(test_shell_state_forge)
+{
+	struct ward_session *s = open_session(iso_of(_i), false);
+
+	if (access("/bin/bash", X_OK) != 0) {
+		ward_session_free(s);
+		return;
+	}
+	expect(s, "ls /proc/self/fd/3 >/dev/null 2>&1 && echo has3 || echo no3", "no3\n");
+	expect(s, "sh -c 'printf \"/\\n/\\n\\0SFORGED=1\\n\\0O\\0Z\\0\" >&3' 2>/dev/null; echo ran",
+	       "ran\n");
+	expect(s, "echo \"${FORGED-none}\"; pwd -P | grep -c '^/$' || true", "none\n0\n");
+	ward_session_free(s);
 }
 END_TEST
 
@@ -959,6 +1083,9 @@ int main(void)
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_timeout, 0, 2);
+	tcase_add_loop_test(tc, test_shell_state, 0, 2);
+	tcase_add_loop_test(tc, test_shell_state_bounds, 0, 2);
+	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
 	return harness_main(s);
 }
