@@ -1489,8 +1489,11 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 					 v->w[0].text);
 		return;
 	}
-	/* an unquoted $x that is empty is no word at all: the next word runs */
-	if ((v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
+	/* an unquoted $x that is empty is no word at all: the next word runs.
+	 * A check of the validators': off with them ("validators": {"enabled":
+	 * false} leaves no rule, for hosts that want the kernel's fences alone) */
+	if (ward_rules_count(c->rules) > 0 &&
+	    (v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
 	    !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
 		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
 		 * have to guess which program runs */

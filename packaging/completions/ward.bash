@@ -6,7 +6,7 @@
 _ward_commands="run shell serve validate doctor changes diff apply discard"
 
 _ward_opts_run="-c --command --shell --no-shell -C --workdir --workdir-root --allow-workdir-anywhere
- --allow-home-workdir -t --timeout --json --setenv --clearenv --ro-bind --bind --tmpfs --uid0
+ --allow-home-workdir --allow-nested -t --timeout --json --setenv --clearenv --ro-bind --bind --tmpfs --uid0
  --hostname --sandbox --landlock --landlock-abi-max --landlock-min-abi --seccomp --allow-ptrace
  --namespaces --no-view --no-cgroup --net --allow-host --deny-host --allow-cidr --allow-port
  --inject-header --net-log --proxy-port --net-subnet --net-transport --allow-local-port

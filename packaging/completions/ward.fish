@@ -29,6 +29,7 @@ complete -c ward -n $r -s C -l workdir -x -a '(__fish_complete_directories)' -d 
 complete -c ward -n $r -l workdir-root -x -a '(__fish_complete_directories)' -d 'where a request may name its workdir'
 complete -c ward -n $r -l allow-workdir-anywhere -d 'let the workdir be a system directory'
 complete -c ward -n $r -l allow-home-workdir -d 'let the workdir be a home directory'
+complete -c ward -n $r -l allow-nested -d 'let the command make its own sandboxes'
 complete -c ward -n $r -s t -l timeout -x -d 'seconds'
 complete -c ward -n $r -l json -d 'read a request on stdin'
 complete -c ward -n $r -l setenv -x -d 'NAME=VALUE'

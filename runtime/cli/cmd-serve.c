@@ -38,9 +38,9 @@ static const char usage[] =
 	"      --no-policy        built-in defaults only\n"
 	"  -h, --help             this text\n"
 	"\n"
-	"and the sandbox options of ward run (--net, --allow-host, --memory, --pids,\n"
-	"--workdir-mode, --ro-bind, --seccomp, ...; see ward run --help), which win\n"
-	"over the policy file. --timeout here is the sessions' default per command.\n";
+	"and the sandbox options of ward run, which win over the policy file (see\n"
+	"ward run --help: the network, limits, mounts, workdir mode, fences...).\n"
+	"Here --timeout is the sessions' default per command.\n";
 
 /* ward run's option numbers, offset past serve's own */
 #define RUN_OPT 1000

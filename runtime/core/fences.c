@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ward/caps.h"
 
@@ -21,7 +22,8 @@ void ward_fences_config_init(struct ward_fences_config *cfg)
 {
 	ward_landlock_config_init(&cfg->landlock);
 	cfg->seccomp = "default";
-	cfg->seccomp_options.allow_ptrace = false;
+	/* every option off: a field added later starts off too */
+	memset(&cfg->seccomp_options, 0, sizeof(cfg->seccomp_options));
 	cfg->drop_caps = true;
 }
 
