@@ -693,16 +693,13 @@ static int open_parent(int wfd, const char *rel, const char **name)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(rel, '/');
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 
 	*name = slash ? slash + 1 : rel;
 	if (!slash)
 		return openat(wfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
-	return ward_open_nofollow(wfd, dir, (int)how.flags, true);
+	/* beneath wfd, no link on the way */
+	return ward_open_nofollow(wfd, dir, O_PATH | O_DIRECTORY, true);
 }
 
 /* Whether name in dfd is a directory (not a link to one). errno ENOTDIR if not. */

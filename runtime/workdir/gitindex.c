@@ -6,14 +6,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define INDEX_MAX (1024L * 1024 * 1024)
@@ -255,15 +253,12 @@ enum ward_gitindex_kind ward_gitindex_kind(const char *rel)
 /* Open base/rel for reading, no link followed anywhere below base. */
 static int open_beneath(const char *base, const char *rel)
 {
-	struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
 	int dir, fd, saved;
 
 	dir = open(base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return -1;
-	fd = ward_open_nofollow(dir, rel, (int)how.flags, true);
+	fd = ward_open_nofollow(dir, rel, O_RDONLY | O_NONBLOCK, true);
 	saved = errno;
 	close(dir);
 	errno = saved;

@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,7 +35,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util/util-internal.h"
@@ -123,10 +121,6 @@ static int open_real_parent(const char *path, const char **name)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 
 	if (!slash || !slash[1]) {
 		errno = EINVAL;
@@ -138,7 +132,7 @@ static int open_real_parent(const char *path, const char **name)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return ward_open_nofollow(AT_FDCWD, dir, (int)how.flags, false);
+	return ward_open_nofollow(AT_FDCWD, dir, O_PATH | O_DIRECTORY, false);
 }
 
 /* open_real_parent() for this run's placeholders, the last directory kept
