@@ -7,7 +7,9 @@
  * discarded as warm-up), the same command with the same policy and workdir,
  * and the difference is given both as the difference of the medians and as
  * the median of the paired differences (each B minus the A just before it),
- * which drift between pairs does not move. */
+ * which drift between pairs does not move. The CPU time each run took (its
+ * whole process tree, from rusage) is given beside it: on a loaded machine the
+ * wall clock measures the load, the CPU time still measures the work. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -25,10 +27,11 @@ static const char ab_usage[] =
 	"(default ARGS: -- /bin/true; 300 rounds) and prints their medians, p10, p90,\n"
 	"and the new binary's added cost.\n";
 
-static int one(char **argv, double *ms)
+static int one(char **argv, double *ms, double *cpu)
 {
 	int st = bench_exec(argv, NULL, 0, ms, NULL);
 
+	*cpu = bench_last_cpu_ms;
 	if (st < 0) {
 		fprintf(stderr, "ward-bench: run '%s': %s\n", argv[0], strerror(errno));
 		return -1;
@@ -49,7 +52,7 @@ int bench_ab(int argc, char **argv)
 	};
 	static char *deflt[] = { "--", "/bin/true", NULL };
 	const char *bin[2] = { NULL, NULL }, *policy = NULL, *dir = NULL;
-	struct samples s[2] = { { 0 } }, diff = { 0 };
+	struct samples s[2] = { { 0 } }, diff = { 0 }, cpu[2] = { { 0 } }, cdiff = { 0 };
 	char **extra = deflt, **av[2] = { NULL, NULL };
 	char polopt[4096];
 	size_t nextra = 2;
@@ -94,19 +97,20 @@ int bench_ab(int argc, char **argv)
 		memcpy(av[k] + 5, extra, nextra * sizeof(char *));
 	}
 	for (int i = 0; i <= rounds; i++) {
-		double ms[2];
+		double ms[2], cms[2];
 
 		/* alternate which goes first, so neither always follows the other */
 		for (int j = 0; j < 2; j++) {
 			int k = (i + j) % 2;
 
-			if (one(av[k], &ms[k]) < 0)
+			if (one(av[k], &ms[k], &cms[k]) < 0)
 				goto out;
 		}
 		if (i == 0)
 			continue;
 		if (samples_add(&s[0], ms[0]) < 0 || samples_add(&s[1], ms[1]) < 0 ||
-		    samples_add(&diff, ms[1] - ms[0]) < 0) {
+		    samples_add(&diff, ms[1] - ms[0]) < 0 || samples_add(&cpu[0], cms[0]) < 0 ||
+		    samples_add(&cpu[1], cms[1]) < 0 || samples_add(&cdiff, cms[1] - cms[0]) < 0) {
 			perror("ward-bench: samples");
 			goto out;
 		}
@@ -123,12 +127,18 @@ int bench_ab(int argc, char **argv)
 	       samples_quantile(&s[1], 0.5) - samples_quantile(&s[0], 0.5),
 	       samples_quantile(&diff, 0.5), rounds, samples_quantile(&diff, 0.25),
 	       samples_quantile(&diff, 0.75));
+	printf("cpu:   old %.3f ms, new %.3f ms (medians), added %+.3f ms (median of the paired "
+	       "differences)\n",
+	       samples_quantile(&cpu[0], 0.5), samples_quantile(&cpu[1], 0.5),
+	       samples_quantile(&cdiff, 0.5));
 	rc = 0;
 out:
 	for (int k = 0; k < 2; k++) {
 		free(av[k]);
 		samples_release(&s[k]);
+		samples_release(&cpu[k]);
 	}
 	samples_release(&diff);
+	samples_release(&cdiff);
 	return rc;
 }
