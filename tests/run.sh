@@ -12,7 +12,7 @@
 set -u
 B=$(realpath "${B:-build}")
 what=${1:-all}
-pass=0 fail=0 skip=0 bins_failed=() why=()
+pass=0 fail=0 skip=0 bins_failed=() why=() times=()
 
 # ward serve counts every command against a rate limit (30 a minute by
 # default), and ward run does when a policy sets one, kept under
@@ -32,11 +32,12 @@ export XDG_STATE_HOME=$STATE/state
 trap 'rm -rf "$STATE"' EXIT
 
 run_one() { # label, then the command
-	local label=$1 out rc n f e
+	local label=$1 out rc n f e t0=$SECONDS
 	shift
 	echo "== $label"
 	out=$("$@" 2>&1)
 	rc=$?
+	times+=("$((SECONDS - t0)) $label")
 	printf '%s\n' "$out"
 	if [[ $out =~ Checks:\ ([0-9]+),\ Failures:\ ([0-9]+),\ Errors:\ ([0-9]+) ]]; then
 		n=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} e=${BASH_REMATCH[3]}
@@ -135,11 +136,13 @@ fuzz_one() { # name, then the seed directories
 		fail=$((fail + 1))
 		return
 	fi
+	local t0=$SECONDS
 	fc=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
 	fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
 		-rss_limit_mb=2048 -print_final_stats=1 "$fc" "$@" 2>&1)
 	frc=$?
 	rm -rf "$fc"
+	times+=("$((SECONDS - t0)) fuzz/$name")
 	printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
 	if [ $frc -eq 0 ]; then
 		pass=$((pass + 1))
@@ -166,8 +169,10 @@ fi
 if [ "$what" = all ] || [ "$what" = container ]; then
 	if [ -x tests/container/run.sh ]; then
 		echo "== container (podman)"
+		t0=$SECONDS
 		cout=$(B="$B" WARD_CONTAINER_CACHED_ONLY=1 tests/container/run.sh 2>&1)
 		crc=$?
+		times+=("$((SECONDS - t0)) container")
 		printf '%s\n' "$cout"
 		pass=$((pass + $(printf '%s\n' "$cout" | grep -c '^ok - ')))
 		fail=$((fail + $(printf '%s\n' "$cout" | grep -c '^not ok - ')))
@@ -199,9 +204,11 @@ if [ "$what" = all ] || [ "$what" = deb ]; then
 		*,deb,* | *,all,*) fail=$((fail + 1)) bins_failed+=("deb") ;;
 		esac
 	else
+		t0=$SECONDS
 		dout=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s B="$B" deb 2>&1 &&
 			scripts/test-deb.sh "$B/deb" 2>&1)
 		drc=$?
+		times+=("$((SECONDS - t0)) deb")
 		rm -rf "${B:?}/deb" # a copy of the tree and its build: not for the tiers after
 		printf '%s\n' "$dout" | grep -E '^(ok - |test-deb: |deb: |E: |W: )' || true
 		pass=$((pass + $(printf '%s\n' "$dout" | grep -c '^ok - ')))
@@ -232,8 +239,10 @@ if [ "$what" = all ] || [ "$what" = mutants ]; then
 		*,all,* | *,root,*) fail=$((fail + 1)) bins_failed+=("mutants") ;;
 		esac
 	else
+		t0=$SECONDS
 		mout=$(B="$B" "$(dirname "$0")/../scripts/mutants.sh" 2>&1)
 		mrc=$?
+		times+=("$((SECONDS - t0)) mutants")
 		printf '%s\n' "$mout"
 		if [[ $mout =~ mutants:\ ([0-9]+)\ caught,\ ([0-9]+)\ missed ]]; then
 			pass=$((pass + BASH_REMATCH[1]))
@@ -252,7 +261,11 @@ fi
 # run; one pass or one failure.
 if [ "$what" = all ] || [ "$what" = bench ]; then
 	echo "== bench (QUICK=1)"
-	if B="$B" QUICK=1 "$(dirname "$0")/../bench/run.sh"; then
+	t0=$SECONDS
+	B="$B" QUICK=1 "$(dirname "$0")/../bench/run.sh"
+	brc=$?
+	times+=("$((SECONDS - t0)) bench")
+	if [ $brc -eq 0 ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
@@ -260,6 +273,12 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
 	fi
 fi
 
+# where the suite's time goes (CI has a budget): the slowest binaries
+if [ ${#times[@]} -gt 0 ]; then
+	echo "slowest (s): $(printf '%s\n' "${times[@]}" | sort -rn | head -8 | tr '\n' ',' |
+		sed 's/,$//; s/,/, /g')"
+fi
+echo "total: $SECONDS s"
 if [ ${#bins_failed[@]} -gt 0 ]; then
 	echo "failed: ${bins_failed[*]}"
 	[ ${#why[@]} -eq 0 ] || printf '  %s\n' "${why[@]}"
