@@ -36,7 +36,7 @@ SOVERSION  := 0
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson
+PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson openssl
 
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wno-unused-parameter
