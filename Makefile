@@ -80,6 +80,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(B)/tests/%)
 INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 ESC_BINS  := $(ESC_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
+# scripts the tests run (copied beside the helpers, so a copied build tree has them)
+HELP_PY   := $(patsubst tests/%,$(B)/tests/%,$(sort $(wildcard tests/helpers/*.py)))
 HARNESS   := $(B)/tests/harness.o
 # The parser's libFuzzer target (see `make fuzz` below).
 FUZZ_CC   ?= clang
@@ -229,7 +231,11 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
+$(B)/tests/helpers/%.py: tests/helpers/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(HELP_PY) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 # The layers are checked on the sources and on the objects' symbols.
 check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)

@@ -1200,6 +1200,7 @@ struct mitm {
 	int cl_fd, up_fd;
 	int done;                      /* the thread has finished (atomic) */
 	bool stopping;                 /* ward_proxy_finish() shut the sockets */
+	bool linger;                   /* the proxy answered an error: see mitm_main() */
 	struct ward_tls_peer peer;
 	uint16_t port;
 	struct ward_net_record rec;    /* the CONNECT's record */
@@ -1234,19 +1235,26 @@ static void set_timeout(int fd, long long deadline)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-/* > 0 bytes, 0 at the end of the stream, -1 on an error or the deadline. */
+/* > 0 bytes, 0 at the end of the stream (or a reset), -1 on an error, -2
+ * at the deadline. */
 static ssize_t tls_read(SSL *s, int fd, char *b, size_t n, long long deadline)
 {
-	int k;
+	int k, e;
 
 	if (!SSL_pending(s))
 		set_timeout(fd, deadline);
+	errno = 0;
 	k = SSL_read(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
 	if (k > 0)
 		return k;
-	if (SSL_get_error(s, k) == SSL_ERROR_ZERO_RETURN)
-		return 0;
+	e = SSL_get_error(s, k);
 	ERR_clear_error();
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	if (e == SSL_ERROR_WANT_READ || (e == SSL_ERROR_SYSCALL && errno == EAGAIN))
+		return -2;
+	if (e == SSL_ERROR_SYSCALL && (errno == ECONNRESET || errno == EPIPE || errno == 0))
+		return 0;
 	return -1;
 }
 
@@ -1280,6 +1288,7 @@ static void mitm_answer(struct mitm *m, struct ward_net_record *r, int status,
 	snprintf(r->decision, sizeof(r->decision), "%s", decision);
 	snprintf(r->rule, sizeof(r->rule), "%s", reason);
 	r->status = status;
+	m->linger = true;
 	if (n > 0)
 		tls_write(m->cs, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
 			  ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
@@ -1411,7 +1420,8 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	struct ward_http_body body;
 	char reason[WARD_NET_RULE_MAX];
 	long long deadline = ward_now_ns() + MITM_HEAD_TIMEOUT_NS, t0 = ward_now_ns();
-	bool keep = false, head_req;
+	static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	bool keep = false, head_req, expect;
 	size_t len;
 	char *head;
 	int rc, status;
@@ -1437,17 +1447,13 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			if (m->in_len == 0)
 				return false; /* the client is done (or idle too long) */
 			snprintf(r.rule, sizeof(r.rule), "%s",
-				 n == 0 ? "client closed inside a request head" :
-					  "no complete request in time");
+				 n == -2 ? "no complete request in time" :
+					   "client closed inside a request head");
 			goto out;
 		}
 		m->in_len += (size_t)n;
 	}
 	if (rc < 0) {
-		size_t k = strcspn(m->in, " \r\n");
-
-		if (k < sizeof(r.method) && k < m->in_len)
-			snprintf(r.method, sizeof(r.method), "%.*s", (int)k, m->in);
 		mitm_answer(m, &r, status, "deny", reason);
 		goto out;
 	}
@@ -1473,6 +1479,11 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			keep = false;
 	}
 	head_req = strcmp(req.method, "HEAD") == 0;
+	/* "Expect: 100-continue": the client waits (curl for a second) before
+	 * its body, and this relay reads the body before the response. So the
+	 * proxy says 100 itself, and passes on no 100 of the server's. */
+	expect = (body.chunked || body.length) &&
+		 ward_http_header_lists(m->in, req.head_len, "expect", "100-continue");
 	consume(m->in, &m->in_len, req.head_len);
 	if (!tls_write(m->us, m->up_fd, head, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		free(head);
@@ -1482,6 +1493,11 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 	free(head);
 	r.bytes_up += len;
+	if (expect && !tls_write(m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+				 ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+		keep = false;
+		goto out;
+	}
 	rc = relay_request_body(m, &body, &r.bytes_up);
 	if (rc != 0) {
 		if (rc > 0)
@@ -1497,6 +1513,10 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			mitm_answer(m, &r, 502, "error", reason);
 			keep = false;
 			goto out;
+		}
+		if (expect && rs.status == 100) {
+			consume(m->ub, &m->ub_len, rs.head_len); /* said already */
+			continue;
 		}
 		if (!tls_write(m->cs, m->cl_fd, m->ub, rs.head_len,
 			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
@@ -1515,6 +1535,12 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 		keep = false; /* what the server sent past its response is not passed on */
 	}
 out:
+	if (!r.method[0] && m->in_len) {
+		size_t k = strcspn(m->in, " \r\n");
+
+		if (k < sizeof(r.method) && k < m->in_len)
+			snprintf(r.method, sizeof(r.method), "%.*s", (int)k, m->in);
+	}
 	r.duration_ms = (ward_now_ns() - t0) / 1000000;
 	if (!r.decision[0])
 		snprintf(r.decision, sizeof(r.decision), "error");
@@ -1587,6 +1613,20 @@ static void *mitm_main(void *arg)
 		SSL_shutdown(m->cs); /* close_notify, best effort */
 	if (m->us && upstream_ok)
 		SSL_shutdown(m->us);
+	if (m->linger && !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE)) {
+		/* A refused request may still be arriving (a head too large, a
+		 * body): closing with it unread would reset the connection,
+		 * and the client could lose the answer. Read and drop a
+		 * little, briefly, as HTTP servers' lingering close does. */
+		char sink[16384];
+		size_t total = 0;
+		ssize_t n;
+
+		shutdown(m->cl_fd, SHUT_WR);
+		set_timeout(m->cl_fd, ward_now_ns() + 500000000LL);
+		while (total < (1u << 20) && (n = read(m->cl_fd, sink, sizeof(sink))) > 0)
+			total += (size_t)n;
+	}
 out:
 	/* the fds stay open (ward_proxy_finish() may shut them down at any
 	 * time); the ends see the connection close now */
