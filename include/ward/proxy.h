@@ -11,6 +11,15 @@
  * Host header set from the URL, configured credentials added and
  * "Connection: close" (one request per connection); CONNECT host:port opens a
  * tunnel. Everything else is answered with 400.
+ *
+ * A CONNECT to a host ward_netpolicy_intercepts() names is intercepted
+ * instead of tunnelled: the proxy terminates TLS with a leaf of a CA made
+ * for the run (which the sandbox is made to trust), verifies the real
+ * server (the system's store plus the policy's upstream_ca), and reads
+ * origin-form requests (ward_http_parse_origin), each forwarded as a
+ * plain-HTTP one would be, their responses delimited by
+ * ward_http_parse_response. One record per intercepted request, one for
+ * the CONNECT. docs/network.md says the rest.
  */
 #ifndef WARD_PROXY_H
 #define WARD_PROXY_H
