@@ -319,9 +319,19 @@ $(FUZZG_BIN): $(FUZZG_SRCS) $(HEADERS) runtime/workdir/workdir-internal.h
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZG_SRCS)
 
+# The HTTP parsers of the proxy, plain and intercepted: request heads from
+# the sandbox, response heads from servers, chunked bodies.
+FUZZH_BIN  := $(B)/fuzz/fuzz-http
+FUZZH_SRCS := tests/fuzz/fuzz-http.c runtime/net/http.c runtime/net/netpolicy.c runtime/util/error.c
+$(FUZZH_BIN): $(FUZZH_SRCS) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZH_SRCS)
+
 # (the fuzz targets: a prerequisite is expanded where its rule is read, so
 # the check rule above, read before FUZZ_BIN was set, does not build it)
-check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN)
+check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN) $(FUZZH_BIN)
 
 .PHONY: fuzz-validate
 fuzz-validate: $(FUZZV_BIN)

@@ -269,6 +269,16 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 	char port[16];
 
 	memset(body, 0, sizeof(*body));
+	/* A NUL, or a CR or LF that is not part of a CRLF, splits a line for
+	 * some servers and not for us: a header this proxy never saw (a second
+	 * Transfer-Encoding, say) would reach them. None is forwarded. */
+	for (i = 0; i + 4 < req->head_len; i++) {
+		if (buf[i] == '\0' || (buf[i] == '\r' && buf[i + 1] != '\n') ||
+		    (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r'))) {
+			refuse(status, 400, reason, size, "control character in the request head");
+			return NULL;
+		}
+	}
 	/* First pass: what Connection names, and the body's framing. */
 	for (const char *q = p; q < end;) {
 		const char *eol = memmem(q, (size_t)(end - q) + 2, "\r\n", 2), *colon;
