@@ -1564,12 +1564,30 @@ static void *mitm_main(void *arg)
 		goto out;
 	}
 	m->rec.status = 200;
+	/* The server's handshake first: the client makes its ClientHello
+	 * meanwhile (it has the 200), and the two handshakes overlap that much. */
+	m->us = ward_tls_client(m->p->tls, m->peer.host, m->peer.literal);
+	if (!m->us || SSL_set_fd(m->us, m->up_fd) != 1) {
+		snprintf(up_reason, sizeof(up_reason), "out of memory");
+	} else {
+		set_timeout(m->up_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
+		if (SSL_connect(m->us) == 1) {
+			upstream_ok = true;
+		} else {
+			char why[WARD_NET_RULE_MAX - 64];
+
+			ward_tls_error(m->us, "TLS handshake with the server failed", why,
+				       sizeof(why));
+			snprintf(up_reason, sizeof(up_reason), "%.60s port %u: %s", m->peer.host,
+				 m->port, why);
+		}
+	}
 	m->cs = ward_tls_server(m->p->tls, &m->peer);
 	if (!m->cs || SSL_set_fd(m->cs, m->cl_fd) != 1) {
 		snprintf(m->rec.rule, sizeof(m->rec.rule), "out of memory");
 		goto out;
 	}
-	set_timeout(m->cl_fd, deadline);
+	set_timeout(m->cl_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
 	if (SSL_accept(m->cs) != 1) {
 		char why[WARD_NET_RULE_MAX];
 
@@ -1584,22 +1602,6 @@ static void *mitm_main(void *arg)
 		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted: ");
 		join(m->rec.rule, sizeof(m->rec.rule), m->rec.rule, why);
 		goto out;
-	}
-	m->us = ward_tls_client(m->p->tls, m->peer.host, m->peer.literal);
-	if (!m->us || SSL_set_fd(m->us, m->up_fd) != 1) {
-		snprintf(up_reason, sizeof(up_reason), "out of memory");
-	} else {
-		set_timeout(m->up_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
-		if (SSL_connect(m->us) == 1) {
-			upstream_ok = true;
-		} else {
-			char why[WARD_NET_RULE_MAX - 64];
-
-			ward_tls_error(m->us, "TLS handshake with the server failed", why,
-				       sizeof(why));
-			snprintf(up_reason, sizeof(up_reason), "%s port %u: %s", m->peer.host,
-				 m->port, why);
-		}
 	}
 	if (upstream_ok) {
 		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted");
@@ -1724,6 +1726,14 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 	m->up_fd = c->up.fd;
 	fcntl(m->cl_fd, F_SETFL, fcntl(m->cl_fd, F_GETFL) & ~O_NONBLOCK);
 	fcntl(m->up_fd, F_SETFL, fcntl(m->up_fd, F_GETFL) & ~O_NONBLOCK);
+	{
+		/* TLS records are written whole: no Nagle wait for an ACK that
+		 * the other side delays */
+		int one = 1;
+
+		setsockopt(m->cl_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(m->up_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	c->cl.fd = c->up.fd = -1;
 	c->handed = true;
 	/* the thread takes no signals: a write to a closed socket gives EPIPE */
