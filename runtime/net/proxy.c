@@ -1574,7 +1574,7 @@ static void *mitm_main(void *arg)
 		if (SSL_connect(m->us) == 1) {
 			upstream_ok = true;
 		} else {
-			char why[WARD_NET_RULE_MAX - 64];
+			char why[WARD_NET_RULE_MAX - 80];
 
 			ward_tls_error(m->us, "TLS handshake with the server failed", why,
 				       sizeof(why));
