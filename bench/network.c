@@ -510,6 +510,7 @@ enum {
 	S_TLS_ADDED,
 	S_TLS_DIRECT_MBPS,
 	S_TLS_INTERCEPT_MBPS,
+	S_TLS_CPU,
 	N_SERIES
 };
 
@@ -546,6 +547,9 @@ static const struct {
 	{ "tls-added", "what interception adds, per request (paired rounds)", "ms", true },
 	{ "tls-direct-stream", "a direct HTTPS download", "MB/s", true },
 	{ "tls-intercept-stream", "an intercepted HTTPS download", "MB/s", true },
+	/* steadier than the latency on a busy machine: what one intercepted
+	 * request costs the proxy (all its threads), whoever else runs */
+	{ "tls-cpu", "the proxy's CPU time per intercepted request", "CPU ms", true },
 };
 
 /* The engine's main thread's time on a CPU (/proc/PID/schedstat, ns); the
@@ -846,6 +850,31 @@ fail:
 	return -1;
 }
 
+/* The CPU time of a whole process, every thread's, those ended included
+ * (utime + stime of /proc/PID/stat), in ms; -1 when unknown. */
+static double process_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Interleaved: a tunnelled and an intercepted request per round (order
  * alternating), the difference of each pair a sample; then downloads, direct
  * and intercepted, alternating. */
@@ -949,6 +978,22 @@ static void measure_tls(struct series_set *set, int rounds, int streams,
 			add(set, S_TLS_INTERCEPT, us[1] / 1000.0);
 			add(set, S_TLS_ADDED, (us[1] - us[0]) / 1000.0);
 		}
+	}
+	/* CPU: batches of intercepted requests alone, the proxy's process
+	 * time around each (clock ticks: a batch is long enough) */
+	for (r = 0; r < (rounds >= 100 ? 10 : 2) && strcmp(set->status, "ok") == 0; r++) {
+		double c0 = process_cpu_ms(eng), c1, us;
+		int batch = 50;
+
+		for (i = 0; i < batch; i++)
+			if (tls_request(ctx, "127.0.0.1", false, "/small", strlen(SMALL_BODY), &us, why,
+					sizeof(why)) < 0) {
+				failed(set, "intercepted HTTPS request: %s", why);
+				break;
+			}
+		c1 = process_cpu_ms(eng);
+		if (c0 >= 0 && c1 >= c0 && i == batch)
+			add(set, S_TLS_CPU, (c1 - c0) / batch);
 	}
 	for (r = 0; r < streams && strcmp(set->status, "ok") == 0; r++)
 		for (i = 0; i < 2; i++) {

@@ -1201,6 +1201,7 @@ struct mitm {
 	int done;                      /* the thread has finished (atomic) */
 	bool stopping;                 /* ward_proxy_finish() shut the sockets */
 	bool linger;                   /* the proxy answered an error: see mitm_main() */
+	long long cl_left, up_left;    /* the timeout last set on each socket (ns) */
 	struct ward_tls_peer peer;
 	uint16_t port;
 	struct ward_net_record rec;    /* the CONNECT's record */
@@ -1235,14 +1236,28 @@ static void set_timeout(int fd, long long deadline)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/* set_timeout() unless the timeout set last on that socket is within a
+ * second of it: a relay's reads and writes each renew a 300 s deadline, and
+ * two setsockopt calls per TLS record were a measurable part of a
+ * download's cost. */
+static void renew_timeout(struct mitm *m, int fd, long long deadline)
+{
+	long long left = deadline - ward_now_ns(), *last = fd == m->cl_fd ? &m->cl_left : &m->up_left;
+
+	if (*last && left >= *last - 1000000000LL && left <= *last + 1000000000LL)
+		return;
+	set_timeout(fd, deadline);
+	*last = left;
+}
+
 /* > 0 bytes, 0 at the end of the stream (or a reset), -1 on an error, -2
  * at the deadline. */
-static ssize_t tls_read(SSL *s, int fd, char *b, size_t n, long long deadline)
+static ssize_t tls_read(struct mitm *m, SSL *s, int fd, char *b, size_t n, long long deadline)
 {
 	int k, e;
 
 	if (!SSL_pending(s))
-		set_timeout(fd, deadline);
+		renew_timeout(m, fd, deadline);
 	errno = 0;
 	k = SSL_read(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
 	if (k > 0)
@@ -1258,9 +1273,10 @@ static ssize_t tls_read(SSL *s, int fd, char *b, size_t n, long long deadline)
 	return -1;
 }
 
-static bool tls_write(SSL *s, int fd, const char *b, size_t n, long long deadline)
+static bool tls_write(struct mitm *m, SSL *s, int fd, const char *b, size_t n,
+		      long long deadline)
 {
-	set_timeout(fd, deadline);
+	renew_timeout(m, fd, deadline);
 	while (n) {
 		int k = SSL_write(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
 
@@ -1290,7 +1306,7 @@ static void mitm_answer(struct mitm *m, struct ward_net_record *r, int status,
 	r->status = status;
 	m->linger = true;
 	if (n > 0)
-		tls_write(m->cs, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
+		tls_write(m, m->cs, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
 			  ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
 }
 
@@ -1326,14 +1342,14 @@ static int relay_request_body(struct mitm *m, const struct ward_http_body *body,
 				left -= take;
 				done = left == 0;
 			}
-			if (!tls_write(m->us, m->up_fd, m->in, take,
+			if (!tls_write(m, m->us, m->up_fd, m->in, take,
 				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
 				return -1;
 			*count += take;
 			consume(m->in, &m->in_len, take);
 			continue;
 		}
-		n = tls_read(m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		n = tls_read(m, m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n <= 0)
 			return -1;
 		m->in_len = (size_t)n;
@@ -1355,7 +1371,7 @@ static int read_response_head(struct mitm *m, bool head_request, struct ward_htt
 			snprintf(reason, size, "response head larger than %d bytes", MITM_BUF);
 			return -1;
 		}
-		n = tls_read(m->us, m->up_fd, m->ub + m->ub_len, MITM_BUF - m->ub_len,
+		n = tls_read(m, m->us, m->up_fd, m->ub + m->ub_len, MITM_BUF - m->ub_len,
 			     ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n <= 0) {
 			snprintf(reason, size, "%s", n == 0 ? "the server closed without a response" :
@@ -1393,14 +1409,14 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 				left -= take;
 				done = left == 0;
 			}
-			if (!tls_write(m->cs, m->cl_fd, m->ub, take,
+			if (!tls_write(m, m->cs, m->cl_fd, m->ub, take,
 				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
 				return false;
 			*count += take;
 			consume(m->ub, &m->ub_len, take);
 			continue;
 		}
-		n = tls_read(m->us, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		n = tls_read(m, m->us, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n == 0 && rs->until_close)
 			return true;
 		if (n <= 0)
@@ -1441,7 +1457,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 				 HEAD_READ_MAX);
 			break;
 		}
-		n = tls_read(m->cs, m->cl_fd, m->in + m->in_len, HEAD_READ_MAX - m->in_len,
+		n = tls_read(m, m->cs, m->cl_fd, m->in + m->in_len, HEAD_READ_MAX - m->in_len,
 			     deadline);
 		if (n <= 0) {
 			if (m->in_len == 0)
@@ -1485,7 +1501,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	expect = (body.chunked || body.length) &&
 		 ward_http_header_lists(m->in, req.head_len, "expect", "100-continue");
 	consume(m->in, &m->in_len, req.head_len);
-	if (!tls_write(m->us, m->up_fd, head, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+	if (!tls_write(m, m->us, m->up_fd, head, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		free(head);
 		mitm_answer(m, &r, 502, "error", "the server went away");
 		keep = false;
@@ -1493,7 +1509,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 	free(head);
 	r.bytes_up += len;
-	if (expect && !tls_write(m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+	if (expect && !tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
 				 ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		keep = false;
 		goto out;
@@ -1518,7 +1534,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			consume(m->ub, &m->ub_len, rs.head_len); /* said already */
 			continue;
 		}
-		if (!tls_write(m->cs, m->cl_fd, m->ub, rs.head_len,
+		if (!tls_write(m, m->cs, m->cl_fd, m->ub, rs.head_len,
 			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 			keep = false;
 			goto out;

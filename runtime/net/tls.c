@@ -33,7 +33,19 @@ struct leaf {
 	X509 *cert;
 };
 
+/* Sessions with real servers, per host, for resumption: the next
+ * connection to that host skips the certificate chain and its checks,
+ * about half of what the upstream handshake costs (OpenSSL 3.0). */
+#define SESSION_CACHE_MAX 64
+
+struct session {
+	char host[256];
+	SSL_SESSION *s;
+};
+
 struct ward_tls {
+	struct session sessions[SESSION_CACHE_MAX];
+	size_t n_sessions;
 	EVP_PKEY *ca_key, *leaf_key;
 	X509 *ca;
 	char *ca_pem;
@@ -213,6 +225,48 @@ static int sni_check(SSL *ssl, int *alert, void *arg)
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
+static int host_index = -1; /* the SSL's ex_data slot: the host it was made for */
+static pthread_once_t host_index_once = PTHREAD_ONCE_INIT;
+
+static void host_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+		      void *argp)
+{
+	free(ptr);
+}
+
+static void host_index_make(void)
+{
+	host_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, host_free);
+}
+
+/* A session the server gave (after the handshake, with TLS 1.3): kept for
+ * the host, replacing the one before. */
+static int session_new(SSL *ssl, SSL_SESSION *sess)
+{
+	struct ward_tls *t = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	const char *host = host_index >= 0 ? SSL_get_ex_data(ssl, host_index) : NULL;
+	size_t i;
+
+	if (!t || !host)
+		return 0;
+	pthread_mutex_lock(&t->mu);
+	for (i = 0; i < t->n_sessions && strcmp(t->sessions[i].host, host) != 0; i++)
+		;
+	if (i == t->n_sessions) {
+		if (t->n_sessions == SESSION_CACHE_MAX || strlen(host) >= sizeof(t->sessions[0].host)) {
+			pthread_mutex_unlock(&t->mu);
+			return 0;
+		}
+		snprintf(t->sessions[i].host, sizeof(t->sessions[i].host), "%s", host);
+		t->n_sessions++;
+	} else {
+		SSL_SESSION_free(t->sessions[i].s);
+	}
+	t->sessions[i].s = sess;
+	pthread_mutex_unlock(&t->mu);
+	return 1; /* the reference is ours */
+}
+
 static int load_ca_file(X509_STORE *store, const char *path, struct ward_error **err)
 {
 	FILE *f = fopen(path, "re");
@@ -307,6 +361,11 @@ struct ward_tls *ward_tls_new(const char *upstream_ca, struct ward_error **err)
 	if (upstream_ca && load_ca_file(SSL_CTX_get_cert_store(t->client), upstream_ca, err) < 0)
 		goto fail;
 	SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);
+	pthread_once(&host_index_once, host_index_make);
+	SSL_CTX_set_app_data(t->client, t);
+	SSL_CTX_set_session_cache_mode(t->client,
+				       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(t->client, session_new);
 	return t;
 fail:
 	BIO_free(bio);
@@ -322,6 +381,8 @@ void ward_tls_free(struct ward_tls *t)
 		return;
 	for (i = 0; i < t->n_leaves; i++)
 		X509_free(t->leaves[i].cert);
+	for (i = 0; i < t->n_sessions; i++)
+		SSL_SESSION_free(t->sessions[i].s);
 	SSL_CTX_free(t->server);
 	SSL_CTX_free(t->client);
 	X509_free(t->ca);
@@ -368,6 +429,22 @@ SSL *ward_tls_client(struct ward_tls *t, const char *host, bool literal)
 	}
 	if (SSL_set_alpn_protos(ssl, alpn_http11, sizeof(alpn_http11) - 1) != 0)
 		goto fail;
+	if (host_index >= 0) {
+		char *key = strdup(host);
+		size_t i;
+
+		if (!key || !SSL_set_ex_data(ssl, host_index, key)) {
+			free(key);
+			goto fail;
+		}
+		pthread_mutex_lock(&t->mu);
+		for (i = 0; i < t->n_sessions; i++)
+			if (strcmp(t->sessions[i].host, host) == 0) {
+				SSL_set_session(ssl, t->sessions[i].s);
+				break;
+			}
+		pthread_mutex_unlock(&t->mu);
+	}
 	return ssl;
 fail:
 	SSL_free(ssl);
