@@ -421,27 +421,31 @@ START_TEST(test_ca_key_out_of_reach)
 	struct ward_config cfg;
 	struct ward_result res;
 
+	char cmd[8192];
+
 	world_up();
 	config(&cfg, true, "api.test");
-	run(&cfg,
+	/* the bundle's host file (the state directory) is not in the view, and
+	 * no descriptor of it reaches the command */
+	snprintf(cmd, sizeof(cmd),
+	    "ls '%.4000s' >/dev/null 2>&1 || echo state-dir-hidden\n"
+	    "echo fds=$(ls -l /proc/self/fd/ | grep -c -e ca-bundle -e memfd)\n"
 	    "echo keys=$(grep -c 'PRIVATE KEY' /etc/ssl/certs/ca-certificates.crt)\n"
 	    "echo ward_ca=$(openssl crl2pkcs7 -nocrl -certfile /etc/ssl/certs/ca-certificates.crt "
 	    "| openssl pkcs7 -print_certs -noout | grep -c 'subject=O = ward, CN = ward run CA')\n"
 	    "echo x >> /etc/ssl/certs/ca-certificates.crt 2>/dev/null || echo bundle-read-only\n"
 	    "cat /proc/1/mem >/dev/null 2>&1 || echo mem-unreadable\n"
 	    "grep -rl 'PRIVATE KEY' /etc/ssl/certs 2>/dev/null | head -3; echo scanned\n",
-	    &res);
-	contains(res.output, "keys=0\nward_ca=1\nbundle-read-only\nmem-unreadable\nscanned\n");
+	    W.state);
+	run(&cfg, cmd, &res);
+	contains(res.output, "state-dir-hidden\nfds=0\nkeys=0\nward_ca=1\nbundle-read-only\n"
+			     "mem-unreadable\nscanned\n");
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	ck_assert(no_bundle_left());
-	{
-		/* nothing in the state directory holds a key either */
-		char cmd[PATH_MAX + 64];
-
-		snprintf(cmd, sizeof(cmd), "! grep -rl 'PRIVATE KEY' '%.4000s'", W.state);
-		sh(cmd);
-	}
+	/* nothing in the state directory holds a key either */
+	snprintf(cmd, sizeof(cmd), "! grep -rl 'PRIVATE KEY' '%.4000s'", W.state);
+	sh(cmd);
 	world_down();
 }
 END_TEST
