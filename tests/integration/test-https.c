@@ -118,15 +118,19 @@ static void server_ready(int fd)
 	close(fd);
 }
 
-static void world_up(void)
-{
-	char path[PATH_MAX], script[8192];
+/* The test's CA, a certificate of it for api.test and plain.test, a
+ * self-signed one for bad.test, a bare repository with one commit: made once
+ * for all the tests, before they fork. */
+static char *material;
 
-	W.dir = harness_tmpdir();
-	W.state = harness_tmpdir();
-	snprintf(W.ca, sizeof(W.ca), "%s/ca.pem", W.dir);
-	/* the test's CA, a certificate of it for api.test and plain.test, a
-	 * self-signed one for bad.test; a bare repository with one commit */
+static void make_material(void)
+{
+	char script[8192], *err = NULL;
+	const char *dir;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-ec", script, NULL };
+
+	material = harness_tmpdir();
+	dir = material;
 	snprintf(script, sizeof(script),
 		 "cd '%s'\n"
 		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
@@ -143,7 +147,21 @@ static void world_up(void)
 		 "git init -q src && cd src && echo hello over git > README && git add README && "
 		 "git -c user.name=t -c user.email=t@t commit -qm one && cd .. && "
 		 "mkdir repos && git clone -q --bare src repos/repo.git && rm -rf src\n",
-		 W.dir);
+		 dir);
+	if (harness_capture(argv, NULL, &err) != 0)
+		fprintf(stderr, "# the test material could not be made: %s\n", err ? err : "");
+	free(err);
+}
+
+static void world_up(void)
+{
+	char path[PATH_MAX], script[8192];
+
+	W.dir = harness_tmpdir();
+	W.state = harness_tmpdir();
+	snprintf(W.ca, sizeof(W.ca), "%s/ca.pem", W.dir);
+	/* the material made once (main), copied: the tests may write here */
+	snprintf(script, sizeof(script), "cp -a '%s/.' '%s/'", material, W.dir);
 	sh(script);
 	if (geteuid() != 0) {
 		char map[64];
@@ -558,6 +576,8 @@ int main(void)
 	Suite *s = suite_create("https");
 	TCase *tc;
 
+	int rc;
+
 	harness_add_probe("tlsclients", have_clients);
 	tc = harness_tcase(s, "https", "userns tlsclients");
 	tcase_add_test(tc, test_inject_over_https);
@@ -566,5 +586,10 @@ int main(void)
 	tcase_add_test(tc, test_ca_key_out_of_reach);
 	tcase_add_test(tc, test_git_clone);
 	tcase_add_test(tc, test_hostile_clients);
-	return harness_main(s);
+	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
+		make_material();
+	rc = harness_main(s);
+	if (material)
+		harness_rmtree(material);
+	return rc;
 }
