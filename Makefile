@@ -36,7 +36,7 @@ SOVERSION  := 0
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson
+PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson openssl
 
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wno-unused-parameter
@@ -80,6 +80,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(B)/tests/%)
 INTG_BINS := $(INTG_SRCS:tests/%.c=$(B)/tests/%)
 ESC_BINS  := $(ESC_SRCS:tests/%.c=$(B)/tests/%)
 HELP_BINS := $(HELP_SRCS:tests/%.c=$(B)/tests/%)
+# scripts the tests run (copied beside the helpers, so a copied build tree has them)
+HELP_PY   := $(patsubst tests/%,$(B)/tests/%,$(sort $(wildcard tests/helpers/*.py)))
 HARNESS   := $(B)/tests/harness.o
 # The parser's libFuzzer target (see `make fuzz` below).
 FUZZ_CC   ?= clang
@@ -229,7 +231,11 @@ $(B)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
-check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(FUZZ_BIN) $(B)/bench/ward-bench
+$(B)/tests/helpers/%.py: tests/helpers/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(HELP_PY) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 # The layers are checked on the sources and on the objects' symbols.
 check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
@@ -313,9 +319,19 @@ $(FUZZG_BIN): $(FUZZG_SRCS) $(HEADERS) runtime/workdir/workdir-internal.h
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZG_SRCS)
 
+# The HTTP parsers of the proxy, plain and intercepted: request heads from
+# the sandbox, response heads from servers, chunked bodies.
+FUZZH_BIN  := $(B)/fuzz/fuzz-http
+FUZZH_SRCS := tests/fuzz/fuzz-http.c runtime/net/http.c runtime/net/netpolicy.c runtime/util/error.c
+$(FUZZH_BIN): $(FUZZH_SRCS) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZH_SRCS)
+
 # (the fuzz targets: a prerequisite is expanded where its rule is read, so
 # the check rule above, read before FUZZ_BIN was set, does not build it)
-check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN)
+check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN) $(FUZZH_BIN)
 
 .PHONY: fuzz-validate
 fuzz-validate: $(FUZZV_BIN)

@@ -44,8 +44,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include "bench/bench.h"
 #include "runtime/net/net-internal.h"
+#include "runtime/net/tls-internal.h"
 #include "ward/netpolicy.h"
 
 #define UPSTREAM_PORT 80
@@ -501,6 +505,12 @@ enum {
 	S_TUNNEL_CPU,
 	S_DIRECT_ALLCPU,
 	S_TUNNEL_ALLCPU,
+	S_TLS_TUNNEL,
+	S_TLS_INTERCEPT,
+	S_TLS_ADDED,
+	S_TLS_DIRECT_MBPS,
+	S_TLS_INTERCEPT_MBPS,
+	S_TLS_CPU,
 	N_SERIES
 };
 
@@ -529,6 +539,17 @@ static const struct {
 	  true },
 	{ "tunnel-allcpu", "the server's, the proxy's and the client's CPU time per GiB, tunnel",
 	  "CPU ms/GiB", true },
+	/* TLS interception (an --inject-header host) against a tunnelled TLS
+	 * request to the same server, each a fresh connection: CONNECT, the
+	 * handshake(s), GET, the response */
+	{ "tls-tunnel", "HTTPS through a CONNECT tunnel, handshake included", "ms", true },
+	{ "tls-intercept", "HTTPS intercepted (two handshakes, a header added)", "ms", true },
+	{ "tls-added", "what interception adds, per request (paired rounds)", "ms", true },
+	{ "tls-direct-stream", "a direct HTTPS download", "MB/s", true },
+	{ "tls-intercept-stream", "an intercepted HTTPS download", "MB/s", true },
+	/* steadier than the latency on a busy machine: what one intercepted
+	 * request costs the proxy (all its threads), whoever else runs */
+	{ "tls-cpu", "the proxy's CPU time per intercepted request", "CPU ms", true },
 };
 
 /* The engine's main thread's time on a CPU (/proc/PID/schedstat, ns); the
@@ -623,6 +644,381 @@ static void measure_engine(struct series_set *set, pid_t engine, pid_t up, int r
 				    (double)(e1 - e0 + u1 - u0 + c1 - c0) / 1e6 / gib);
 		}
 	fprintf(stderr, "ward-bench: network, the proxy engine: %s\n", set->status);
+}
+
+
+/* ---- TLS interception ----------------------------------------------------
+ *
+ * An HTTPS server of the bench on :443 (a leaf of a CA of its own, for
+ * whichever loopback address was dialled), and ward's proxy engine with
+ * --inject-header for 127.0.0.1 (intercepted) and --upstream-ca that CA;
+ * 127.0.0.2 is the same server, tunnelled. The client trusts the engine's
+ * bundle and the server's CA. */
+
+#define TLS_PORT 443
+
+static struct ward_tls *tls_up;  /* the upstream server's CA */
+static char tls_up_ca[64] = "/tmp/ward-bench-upca.XXXXXX";
+static char tls_bundle[64] = "/tmp/ward-bench-bundle.XXXXXX";
+
+static void tls_upstream_serve(int l)
+{
+	static char zeros[1 << 16];
+
+	for (;;) {
+		struct ward_tls_peer peer = { 0 };
+		struct sockaddr_in me;
+		socklen_t ml = sizeof(me);
+		char head[4096], out[256];
+		size_t n = 0;
+		unsigned long long len = strlen(SMALL_BODY), left;
+		int c = accept4(l, NULL, NULL, SOCK_CLOEXEC), k;
+		SSL *ssl;
+
+		if (c < 0)
+			continue;
+		set_timeouts(c);
+		getsockname(c, (struct sockaddr *)&me, &ml);
+		inet_ntop(AF_INET, &me.sin_addr, peer.host, sizeof(peer.host));
+		peer.literal = true;
+		ssl = ward_tls_server(tls_up, &peer);
+		if (!ssl || SSL_set_fd(ssl, c) != 1 || SSL_accept(ssl) != 1) {
+			SSL_free(ssl);
+			close(c);
+			continue;
+		}
+		head[0] = '\0';
+		while (!strstr(head, "\r\n\r\n") && n < sizeof(head) - 1) {
+			int r = SSL_read(ssl, head + n, (int)(sizeof(head) - 1 - n));
+
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+			head[n] = '\0';
+		}
+		if (strstr(head, "\r\n\r\n")) {
+			bool stream = strncmp(head, "GET /stream/", 12) == 0;
+
+			if (stream)
+				len = strtoull(head + 12, NULL, 10);
+			k = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: %llu\r\n"
+						       "Connection: close\r\n\r\n%s", len,
+				     stream ? "" : SMALL_BODY);
+			left = stream ? len : 0;
+			if (SSL_write(ssl, out, k) == k)
+				while (left) {
+					int w = SSL_write(ssl, zeros, left < sizeof(zeros) ?
+									      (int)left : (int)sizeof(zeros));
+
+					if (w <= 0)
+						break;
+					left -= (unsigned long long)w;
+				}
+			SSL_shutdown(ssl);
+		}
+		SSL_free(ssl);
+		close(c);
+	}
+}
+
+/* The engine with interception for 127.0.0.1; writes the sandbox's bundle
+ * (with its CA) to tls_bundle, then serves. */
+static void engine_tls_serve(int l)
+{
+	struct ward_netpolicy pol;
+	struct ward_error *err = NULL;
+	struct ward_proxy *p;
+	int fd = open(tls_bundle, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	ward_netpolicy_init(&pol);
+	if (fd < 0 || ward_netpolicy_add_cidr(&pol, "127.0.0.0/8", &err) < 0 ||
+	    ward_netpolicy_add_credential(&pol, "127.0.0.1=X-Bench: token", &err) < 0 ||
+	    ward_netpolicy_set_upstream_ca(&pol, tls_up_ca, &err) < 0 ||
+	    !(p = ward_proxy_new(&pol, -1, &err)) || ward_proxy_start_tls(p, fd, &err) < 0 ||
+	    ward_proxy_add_listener(p, l, &err) < 0) {
+		fprintf(stderr, "ward-bench: proxy engine (TLS): %s\n", err ? err->message : "?");
+		_exit(1);
+	}
+	close(fd);
+	for (;;) {
+		struct pollfd pf = { ward_proxy_fd(p), POLLIN, 0 };
+		long long due = ward_proxy_deadline(p), wait_ms = -1;
+
+		if (due)
+			wait_ms = (due - bench_now_ns()) / 1000000 + 1;
+		if (poll(&pf, 1, due && wait_ms < 0 ? 0 : (int)wait_ms) < 0 && errno != EINTR)
+			_exit(1);
+		/* mitm threads end on their own; dispatch reaps them */
+		ward_proxy_dispatch(p);
+	}
+}
+
+/* One HTTPS request for path to ip:443 (through the proxy with CONNECT
+ * unless direct), trusting ctx. *us: connect() to the end of the
+ * response. */
+static int tls_request(SSL_CTX *ctx, const char *ip, bool direct, const char *path,
+		       unsigned long long expect, double *us, char *why, size_t whysz)
+{
+	static char buf[1 << 18];
+	struct sockaddr_in sa;
+	char req[256], head[512] = "";
+	size_t hn = 0;
+	unsigned long long total = 0, body = 0;
+	double t0 = now_us();
+	bool in_body = false;
+	SSL *ssl = NULL;
+	int fd, n;
+
+	addr_parse(direct ? ip : "127.0.0.1", direct ? "443" : "3129", &sa);
+	fd = dial(&sa, why, whysz);
+	if (fd < 0)
+		return -1;
+	if (!direct) {
+		n = snprintf(req, sizeof(req), "CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", ip,
+			     ip);
+		if (send_all(fd, req, (size_t)n, why, whysz) < 0)
+			goto fail;
+		while (!strstr(head, "\r\n\r\n")) {
+			ssize_t r = hn < sizeof(head) - 1 ? recv(fd, head + hn, sizeof(head) - 1 - hn, 0)
+							  : -1;
+
+			if (r <= 0) {
+				snprintf(why, whysz, "CONNECT: no answer");
+				goto fail;
+			}
+			hn += (size_t)r;
+			head[hn] = '\0';
+		}
+		if (strncmp(head, "HTTP/1.1 200", 12) != 0) {
+			snprintf(why, whysz, "CONNECT answered '%.60s'", head);
+			goto fail;
+		}
+	}
+	ssl = SSL_new(ctx);
+	if (!ssl || X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), ip) != 1 ||
+	    SSL_set_fd(ssl, fd) != 1 || SSL_connect(ssl) != 1) {
+		snprintf(why, whysz, "TLS handshake with %s failed (verify: %s)", ip,
+			 ssl ? X509_verify_cert_error_string(SSL_get_verify_result(ssl)) : "?");
+		goto fail;
+	}
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+		     path, ip);
+	if (SSL_write(ssl, req, n) != n) {
+		snprintf(why, whysz, "TLS write failed");
+		goto fail;
+	}
+	hn = 0;
+	head[0] = '\0';
+	for (;;) {
+		int r = SSL_read(ssl, buf, sizeof(buf));
+
+		if (r <= 0)
+			break;
+		total += (unsigned long long)r;
+		if (in_body) {
+			body += (unsigned long long)r;
+			continue;
+		}
+		{
+			size_t take = (size_t)r < sizeof(head) - 1 - hn ? (size_t)r : sizeof(head) - 1 - hn;
+			char *end;
+
+			memcpy(head + hn, buf, take);
+			hn += take;
+			head[hn] = '\0';
+			end = strstr(head, "\r\n\r\n");
+			if (end) {
+				in_body = true;
+				body = total - (unsigned long long)(end + 4 - head);
+			}
+		}
+		if (in_body && body >= expect)
+			break;
+	}
+	if (!in_body || strncmp(head, "HTTP/1.1 200 ", 13) != 0 || body != expect) {
+		head[strcspn(head, "\r\n")] = '\0';
+		snprintf(why, whysz, "HTTPS answer '%.80s', %llu of %llu bytes", head, body, expect);
+		goto fail;
+	}
+	SSL_free(ssl);
+	close(fd);
+	*us = now_us() - t0;
+	return 0;
+fail:
+	SSL_free(ssl);
+	close(fd);
+	return -1;
+}
+
+/* The CPU time of a whole process, every thread's, those ended included
+ * (utime + stime of /proc/PID/stat), in ms; -1 when unknown. */
+static double process_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Interleaved: a tunnelled and an intercepted request per round (order
+ * alternating), the difference of each pair a sample; then downloads, direct
+ * and intercepted, alternating. */
+static void measure_tls(struct series_set *set, int rounds, int streams,
+			unsigned long long bytes)
+{
+	struct ward_error *err = NULL;
+	SSL_CTX *ctx = NULL;
+	pid_t up = -1, eng = -1;
+	char why[256];
+	int l, r, i;
+	FILE *f;
+
+	tls_up = ward_tls_new(NULL, &err);
+	if (!tls_up) {
+		failed(set, "TLS: %s", err ? err->message : "?");
+		ward_error_free(err);
+		return;
+	}
+	i = mkstemp(tls_up_ca);
+	if (i < 0 || !(f = fdopen(i, "w"))) {
+		failed(set, "TLS: a temporary file: %s", strerror(errno));
+		goto out;
+	}
+	fputs(ward_tls_ca_pem(tls_up), f);
+	fclose(f);
+	i = mkstemp(tls_bundle);
+	if (i < 0) {
+		failed(set, "TLS: a temporary file: %s", strerror(errno));
+		goto out;
+	}
+	close(i);
+	l = listen_local(TLS_PORT);
+	if (l >= 0) {
+		/* 127.0.0.2 too: every loopback address */
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(TLS_PORT) };
+		int one = 1;
+
+		close(l);
+		l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (l >= 0 && (bind(l, (struct sockaddr *)&any, sizeof(any)) < 0 || listen(l, 64) < 0)) {
+			close(l);
+			l = -1;
+		}
+	}
+	if (l < 0 || (up = spawn_serving(tls_upstream_serve, l)) < 0) {
+		failed(set, "the HTTPS upstream on :%d: %s", TLS_PORT, strerror(errno));
+		goto out;
+	}
+	close(l);
+	l = listen_local(ENGINE_PORT + 1);
+	if (l >= 0 && fcntl(l, F_SETFL, O_NONBLOCK) < 0) {
+		close(l);
+		l = -1;
+	}
+	if (l < 0 || (eng = spawn_serving(engine_tls_serve, l)) < 0) {
+		failed(set, "the proxy engine (TLS) on 127.0.0.1:%d: %s", ENGINE_PORT + 1,
+		       strerror(errno));
+		goto out;
+	}
+	close(l);
+	/* the engine writes its bundle before it accepts: wait for the CA in it */
+	for (i = 0; i < 500; i++) {
+		char *text = NULL;
+		size_t n = 0;
+
+		f = fopen(tls_bundle, "re");
+		if (f && getdelim(&text, &n, '\0', f) > 0 && strstr(text, "ward run CA")) {
+			free(text);
+			fclose(f);
+			break;
+		}
+		free(text);
+		if (f)
+			fclose(f);
+		usleep(10000);
+	}
+	ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx || SSL_CTX_load_verify_file(ctx, tls_bundle) != 1 ||
+	    SSL_CTX_load_verify_file(ctx, tls_up_ca) != 1) {
+		failed(set, "TLS: the client's trust (the engine's bundle, the server's CA)");
+		goto out;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	for (r = -rounds / 10; r < rounds && strcmp(set->status, "ok") == 0; r++) {
+		double us[2];
+
+		for (i = 0; i < 2; i++) {
+			int k = (r + i) % 2; /* 0: tunnel, 1: intercept */
+
+			if (tls_request(ctx, k ? "127.0.0.1" : "127.0.0.2", false, "/small",
+					strlen(SMALL_BODY), &us[k], why, sizeof(why)) < 0) {
+				failed(set, "%s HTTPS request: %s", k ? "intercepted" : "tunnelled",
+				       why);
+				break;
+			}
+		}
+		if (r >= 0 && strcmp(set->status, "ok") == 0) {
+			add(set, S_TLS_TUNNEL, us[0] / 1000.0);
+			add(set, S_TLS_INTERCEPT, us[1] / 1000.0);
+			add(set, S_TLS_ADDED, (us[1] - us[0]) / 1000.0);
+		}
+	}
+	/* CPU: batches of intercepted requests alone, the proxy's process
+	 * time around each (clock ticks: a batch is long enough) */
+	for (r = 0; r < (rounds >= 100 ? 10 : 2) && strcmp(set->status, "ok") == 0; r++) {
+		double c0 = process_cpu_ms(eng), c1, us;
+		int batch = 50;
+
+		for (i = 0; i < batch; i++)
+			if (tls_request(ctx, "127.0.0.1", false, "/small", strlen(SMALL_BODY), &us, why,
+					sizeof(why)) < 0) {
+				failed(set, "intercepted HTTPS request: %s", why);
+				break;
+			}
+		c1 = process_cpu_ms(eng);
+		if (c0 >= 0 && c1 >= c0 && i == batch)
+			add(set, S_TLS_CPU, (c1 - c0) / batch);
+	}
+	for (r = 0; r < streams && strcmp(set->status, "ok") == 0; r++)
+		for (i = 0; i < 2; i++) {
+			bool mitm = (r + i) % 2;
+			char path[64];
+			double us;
+
+			snprintf(path, sizeof(path), "/stream/%llu", bytes);
+			if (tls_request(ctx, "127.0.0.1", !mitm, path, bytes, &us, why,
+					sizeof(why)) < 0) {
+				failed(set, "%s HTTPS download: %s", mitm ? "intercepted" : "direct",
+				       why);
+				break;
+			}
+			add(set, mitm ? S_TLS_INTERCEPT_MBPS : S_TLS_DIRECT_MBPS, (double)bytes / us);
+		}
+	fprintf(stderr, "ward-bench: network, TLS interception: %s\n", set->status);
+out:
+	SSL_CTX_free(ctx);
+	stop(eng);
+	stop(up);
+	unlink(tls_up_ca);
+	unlink(tls_bundle);
+	ward_tls_free(tls_up);
+	tls_up = NULL;
 }
 
 /* fork+exec with stdout and stderr captured; waits for that child only (the
@@ -869,6 +1265,7 @@ static void in_netns(const struct tier_options *o, FILE *rec)
 	if (l >= 0)
 		close(l);
 	stop(eng);
+	measure_tls(&engine, o->quick ? 20 : 200, streams, bytes);
 	measure_sandbox(&sandbox, o, batches, per_batch, bytes, batch_streams);
 out:
 	stop(up);

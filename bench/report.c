@@ -529,7 +529,9 @@ static void network(FILE *f, int tier)
 	};
 	static const char *const keys[] = { "direct",        "get",           "connect",
 					    "direct-stream", "tunnel-stream", "tunnel-cpu",
-					    "direct-allcpu", "tunnel-allcpu" };
+					    "direct-allcpu", "tunnel-allcpu", "tls-tunnel",
+					    "tls-intercept", "tls-added",     "tls-direct-stream",
+					    "tls-intercept-stream", "tls-cpu" };
 	const char *transport = info(tier, "net_transport");
 	size_t p, k;
 	int i;
@@ -564,7 +566,15 @@ static void network(FILE *f, int tier)
 				continue;
 			}
 			v = num(get(r, 4));
-			if (ms && k > 0)
+			if (strcmp(keys[k], "tls-intercept") == 0)
+				snprintf(vs, sizeof(vs), "%+.3f ms over the tunnel",
+					 v - net_median(tier, prefixes[p][0], "tls-tunnel"));
+			else if (strcmp(keys[k], "tls-intercept-stream") == 0)
+				snprintf(vs, sizeof(vs), "%.2f × direct HTTPS",
+					 v / net_median(tier, prefixes[p][0], "tls-direct-stream"));
+			else if (strncmp(keys[k], "tls-", 4) == 0)
+				; /* TLS rows compare with each other */
+			else if (ms && k > 0)
 				snprintf(vs, sizeof(vs), "%+.3f ms", v - direct);
 			else if (!ms && k == 4)
 				snprintf(vs, sizeof(vs), "%.2f ×", v / stream);
@@ -574,6 +584,9 @@ static void network(FILE *f, int tier)
 			if (ms)
 				fprintf(f, "%.3f ms | %.3f | %.3f | %s | %s |\n", v, num(get(r, 8)),
 					num(get(r, 9)), get(r, 7), vs);
+			else if (strcmp(get(r, 5), "CPU ms") == 0)
+				fprintf(f, "%.2f %s | %.2f | %.2f | %s | %s |\n", v, get(r, 5),
+					num(get(r, 8)), num(get(r, 9)), get(r, 7), vs);
 			else
 				fprintf(f, "%.0f %s | %.0f | %.0f | %s | %s |\n", v, get(r, 5),
 					num(get(r, 8)), num(get(r, 9)), get(r, 7), vs);

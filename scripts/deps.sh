@@ -17,7 +17,7 @@ set -eu
 [ -n "${WARD_NO_DEPS:-}" ] && exit 0
 
 BUILD="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libnl-3-dev libnl-route-3-dev
-       libjansson-dev"
+       libjansson-dev libssl-dev"
 TEST="$BUILD check util-linux procps git python3 curl openssl iproute2 diffutils
       qemu-system-x86 busybox-static cpio openssh-server openssh-client
       clang libclang-rt-14-dev gnuplot-nox dash nodejs groff-base man-db mandoc

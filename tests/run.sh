@@ -159,6 +159,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
 	# the git index reader, over indexes git wrote
 	fuzz_one gitindex tests/fuzz/gitindex
+	# the proxy's HTTP parsers (plain and inside intercepted TLS)
+	fuzz_one http tests/fuzz/http
 fi
 
 # ward inside podman containers (tests/container/run.sh) over the cached

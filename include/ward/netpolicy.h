@@ -87,6 +87,7 @@ struct ward_netpolicy {
 	size_t n_ports;
 	struct ward_net_credential *creds;
 	size_t n_creds;
+	char *upstream_ca;            /* --upstream-ca: extra trust anchors (PEM), or NULL */
 };
 
 /* Empty lists, ports 80 and 443. */
@@ -122,6 +123,24 @@ WARD_API int ward_netpolicy_add_credential(struct ward_netpolicy *p, const char 
 					   struct ward_error **err);
 WARD_API int ward_netpolicy_add_credential_parts(struct ward_netpolicy *p, const char *host,
 					    const char *header, const char *value,
+					    struct ward_error **err);
+
+/* Whether the proxy terminates TLS for a CONNECT to host (normalised): true
+ * when a rule needs the plaintext of its requests — today an
+ * --inject-header credential naming exactly host. Every other allowed
+ * CONNECT is tunnelled untouched. */
+WARD_API bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host);
+
+/* Whether any host may be intercepted (the run then needs its CA, and the
+ * sandbox's trust store gets it). */
+WARD_API bool ward_netpolicy_intercepts_any(const struct ward_netpolicy *p);
+
+/* --upstream-ca FILE (policy: network.upstream_ca): PEM certificates the
+ * proxy trusts, beside the system's store, when it verifies an intercepted
+ * host's real server. Only stored here; the file is read (and refused when
+ * unreadable, naming the option) when the proxy starts, before the
+ * command runs. InvalidParameters for an empty path. */
+WARD_API int ward_netpolicy_set_upstream_ca(struct ward_netpolicy *p, const char *path,
 					    struct ward_error **err);
 
 /* Normalise a host as a request names it: lowercase, no trailing dot, no

@@ -11,6 +11,15 @@
  * Host header set from the URL, configured credentials added and
  * "Connection: close" (one request per connection); CONNECT host:port opens a
  * tunnel. Everything else is answered with 400.
+ *
+ * A CONNECT to a host ward_netpolicy_intercepts() names is intercepted
+ * instead of tunnelled: the proxy terminates TLS with a leaf of a CA made
+ * for the run (which the sandbox is made to trust), verifies the real
+ * server (the system's store plus the policy's upstream_ca), and reads
+ * origin-form requests (ward_http_parse_origin), each forwarded as a
+ * plain-HTTP one would be, their responses delimited by
+ * ward_http_parse_response. One record per intercepted request, one for
+ * the CONNECT. docs/network.md says the rest.
  */
 #ifndef WARD_PROXY_H
 #define WARD_PROXY_H
@@ -63,6 +72,39 @@ struct ward_http_request {
 WARD_API int ward_http_parse_request(const char *buf, size_t len, struct ward_http_request *req,
 				     int *status, char *reason, size_t size);
 
+/* The head of a request read inside an intercepted TLS connection: origin
+ * form ("GET /path HTTP/1.1"), the host and port taken from the CONNECT
+ * line (the Host header the client sent is replaced when forwarding, so a
+ * request cannot name a different server than the one it was checked for).
+ * Returns as ward_http_parse_request(); CONNECT inside is refused (405), a
+ * target not starting with '/' too (400). */
+WARD_API int ward_http_parse_origin(const char *buf, size_t len, const char *host, bool literal,
+				    uint16_t port, struct ward_http_request *req, int *status,
+				    char *reason, size_t size);
+
+/* Whether a header called name (any case) lists token, comma-separated,
+ * in the head buf[0..head_len). */
+WARD_API bool ward_http_header_lists(const char *buf, size_t head_len, const char *name,
+				     const char *token);
+
+/* A response head from an upstream, and how its body is delimited. */
+struct ward_http_response {
+	int status;
+	size_t head_len;   /* final CRLF CRLF included */
+	bool chunked;
+	bool has_length;
+	uint64_t length;   /* when has_length */
+	bool until_close;  /* the body runs to the end of the connection */
+	bool close;        /* the connection ends after this response */
+};
+
+/* Parse a response head at buf[0..len) for a request (head_request: the
+ * request was HEAD, so no body). Returns 1 (parsed), 0 (more needed) or -1
+ * (reason says why: not HTTP/1.x, conflicting lengths, larger than 64 KiB).
+ * 1xx, 204, 304 and responses to HEAD have no body. */
+WARD_API int ward_http_parse_response(const char *buf, size_t len, bool head_request,
+				      struct ward_http_response *r, char *reason, size_t size);
+
 /* How a forwarded request's body is delimited. */
 struct ward_http_body {
 	bool chunked;
@@ -80,7 +122,8 @@ struct ward_http_header {
  * Keep-Alive, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
  * Upgrade, Host, and those the Connection header names) and those in add
  * (replaced), then add, then "Connection: close". *body says how the
- * request body is framed. Returns a malloc'd head (*out_len bytes), or NULL
+ * request body is framed. The head always ends "Connection: close\r\n\r\n"
+ * (a caller that keeps the upstream connection drops that line). Returns a malloc'd head (*out_len bytes), or NULL
  * with reason/status for a request that cannot be forwarded safely (both
  * Content-Length and Transfer-Encoding, an encoding other than chunked,
  * conflicting lengths) — or ENOMEM (status 500). */

@@ -9,7 +9,7 @@ _ward_opts_run="-c --command --shell --no-shell -C --workdir --workdir-root --al
  --allow-home-workdir --allow-nested -t --timeout --json --setenv --clearenv --ro-bind --bind --tmpfs --uid0
  --hostname --sandbox --landlock --landlock-abi-max --landlock-min-abi --seccomp --allow-ptrace
  --namespaces --no-view --no-cgroup --net --allow-host --deny-host --allow-cidr --allow-port
- --inject-header --net-log --proxy-port --net-subnet --net-transport --allow-local-port
+ --inject-header --upstream-ca --net-log --proxy-port --net-subnet --net-transport --allow-local-port
  --workdir-mode --changes --apply --discard --protect --allow-write --no-placeholders --memory
  --memory-swap --pids --cpus --io-weight --max-file-size --tmpfs-size --approve --policy
  --no-policy -h --help"
@@ -81,7 +81,7 @@ _ward()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
-	--policy | --net-log | --ro-bind | --bind)
+	--policy | --net-log | --upstream-ca | --ro-bind | --bind)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;

@@ -62,8 +62,10 @@ static const char usage[] =
 	"      --allow-cidr CIDR    let addresses in CIDR through the destination check\n"
 	"                           (loopback, private, link-local... are refused otherwise)\n"
 	"      --allow-port PORT    a port for host rules without one (80 and 443 always)\n"
-	"      --inject-header 'HOST=Name: value'  add a header to plain-HTTP requests to\n"
-	"                           HOST; $VAR/${VAR} come from ward's own environment\n"
+	"      --inject-header 'HOST=Name: value'  add a header to requests to HOST (HTTPS\n"
+	"                           through interception); $VAR/${VAR} from ward's environment\n"
+	"      --upstream-ca FILE   PEM CA certificates trusted (beside the system's) for\n"
+	"                           intercepted hosts' real servers\n"
 	"      --net-log FILE       append one JSON line per proxy connection\n"
 	"      --proxy-port PORT    where the proxy listens inside (default 3128)\n"
 	"      --net-subnet CIDR    the veth pair's IPv4 subnet (default 10.0.2.0/30)\n"
@@ -126,6 +128,7 @@ enum {
 	OPT_ALLOW_CIDR,
 	OPT_ALLOW_PORT,
 	OPT_INJECT_HEADER,
+	OPT_UPSTREAM_CA,
 	OPT_NET_LOG,
 	OPT_PROXY_PORT,
 	OPT_NET_SUBNET,
@@ -178,6 +181,7 @@ const struct option ward_run_long_options[] = {
 	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
 	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
 	{ "inject-header", required_argument, NULL, OPT_INJECT_HEADER },
+	{ "upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA },
 	{ "net-log", required_argument, NULL, OPT_NET_LOG },
 	{ "proxy-port", required_argument, NULL, OPT_PROXY_PORT },
 	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
@@ -523,6 +527,11 @@ static int parse_flags(int argc, char **argv, struct run_options *o, struct ward
 				ward_error_prefix(*err, "--inject-header");
 				goto fail;
 			}
+			break;
+		case OPT_UPSTREAM_CA:
+			net_rule = net_rule ? net_rule : "--upstream-ca";
+			if (ward_netpolicy_set_upstream_ca(&o->cfg.netpolicy, optarg, err) < 0)
+				goto fail;
 			break;
 		case OPT_NET_LOG:
 			if (!*optarg) {

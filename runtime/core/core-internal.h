@@ -40,6 +40,15 @@ struct spawn_sysdir {
 struct spawn_protect;
 struct ward_gitdir;
 
+/* Where the sandbox's trust bundle is seen inside the view (bound over the
+ * system's file, with the others of ward_ca_bundle_targets()). */
+#define WARD_CA_BUNDLE_PATH "/etc/ssl/certs/ca-certificates.crt"
+
+/* The system CA files this host has (regular files), NULL-terminated; and
+ * whether the first, WARD_CA_BUNDLE_PATH, is one of them. */
+const char *const *ward_ca_bundle_targets(void);
+bool ward_ca_bundle_target(void);
+
 struct spawn_plan {
 	const struct ward_config *cfg;
 	unsigned ns;          /* WARD_NS_* to create */
@@ -69,6 +78,7 @@ struct spawn_plan {
 	int net_handover_fd;
 	int net_go_fd;
 	uint16_t net_port;
+	const char *ca_bundle; /* TLS interception: bound over the system's CA files, or NULL */
 	bool agent;           /* serve session commands from agent_fd instead of argv */
 	int agent_fd;         /* the session's control socket (core/agent.c) */
 	/* the view */

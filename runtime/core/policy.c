@@ -256,16 +256,18 @@ static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
 static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
 	static const char *const proxy_rules[] = { "allow_hosts", "deny_hosts",	 "allow_cidrs",
-						   "allow_ports", "credentials", NULL };
-	const char *s = NULL, *log = NULL, *subnet = NULL, *transport = NULL;
+						   "allow_ports", "credentials", "upstream_ca",
+						   NULL };
+	const char *s = NULL, *log = NULL, *subnet = NULL, *transport = NULL, *upstream_ca = NULL;
 	json_int_t proxy_port;
 	json_t *x;
 
 	if (shape(c, v, "network",
-		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*]}", "mode", &s,
-		  "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
+		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*], s?s}", "mode",
+		  &s, "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
 		  "credentials", "log", &log, "proxy_port", &proxy_port, "subnet", &subnet,
-		  "transport", &transport, "local_ports") < 0 ||
+		  "transport", &transport, "local_ports", "upstream_ca", &upstream_ca) < 0 ||
+	    nonempty(c, "network.upstream_ca", upstream_ca) < 0 ||
 	    nonempty(c, "network.mode", s) < 0 || nonempty(c, "network.log", log) < 0 ||
 	    nonempty(c, "network.subnet", subnet) < 0 ||
 	    nonempty(c, "network.transport", transport) < 0)
@@ -302,6 +304,8 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 		return -1;
 	if ((x = json_object_get(v, "credentials")) && apply_credentials(c, x, cfg) < 0)
 		return -1;
+	if (upstream_ca && ward_netpolicy_set_upstream_ca(&cfg->netpolicy, upstream_ca, c->err) < 0)
+		return setter_failed(c, "network.upstream_ca");
 	if (log) {
 		free(cfg->net_log);
 		cfg->net_log = strdup(log);

@@ -117,6 +117,12 @@ struct run_state {
 	struct net_setup net;
 	struct ward_proxy *proxy;
 	int net_log_fd;
+	/* TLS interception: the sandbox's trust bundle (the system's and the
+	 * run's CA), a file of the state directory removed at the end, bound
+	 * read-only over the system's CA files in the view */
+	char *ca_bundle;
+	int ca_bundle_fd;
+	char ca_env[12][PATH_MAX + 32];
 	struct ward_workdir_prep wd;
 	struct ward_cgroup cg;
 };
@@ -148,6 +154,12 @@ static void state_release(struct run_state *st)
 	ward_outbuf_free(st->obuf);
 	ward_outbuf_free(st->ebuf);
 	ward_proxy_free(st->proxy);
+	if (st->ca_bundle_fd >= 0)
+		close(st->ca_bundle_fd);
+	if (st->ca_bundle) {
+		unlink(st->ca_bundle);
+		free(st->ca_bundle);
+	}
 	ward_net_release(&st->net);
 	if (st->net_log_fd >= 0)
 		close(st->net_log_fd);
@@ -197,6 +209,63 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
 	return 0;
 }
 
+/* The file the sandbox will trust: empty now, filled after clone3 by
+ * ward_proxy_start_tls() (the CA is made only then: its key is never in
+ * init's copy of our memory). Mode 0644: public material, read inside by
+ * whatever uid the command has. A go-ahead pipe makes init wait for it
+ * before the command runs (veth has one already). */
+static int prepare_ca_bundle(struct run_state *st, const struct ward_config *cfg,
+			     struct ward_error **err)
+{
+	char *dir = ward_state_dir_for(cfg->state_dir, err);
+	size_t n;
+
+	if (!dir)
+		return -1;
+	n = strlen(dir) + sizeof("/ca-bundle-XXXXXX");
+	st->ca_bundle = malloc(n);
+	if (!st->ca_bundle) {
+		free(dir);
+		return ward_error_make(err, ENOMEM, "CA bundle");
+	}
+	snprintf(st->ca_bundle, n, "%s/ca-bundle-XXXXXX", dir);
+	free(dir);
+	st->ca_bundle_fd = mkostemp(st->ca_bundle, O_CLOEXEC);
+	if (st->ca_bundle_fd < 0) {
+		int e = errno;
+
+		free(st->ca_bundle);
+		st->ca_bundle = NULL;
+		return ward_error_make(err, e, "create the sandbox's CA bundle");
+	}
+	if (fchmod(st->ca_bundle_fd, 0644) < 0)
+		return ward_error_make(err, errno, "chmod '%s'", st->ca_bundle);
+	if (st->net.go[0] < 0 && pipe2(st->net.go, O_CLOEXEC) < 0)
+		return ward_error_make(err, errno, "pipe");
+	return 0;
+}
+
+/* The variables common tools read for their trust store, all naming the
+ * bundle (inside the view: where it is bound, the system's own path). */
+static size_t ca_env(struct run_state *st, bool view, const char **out, size_t max)
+{
+	static const char *const names[] = {
+		"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+		"GIT_SSL_CAINFO", "PIP_CERT", "AWS_CA_BUNDLE", "npm_config_cafile",
+		"CARGO_HTTP_CAINFO", "DENO_CERT",
+	};
+	const char *path = view ? WARD_CA_BUNDLE_PATH : st->ca_bundle;
+	size_t i, n = 0;
+
+	if (!st->ca_bundle)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(names) && i < ARRAY_SIZE(st->ca_env) && n < max; i++) {
+		snprintf(st->ca_env[i], sizeof(st->ca_env[i]), "%s=%s", names[i], path);
+		out[n++] = st->ca_env[i];
+	}
+	return n;
+}
+
 /* The network mode, the transport's fds, the proxy (credentials expanded
  * now, so a missing variable fails before anything starts), the log. */
 static int prepare_net(struct run_state *st, const struct ward_config *cfg,
@@ -228,7 +297,11 @@ static int prepare_net(struct run_state *st, const struct ward_config *cfg,
 		}
 	}
 	st->proxy = ward_proxy_new(&cfg->netpolicy, st->net_log_fd, err);
-	return st->proxy ? 0 : -1;
+	if (!st->proxy)
+		return -1;
+	if (ward_netpolicy_intercepts_any(&cfg->netpolicy) && prepare_ca_bundle(st, cfg, err) < 0)
+		return -1;
+	return 0;
 }
 
 /* fd when it is open (fstat answers, *st filled), else -1 (*st zeroed). */
@@ -393,7 +466,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	struct spawn_plan *p = &st->plan;
 	char *extra[2] = { NULL, NULL };
 	size_t n_set = cfg->n_setenv, n_net = 0, i;
-	const char *net_env[20];
+	const char *net_env[40];
 	char **set = NULL;
 	int k = 0;
 
@@ -403,7 +476,10 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		return -1;
 	if (prepare_net(st, cfg, err) < 0)
 		return -1;
-	n_net = ward_net_env(&st->net, net_env, ARRAY_SIZE(net_env));
+	n_net = ward_net_env(&st->net, net_env, 20);
+	n_net += ca_env(st, cfg->view && (cfg->namespaces & WARD_NS_MOUNT) &&
+				    cfg->mode != WARD_SANDBOX_OFF && ward_ca_bundle_target(),
+			net_env + n_net, ARRAY_SIZE(net_env) - n_net);
 
 	/* The environment: safe variables, PWD, HOME made visible, then --setenv. */
 	{
@@ -448,6 +524,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->ns &= ~WARD_NS_NET;
 	p->net_handover_fd = st->net.handover[1];
 	p->net_go_fd = st->net.go[0];
+	p->ca_bundle = st->ca_bundle;
 	p->net_port = st->net.port;
 	p->view = cfg->view && (p->ns & WARD_NS_MOUNT) && cfg->mode != WARD_SANDBOX_OFF;
 	p->argv = argv;
@@ -520,6 +597,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->net.handover[0];
 	if (st->net.go[1] >= 0)
 		p->close_fds[k++] = st->net.go[1];
+	if (st->ca_bundle_fd >= 0)
+		p->close_fds[k++] = st->ca_bundle_fd;
 	if (st->wd.set_fd >= 0)
 		p->close_fds[k++] = st->wd.set_fd;
 	if (st->wd.run_fd >= 0)
@@ -703,12 +782,27 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
  * (loopback), to the proxy. */
 static int attach_net(struct run_state *st, pid_t pid, struct ward_error **err)
 {
+	/* The run's CA, now that init exists: before init is let go. */
+	if (st->ca_bundle_fd >= 0) {
+		if (ward_proxy_start_tls(st->proxy, st->ca_bundle_fd, err) < 0)
+			return -1;
+		close(st->ca_bundle_fd);
+		st->ca_bundle_fd = -1;
+	}
 	if (st->net.veth) {
 		if (ward_net_attach(&st->net, pid, st->pidfd, err) < 0)
 			return -1;
 		return ward_proxy_add_listener(st->proxy, steal_fd(&st->net.listener), err);
 	}
-	return ward_proxy_add_handover(st->proxy, steal_fd(&st->net.handover[0]), err);
+	if (ward_proxy_add_handover(st->proxy, steal_fd(&st->net.handover[0]), err) < 0)
+		return -1;
+	if (st->net.go[1] >= 0) {
+		if (write(st->net.go[1], "g", 1) != 1)
+			return ward_error_make(err, errno, "release the sandbox's init");
+		close(st->net.go[1]);
+		st->net.go[1] = -1;
+	}
+	return 0;
 }
 
 void ward_result_set_hostname(struct ward_result *res, const char *name, unsigned skipped)
@@ -761,6 +855,7 @@ static void state_init(struct run_state *st)
 	st->in_src = -1;
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
 	st->net_log_fd = -1;
+	st->ca_bundle_fd = -1;
 	ward_net_init(&st->net);
 	ward_cgroup_init(&st->cg);
 	st->plan.cgroup_fd = -1;

@@ -31,6 +31,33 @@ static const char *const sysdirs[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 };
 
+/* The system CA files tools read, the first where Debian's are; the run's
+ * trust bundle is bound over each the host has. */
+static const char *const ca_files[] = {
+	WARD_CA_BUNDLE_PATH,
+	"/etc/pki/tls/certs/ca-bundle.crt", /* Fedora, RHEL */
+	"/etc/ssl/ca-bundle.pem",           /* openSUSE */
+	"/etc/ssl/cert.pem",                /* Alpine, and a link elsewhere */
+	NULL,
+};
+
+static bool regular_file(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *const *ward_ca_bundle_targets(void)
+{
+	return ca_files;
+}
+
+bool ward_ca_bundle_target(void)
+{
+	return regular_file(WARD_CA_BUNDLE_PATH);
+}
+
 /* Device nodes of the minimal /dev, bound from the host's. */
 static const char *const devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
@@ -438,7 +465,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 	const struct ward_config *cfg = p->cfg;
 	const char *R = p->staging;
 	char dst[PATH_MAX], src[64], opts[96];
-	int wfd, mfd[64], ofd[3] = { -1, -1, -1 }, gfd[SPAWN_MAX_GITDIRS][3];
+	int wfd, mfd[64], ofd[3] = { -1, -1, -1 }, gfd[SPAWN_MAX_GITDIRS][3], cafd = -1;
 	size_t i;
 	int k;
 
@@ -486,6 +513,12 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			return fail(err, "open mount source", cfg->mounts[i].source);
 	}
 
+	if (p->ca_bundle) {
+		/* it may lie under the staging directory too */
+		cafd = open(p->ca_bundle, O_PATH | O_CLOEXEC);
+		if (cafd < 0)
+			return fail(err, "open the CA bundle", p->ca_bundle);
+	}
 	if (mount("tmpfs", R, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
 		return fail(err, "mount tmpfs on", R);
 
@@ -522,6 +555,18 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			    mount("/dev/null", dst, NULL, MS_BIND, NULL))
 			return fail(err, "mask", p->masks[k].path);
 	}
+	/* The run's trust bundle over the system's CA files: read-only with
+	 * the rest just below. */
+	for (k = 0; cafd >= 0 && ca_files[k]; k++) {
+		if (!regular_file(ca_files[k]))
+			continue;
+		snprintf(dst, sizeof(dst), "%s%s", R, ca_files[k]);
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", cafd);
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return fail(err, "bind the CA bundle on", ca_files[k]);
+	}
+	if (cafd >= 0)
+		close(cafd);
 	/* One call makes the root and every system bind read-only, nosuid, nodev
 	 * (a file masked by /dev/null becomes unopenable: nodev). */
 	if (setattr(R, AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,

@@ -156,6 +156,52 @@ int ward_http_parse_request(const char *buf, size_t len, struct ward_http_reques
 	return 1;
 }
 
+int ward_http_parse_origin(const char *buf, size_t len, const char *host, bool literal,
+			   uint16_t port, struct ward_http_request *req, int *status, char *reason,
+			   size_t size)
+{
+	const char *end = find_end(buf, len), *sp1, *sp2, *eol, *target;
+	size_t mlen, tlen;
+
+	memset(req, 0, sizeof(*req));
+	if (!end) {
+		if (len >= HEAD_MAX)
+			return refuse(status, 431, reason, size, "request head larger than %d bytes",
+				      HEAD_MAX);
+		return 0;
+	}
+	req->head_len = (size_t)(end - buf);
+	eol = memmem(buf, req->head_len, "\r\n", 2);
+	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
+	if (!sp1 || !sp2)
+		return refuse(status, 400, reason, size, "malformed request line");
+	mlen = (size_t)(sp1 - buf);
+	if (!is_token(buf, mlen) || mlen >= sizeof(req->method))
+		return refuse(status, 400, reason, size, "malformed method");
+	if ((size_t)(eol - sp2 - 1) != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
+	    (sp2[8] != '0' && sp2[8] != '1'))
+		return refuse(status, 400, reason, size, "only HTTP/1.0 and HTTP/1.1 are proxied");
+	memcpy(req->method, buf, mlen);
+	req->method[mlen] = '\0';
+	target = sp1 + 1;
+	tlen = (size_t)(sp2 - target);
+	if (strcmp(req->method, "CONNECT") == 0)
+		return refuse(status, 405, reason, size, "CONNECT inside a tunnel");
+	if (tlen == 0 || target[0] != '/' || memchr(target, ' ', tlen) || memchr(target, '\t', tlen))
+		return refuse(status, 400, reason, size,
+			      "an intercepted request names a path ('/...'), got '%.*s'",
+			      (int)(tlen > 200 ? 200 : tlen), target);
+	if (strlen(host) >= sizeof(req->host))
+		return refuse(status, 400, reason, size, "host name too long");
+	snprintf(req->host, sizeof(req->host), "%s", host);
+	req->literal = literal;
+	req->port = port;
+	req->target = target;
+	req->target_len = tlen;
+	return 1;
+}
+
 /* Whether the header name at s[0..n) is in the comma-separated list. */
 static bool listed(const char *list, size_t list_len, const char *s, size_t n)
 {
@@ -223,6 +269,16 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 	char port[16];
 
 	memset(body, 0, sizeof(*body));
+	/* A NUL, or a CR or LF that is not part of a CRLF, splits a line for
+	 * some servers and not for us: a header this proxy never saw (a second
+	 * Transfer-Encoding, say) would reach them. None is forwarded. */
+	for (i = 0; i + 4 < req->head_len; i++) {
+		if (buf[i] == '\0' || (buf[i] == '\r' && buf[i + 1] != '\n') ||
+		    (buf[i] == '\n' && (i == 0 || buf[i - 1] != '\r'))) {
+			refuse(status, 400, reason, size, "control character in the request head");
+			return NULL;
+		}
+	}
 	/* First pass: what Connection names, and the body's framing. */
 	for (const char *q = p; q < end;) {
 		const char *eol = memmem(q, (size_t)(end - q) + 2, "\r\n", 2), *colon;
@@ -332,6 +388,115 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 	}
 	*out_len = o.len;
 	return o.buf;
+}
+
+/* The value of each header called name in the head, in turn: returns the
+ * position after the line found (pass it back as from), NULL when no more. */
+static const char *next_header(const char *buf, size_t head_len, const char *from,
+			       const char *name, const char **v, size_t *vlen)
+{
+	const char *end = buf + head_len - 2, *q = from;
+
+	if (!q) {
+		q = memmem(buf, head_len, "\r\n", 2);
+		if (!q)
+			return NULL;
+		q += 2;
+	}
+	while (q < end) {
+		const char *eol = memmem(q, (size_t)(end - q) + 2, "\r\n", 2);
+		const char *colon = memchr(q, ':', (size_t)(eol - q));
+
+		if (colon && name_is(q, (size_t)(colon - q), name)) {
+			const char *x = colon + 1;
+			size_t n;
+
+			while (x < eol && (*x == ' ' || *x == '\t'))
+				x++;
+			n = (size_t)(eol - x);
+			while (n && (x[n - 1] == ' ' || x[n - 1] == '\t'))
+				n--;
+			*v = x;
+			*vlen = n;
+			return eol + 2;
+		}
+		q = eol + 2;
+	}
+	return NULL;
+}
+
+bool ward_http_header_lists(const char *buf, size_t head_len, const char *name,
+			    const char *token)
+{
+	const char *at = NULL, *v;
+	size_t n;
+
+	while ((at = next_header(buf, head_len, at, name, &v, &n)))
+		if (listed(v, n, token, strlen(token)))
+			return true;
+	return false;
+}
+
+int ward_http_parse_response(const char *buf, size_t len, bool head_request,
+			     struct ward_http_response *r, char *reason, size_t size)
+{
+	const char *end = find_end(buf, len), *at = NULL, *v;
+	size_t n;
+	int status;
+
+	memset(r, 0, sizeof(*r));
+	if (!end) {
+		if (len >= HEAD_MAX)
+			return refuse(&status, 502, reason, size, "response head larger than %d bytes",
+				      HEAD_MAX);
+		return 0;
+	}
+	r->head_len = (size_t)(end - buf);
+	if (r->head_len < 14 || memcmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') ||
+	    buf[8] != ' ' || !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) ||
+	    !isdigit((unsigned char)buf[11]) || (buf[12] != ' ' && buf[12] != '\r'))
+		return refuse(&status, 502, reason, size, "malformed response status line");
+	r->status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
+	if (r->status < 100)
+		return refuse(&status, 502, reason, size, "malformed response status");
+	r->close = buf[7] == '0' && !ward_http_header_lists(buf, r->head_len, "connection",
+							      "keep-alive");
+	if (ward_http_header_lists(buf, r->head_len, "connection", "close"))
+		r->close = true;
+	if (head_request || r->status < 200 || r->status == 204 || r->status == 304)
+		return 1; /* no body */
+	if (ward_http_header_lists(buf, r->head_len, "transfer-encoding", "chunked")) {
+		r->chunked = true;
+		/* a length beside it is ignored (RFC 9112 6.3); no reuse after */
+		if (next_header(buf, r->head_len, NULL, "content-length", &v, &n))
+			r->close = true;
+		return 1;
+	}
+	if (next_header(buf, r->head_len, NULL, "transfer-encoding", &v, &n)) {
+		r->until_close = r->close = true;
+		return 1;
+	}
+	while ((at = next_header(buf, r->head_len, at, "content-length", &v, &n))) {
+		uint64_t l = 0;
+		size_t k;
+
+		if (n == 0 || n > 18)
+			return refuse(&status, 502, reason, size, "bad Content-Length in the response");
+		for (k = 0; k < n; k++) {
+			if (!isdigit((unsigned char)v[k]))
+				return refuse(&status, 502, reason, size,
+					      "bad Content-Length in the response");
+			l = l * 10 + (uint64_t)(v[k] - '0');
+		}
+		if (r->has_length && l != r->length)
+			return refuse(&status, 502, reason, size,
+				      "conflicting Content-Length headers in the response");
+		r->has_length = true;
+		r->length = l;
+	}
+	if (!r->has_length)
+		r->until_close = r->close = true;
+	return 1;
 }
 
 enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILER_START,

@@ -104,6 +104,16 @@ void ward_proxy_dispatch(struct ward_proxy *p);
  * ward_proxy_dispatch() also expires what is due. */
 long long ward_proxy_deadline(const struct ward_proxy *p);
 
+/* TLS interception (only when ward_netpolicy_intercepts_any()): make the
+ * run's CA — to be called after the sandbox's init was cloned, so that its
+ * key was never in init's memory — and write the sandbox's trust bundle to
+ * bundle_fd (or -1): the system's bundle, then the CA's certificate. Until
+ * this is called an intercepted CONNECT is answered 502. */
+int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error **err);
+
+/* The run's CA certificate (PEM), or NULL before ward_proxy_start_tls(). */
+const char *ward_proxy_ca_pem(const struct ward_proxy *p);
+
 /* Close every connection (their records are completed) and hand over the
  * records (malloc'd array, caller frees). */
 void ward_proxy_finish(struct ward_proxy *p, struct ward_net_record **records, size_t *n);

@@ -42,6 +42,7 @@ void ward_netpolicy_release(struct ward_netpolicy *p)
 		free(p->creds[i].value);
 	}
 	free(p->creds);
+	free(p->upstream_ca);
 	ward_netpolicy_init(p);
 }
 
@@ -78,11 +79,45 @@ int ward_netpolicy_copy(struct ward_netpolicy *dst, const struct ward_netpolicy 
 		dst->creds[i].value = strdup(src->creds[i].value);
 		failed = !dst->creds[i].header || !dst->creds[i].value;
 	}
+	dst->upstream_ca = NULL;
+	if (!failed && src->upstream_ca && !(dst->upstream_ca = strdup(src->upstream_ca)))
+		failed = true;
 	if (failed) {
 		dst->n_creds = dst->creds ? src->n_creds : 0;
 		ward_netpolicy_release(dst);
 		return ward_error_make(err, ENOMEM, "network policy");
 	}
+	return 0;
+}
+
+bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_creds; i++)
+		if (strcmp(p->creds[i].host, host) == 0)
+			return true;
+	return false;
+}
+
+bool ward_netpolicy_intercepts_any(const struct ward_netpolicy *p)
+{
+	return p->n_creds > 0;
+}
+
+int ward_netpolicy_set_upstream_ca(struct ward_netpolicy *p, const char *path,
+				   struct ward_error **err)
+{
+	char *d;
+
+	if (!path || !path[0])
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "--upstream-ca needs a file");
+	d = strdup(path);
+	if (!d)
+		return ward_error_make(err, ENOMEM, "--upstream-ca");
+	free(p->upstream_ca);
+	p->upstream_ca = d;
 	return 0;
 }
 

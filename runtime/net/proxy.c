@@ -29,6 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
+#include "runtime/net/tls-internal.h"
 #include "runtime/util/util-internal.h"
 
 #define BUF_SIZE (64 * 1024)
@@ -41,6 +44,8 @@
 /* The send buffer towards the client (the kernel doubles it); see
  * upstream_ready(). */
 #define CLIENT_SNDBUF (128 * 1024)
+/* Intercepted connections at once (one thread each; see struct mitm). */
+#define MAX_MITM 64
 
 /* ---- the resolver thread ------------------------------------------------ */
 
@@ -218,6 +223,7 @@ struct conn {
 	long long deadline;
 	long long started_ns;
 	bool dead;
+	bool handed;               /* given to a mitm thread, which records it */
 	size_t own_bytes;          /* the proxy's "200 Connection established", not upstream data */
 	struct ward_net_record rec;
 };
@@ -243,6 +249,10 @@ struct ward_proxy {
 	size_t pipe_big;    /* a bulk tunnel's pipe capacity */
 	size_t pipe_budget; /* bytes all grown pipes together may hold */
 	size_t pipe_grown;  /* bytes they hold now */
+	struct ward_tls *tls;             /* the run's CA and contexts, once started */
+	pthread_mutex_t mu;               /* records and the log, shared with mitm threads */
+	struct mitm *mitms;               /* intercepted connections, each on its thread */
+	size_t n_mitms;
 };
 
 static int64_t unix_ms(void)
@@ -300,14 +310,11 @@ json_t *ward_net_record_json(const struct ward_net_record *r)
 	return o;
 }
 
-static void record(struct ward_proxy *p, struct conn *c)
+/* One finished record into the result and the log; mitm threads call it
+ * too, hence the lock. */
+static void store_record(struct ward_proxy *p, const struct ward_net_record *r)
 {
-	struct ward_net_record *r = &c->rec;
-
-	if (!r->decision[0])
-		snprintf(r->decision, sizeof(r->decision), "error");
-	r->bytes_down = r->bytes_down > c->own_bytes ? r->bytes_down - c->own_bytes : 0;
-	r->duration_ms = (ward_now_ns() - c->started_ns) / 1000000;
+	pthread_mutex_lock(&p->mu);
 	if (p->log_fd >= 0) {
 		json_t *o = ward_net_record_json(r);
 		char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -324,17 +331,30 @@ static void record(struct ward_proxy *p, struct conn *c)
 		}
 	}
 	if (p->n_records == MAX_RECORDS)
-		return;
+		goto out;
 	if (p->n_records == p->cap_records) {
 		size_t cap = p->cap_records ? p->cap_records * 2 : 16;
 		struct ward_net_record *g = realloc(p->records, cap * sizeof(*g));
 
 		if (!g)
-			return;
+			goto out;
 		p->records = g;
 		p->cap_records = cap;
 	}
 	p->records[p->n_records++] = *r;
+out:
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void record(struct ward_proxy *p, struct conn *c)
+{
+	struct ward_net_record *r = &c->rec;
+
+	if (!r->decision[0])
+		snprintf(r->decision, sizeof(r->decision), "error");
+	r->bytes_down = r->bytes_down > c->own_bytes ? r->bytes_down - c->own_bytes : 0;
+	r->duration_ms = (ward_now_ns() - c->started_ns) / 1000000;
+	store_record(p, r);
 }
 
 static void pipe_close(struct ward_proxy *p, struct pipe_flow *f)
@@ -354,7 +374,8 @@ static void conn_kill(struct ward_proxy *p, struct conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
-	record(p, c);
+	if (!c->handed)
+		record(p, c);
 	close_endpoint(p, &c->cl);
 	close_endpoint(p, &c->up);
 	pipe_close(p, &c->up_pipe);
@@ -445,6 +466,7 @@ static void reply(struct ward_proxy *p, struct conn *c, int status, const char *
 }
 
 static void start_connect(struct ward_proxy *p, struct conn *c);
+static void mitm_start(struct ward_proxy *p, struct conn *c);
 
 static void upstream_ready(struct ward_proxy *p, struct conn *c)
 {
@@ -453,6 +475,10 @@ static void upstream_ready(struct ward_proxy *p, struct conn *c)
 	ward_addr_text((const struct sockaddr *)a, c->rec.address, sizeof(c->rec.address));
 	snprintf(c->rec.decision, sizeof(c->rec.decision), "allow");
 	snprintf(c->rec.rule, sizeof(c->rec.rule), "%s", c->allow_rule);
+	if (!c->http && ward_netpolicy_intercepts(&p->policy, c->req.host)) {
+		mitm_start(p, c);
+		return;
+	}
 	c->st = S_RELAY;
 	c->deadline = 0;
 	if (!buf_alloc(&c->to_up) || !buf_alloc(&c->to_cl)) {
@@ -589,6 +615,45 @@ static void addresses_known(struct ward_proxy *p, struct conn *c, const struct a
 	start_connect(p, c);
 }
 
+/* Every decision on one request the proxy can read — a plain-HTTP request,
+ * or one inside an intercepted TLS connection — is taken here, and only
+ * here: its head (buf, parsed as r, host and port already allowed) becomes
+ * the head to send upstream, with the credentials for the host added.
+ * keep: the upstream connection is kept for more requests (interception),
+ * so no "Connection: close". Returns the malloc'd head (*len bytes, *body
+ * its framing) and appends what was done to rule (the record's rule), or
+ * NULL with *status and reason for a refusal. Called from the event loop
+ * and from mitm threads: it reads p's policy and credentials, fixed since
+ * ward_proxy_new(), and changes nothing of p. */
+static char *forward_request(struct ward_proxy *p, const char *buf,
+			     const struct ward_http_request *r, bool keep, size_t *len,
+			     struct ward_http_body *body, int *status, char *reason, size_t size,
+			     char *rule, size_t rule_size)
+{
+	static const char close_line[] = "Connection: close\r\n\r\n";
+	struct ward_http_header add[8];
+	size_t n_add = 0, i;
+	char *head;
+
+	for (i = 0; i < p->policy.n_creds && n_add < ARRAY_SIZE(add); i++)
+		if (strcmp(p->policy.creds[i].host, r->host) == 0)
+			add[n_add++] = p->inject[i];
+	head = ward_http_forward_head(buf, r, add, n_add, len, body, status, reason, size);
+	if (!head)
+		return NULL;
+	if (keep && *len >= sizeof(close_line) - 1 &&
+	    memcmp(head + *len - (sizeof(close_line) - 1), close_line, sizeof(close_line) - 1) == 0) {
+		*len -= sizeof(close_line) - 1 - 2;
+		memcpy(head + *len - 2, "\r\n", 3);
+	}
+	if (n_add) {
+		size_t l = strlen(rule);
+
+		snprintf(rule + l, rule_size - l, "; credential added");
+	}
+	return head;
+}
+
 static void head_complete(struct ward_proxy *p, struct conn *c)
 {
 	struct ward_http_request *r = &c->req;
@@ -604,16 +669,12 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 	snprintf(c->allow_rule, sizeof(c->allow_rule), "%s", reason);
 	c->http = !r->is_connect;
 	if (c->http) {
-		struct ward_http_header add[8];
-		size_t n_add = 0, i, len;
+		size_t len;
 		int status;
-		char *head;
+		char *head = forward_request(p, c->head.data, r, false, &len, &c->body, &status,
+					     reason, sizeof(reason), c->allow_rule,
+					     sizeof(c->allow_rule));
 
-		for (i = 0; i < p->policy.n_creds && n_add < ARRAY_SIZE(add); i++)
-			if (strcmp(p->policy.creds[i].host, r->host) == 0)
-				add[n_add++] = p->inject[i];
-		head = ward_http_forward_head(c->head.data, r, add, n_add, &len, &c->body, &status,
-					      reason, sizeof(reason));
 		if (!head) {
 			reply(p, c, status, status == 500 ? "error" : "deny", reason);
 			return;
@@ -628,11 +689,6 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 		c->to_up.end = len;
 		free(head);
 		c->body_left = c->body.length;
-		if (n_add) {
-			size_t l = strlen(c->allow_rule);
-
-			snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; credential added");
-		}
 	} else if (!buf_alloc(&c->to_up)) {
 		reply(p, c, 500, "error", "out of memory");
 		return;
@@ -1108,6 +1164,652 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 	relay_progress(p, c);
 }
 
+
+/* ---- interception ------------------------------------------------------
+ *
+ * A CONNECT to a host ward_netpolicy_intercepts() names goes the same way
+ * as a tunnel — policy, resolution, the destination check, a connection to
+ * an address that passed — and then, instead of the byte relay, both
+ * sockets go to a thread of their own (struct mitm): "200 Connection
+ * established", a TLS handshake with the client as that host (a leaf of
+ * the run's CA), one with the real server (verified against the system's
+ * store and --upstream-ca), then HTTP/1.1 requests read one after the
+ * other, each turned into the forwarded head by forward_request() — the
+ * same function as for plain HTTP — and its response relayed back.
+ *
+ * Why threads and blocking I/O here, when tunnels live in the event loop:
+ * OpenSSL's non-blocking state machine (WANT_READ/WANT_WRITE on both
+ * legs, renegotiation-free but still with handshakes, partial records and
+ * the request framing on top) would triple this code and put the
+ * handshakes' public-key work — a leaf signature, an ECDHE per side,
+ * ~1 ms of CPU — on the loop that also relays every tunnel and the
+ * command's output. A thread per intercepted connection is plain
+ * sequential code, runs on another core, and is capped (MAX_MITM: the
+ * next gets 503). Every read has a deadline (SO_RCVTIMEO), so a silent or
+ * slow client costs its thread only so long; ward_proxy_finish() ends the
+ * rest by shutting their sockets down, and joins them. */
+
+#define MITM_HEAD_TIMEOUT_NS (30LL * 1000000000)  /* a handshake, a request head */
+#define MITM_IO_TIMEOUT_NS (300LL * 1000000000)   /* silence inside a body or response */
+#define MITM_BUF (64 * 1024)
+
+struct mitm {
+	struct mitm *next;
+	struct ward_proxy *p;
+	pthread_t th;
+	int cl_fd, up_fd;
+	int done;                      /* the thread has finished (atomic) */
+	bool stopping;                 /* ward_proxy_finish() shut the sockets */
+	bool linger;                   /* the proxy answered an error: see mitm_main() */
+	long long cl_left, up_left;    /* the timeout last set on each socket (ns) */
+	struct ward_tls_peer peer;
+	uint16_t port;
+	struct ward_net_record rec;    /* the CONNECT's record */
+	char allow_rule[WARD_NET_RULE_MAX];
+	long long started_ns;
+	SSL *cs, *us;                  /* towards the client, towards the server */
+	char *in, *ub;                 /* the client's and the server's unread bytes */
+	size_t in_len, ub_len;
+};
+
+/* dst = a then b, cut at size (a record's rule: the deciding rule, then
+ * what interception added). */
+static void join(char *dst, size_t size, const char *a, const char *b)
+{
+	size_t la = strnlen(a, size - 1), lb = strnlen(b, size - 1 - la);
+
+	memmove(dst, a, la);
+	memcpy(dst + la, b, lb);
+	dst[la + lb] = '\0';
+}
+
+static void set_timeout(int fd, long long deadline)
+{
+	long long left = deadline - ward_now_ns();
+	struct timeval tv;
+
+	if (left < 1000000)
+		left = 1000000;
+	tv.tv_sec = left / 1000000000;
+	tv.tv_usec = (left % 1000000000) / 1000;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* set_timeout() unless the timeout set last on that socket is within a
+ * second of it: a relay's reads and writes each renew a 300 s deadline, and
+ * two setsockopt calls per TLS record were a measurable part of a
+ * download's cost. */
+static void renew_timeout(struct mitm *m, int fd, long long deadline)
+{
+	long long left = deadline - ward_now_ns(), *last = fd == m->cl_fd ? &m->cl_left : &m->up_left;
+
+	if (*last && left >= *last - 1000000000LL && left <= *last + 1000000000LL)
+		return;
+	set_timeout(fd, deadline);
+	*last = left;
+}
+
+/* > 0 bytes, 0 at the end of the stream (or a reset), -1 on an error, -2
+ * at the deadline. */
+static ssize_t tls_read(struct mitm *m, SSL *s, int fd, char *b, size_t n, long long deadline)
+{
+	int k, e;
+
+	if (!SSL_pending(s))
+		renew_timeout(m, fd, deadline);
+	errno = 0;
+	k = SSL_read(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
+	if (k > 0)
+		return k;
+	e = SSL_get_error(s, k);
+	ERR_clear_error();
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	if (e == SSL_ERROR_WANT_READ || (e == SSL_ERROR_SYSCALL && errno == EAGAIN))
+		return -2;
+	if (e == SSL_ERROR_SYSCALL && (errno == ECONNRESET || errno == EPIPE || errno == 0))
+		return 0;
+	return -1;
+}
+
+static bool tls_write(struct mitm *m, SSL *s, int fd, const char *b, size_t n,
+		      long long deadline)
+{
+	renew_timeout(m, fd, deadline);
+	while (n) {
+		int k = SSL_write(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
+
+		if (k <= 0) {
+			ERR_clear_error();
+			return false;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* The proxy's own answer inside the TLS connection; the connection ends
+ * after it. */
+static void mitm_answer(struct mitm *m, struct ward_net_record *r, int status,
+			const char *decision, const char *reason)
+{
+	char out[WARD_NET_RULE_MAX + 256];
+	int n = snprintf(out, sizeof(out),
+			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+			 "Content-Length: %zu\r\n\r\nward proxy: %s\n",
+			 status, status_text(status), strlen(reason) + 13, reason);
+
+	snprintf(r->decision, sizeof(r->decision), "%s", decision);
+	snprintf(r->rule, sizeof(r->rule), "%s", reason);
+	r->status = status;
+	m->linger = true;
+	if (n > 0)
+		tls_write(m, m->cs, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
+			  ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
+}
+
+static void consume(char *b, size_t *len, size_t n)
+{
+	memmove(b, b + n, *len - n);
+	*len -= n;
+}
+
+/* The request body, client -> server, as its head framed it. 0, or the
+ * status to answer (400 for a malformed chunked body), or -1 when a side
+ * went away. */
+static int relay_request_body(struct mitm *m, const struct ward_http_body *body,
+			      uint64_t *count)
+{
+	struct ward_chunked ch = { 0 };
+	uint64_t left = body->length;
+	bool done = !body->chunked && left == 0;
+
+	while (!done) {
+		size_t take;
+		ssize_t n;
+
+		if (m->in_len) {
+			if (body->chunked) {
+				ssize_t k = ward_chunked_feed(&ch, m->in, m->in_len, &done);
+
+				if (k < 0)
+					return 400;
+				take = (size_t)k;
+			} else {
+				take = m->in_len < left ? m->in_len : (size_t)left;
+				left -= take;
+				done = left == 0;
+			}
+			if (!tls_write(m, m->us, m->up_fd, m->in, take,
+				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
+				return -1;
+			*count += take;
+			consume(m->in, &m->in_len, take);
+			continue;
+		}
+		n = tls_read(m, m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		if (n <= 0)
+			return -1;
+		m->in_len = (size_t)n;
+	}
+	return 0;
+}
+
+/* Read the server until a response head is whole; 1, or -1 (reason). */
+static int read_response_head(struct mitm *m, bool head_request, struct ward_http_response *rs,
+			      char *reason, size_t size)
+{
+	for (;;) {
+		int rc = ward_http_parse_response(m->ub, m->ub_len, head_request, rs, reason, size);
+		ssize_t n;
+
+		if (rc != 0)
+			return rc;
+		if (m->ub_len == MITM_BUF) {
+			snprintf(reason, size, "response head larger than %d bytes", MITM_BUF);
+			return -1;
+		}
+		n = tls_read(m, m->us, m->up_fd, m->ub + m->ub_len, MITM_BUF - m->ub_len,
+			     ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		if (n <= 0) {
+			snprintf(reason, size, "%s", n == 0 ? "the server closed without a response" :
+							      "no response from the server in time");
+			return -1;
+		}
+		m->ub_len += (size_t)n;
+	}
+}
+
+/* The response's body, server -> client. false when it could not be
+ * relayed whole (then the connection ends). */
+static bool relay_response_body(struct mitm *m, const struct ward_http_response *rs,
+				uint64_t *count)
+{
+	struct ward_chunked ch = { 0 };
+	uint64_t left = rs->length;
+	bool done = !rs->chunked && !rs->until_close && left == 0;
+
+	while (!done) {
+		size_t take;
+		ssize_t n;
+
+		if (m->ub_len) {
+			if (rs->chunked) {
+				ssize_t k = ward_chunked_feed(&ch, m->ub, m->ub_len, &done);
+
+				if (k < 0)
+					return false;
+				take = (size_t)k;
+			} else if (rs->until_close) {
+				take = m->ub_len;
+			} else {
+				take = m->ub_len < left ? m->ub_len : (size_t)left;
+				left -= take;
+				done = left == 0;
+			}
+			if (!tls_write(m, m->cs, m->cl_fd, m->ub, take,
+				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
+				return false;
+			*count += take;
+			consume(m->ub, &m->ub_len, take);
+			continue;
+		}
+		n = tls_read(m, m->us, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		if (n == 0 && rs->until_close)
+			return true;
+		if (n <= 0)
+			return false;
+		m->ub_len = (size_t)n;
+	}
+	return true;
+}
+
+/* One request and its response. false when the connection ends after it. */
+static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason)
+{
+	struct ward_proxy *p = m->p;
+	struct ward_net_record r = { 0 };
+	struct ward_http_request req;
+	struct ward_http_response rs;
+	struct ward_http_body body;
+	char reason[WARD_NET_RULE_MAX];
+	long long deadline = ward_now_ns() + MITM_HEAD_TIMEOUT_NS, t0 = ward_now_ns();
+	static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	bool keep = false, head_req, expect;
+	size_t len;
+	char *head;
+	int rc, status;
+
+	r.time_ms = unix_ms();
+	snprintf(r.host, sizeof(r.host), "%s", m->peer.host);
+	r.port = m->port;
+	snprintf(r.address, sizeof(r.address), "%s", m->rec.address);
+	while ((rc = ward_http_parse_origin(m->in, m->in_len, m->peer.host, m->peer.literal, m->port,
+					    &req, &status, reason, sizeof(reason))) == 0) {
+		ssize_t n;
+
+		if (m->in_len == HEAD_READ_MAX) {
+			rc = -1;
+			status = 431;
+			snprintf(reason, sizeof(reason), "request head larger than %d bytes",
+				 HEAD_READ_MAX);
+			break;
+		}
+		n = tls_read(m, m->cs, m->cl_fd, m->in + m->in_len, HEAD_READ_MAX - m->in_len,
+			     deadline);
+		if (n <= 0) {
+			if (m->in_len == 0)
+				return false; /* the client is done (or idle too long) */
+			snprintf(r.rule, sizeof(r.rule), "%s",
+				 n == -2 ? "no complete request in time" :
+					   "client closed inside a request head");
+			goto out;
+		}
+		m->in_len += (size_t)n;
+	}
+	if (rc < 0) {
+		mitm_answer(m, &r, status, "deny", reason);
+		goto out;
+	}
+	snprintf(r.method, sizeof(r.method), "%s", req.method);
+	if (!upstream_ok) {
+		mitm_answer(m, &r, 502, "error", up_reason);
+		goto out;
+	}
+	snprintf(r.decision, sizeof(r.decision), "allow");
+	join(r.rule, sizeof(r.rule), m->allow_rule, "; intercepted");
+	head = forward_request(p, m->in, &req, true, &len, &body, &status, reason, sizeof(reason),
+			       r.rule, sizeof(r.rule));
+	if (!head) {
+		mitm_answer(m, &r, status, status == 500 ? "error" : "deny", reason);
+		goto out;
+	}
+	keep = !ward_http_header_lists(m->in, req.head_len, "connection", "close");
+	{
+		/* HTTP/1.0 closes unless it asked otherwise */
+		const char *eol = memmem(m->in, req.head_len, "\r\n", 2);
+
+		if (eol && eol[-1] == '0')
+			keep = false;
+	}
+	head_req = strcmp(req.method, "HEAD") == 0;
+	/* "Expect: 100-continue": the client waits (curl for a second) before
+	 * its body, and this relay reads the body before the response. So the
+	 * proxy says 100 itself, and passes on no 100 of the server's. */
+	expect = (body.chunked || body.length) &&
+		 ward_http_header_lists(m->in, req.head_len, "expect", "100-continue");
+	consume(m->in, &m->in_len, req.head_len);
+	if (!tls_write(m, m->us, m->up_fd, head, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+		free(head);
+		mitm_answer(m, &r, 502, "error", "the server went away");
+		keep = false;
+		goto out;
+	}
+	free(head);
+	r.bytes_up += len;
+	if (expect && !tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+				 ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+		keep = false;
+		goto out;
+	}
+	rc = relay_request_body(m, &body, &r.bytes_up);
+	if (rc != 0) {
+		if (rc > 0)
+			mitm_answer(m, &r, rc, "deny", "malformed chunked body");
+		else
+			snprintf(r.rule + strlen(r.rule), sizeof(r.rule) - strlen(r.rule),
+				 "; a side went away inside the request body");
+		keep = false;
+		goto out;
+	}
+	for (;;) {
+		if (read_response_head(m, head_req, &rs, reason, sizeof(reason)) < 0) {
+			mitm_answer(m, &r, 502, "error", reason);
+			keep = false;
+			goto out;
+		}
+		if (expect && rs.status == 100) {
+			consume(m->ub, &m->ub_len, rs.head_len); /* said already */
+			continue;
+		}
+		if (!tls_write(m, m->cs, m->cl_fd, m->ub, rs.head_len,
+			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+			keep = false;
+			goto out;
+		}
+		r.bytes_down += rs.head_len;
+		consume(m->ub, &m->ub_len, rs.head_len);
+		/* 100 Continue and the like: the real answer follows (101 cannot:
+		 * Upgrade is not forwarded) */
+		if (rs.status >= 200 || rs.status == 101)
+			break;
+	}
+	if (!relay_response_body(m, &rs, &r.bytes_down) || rs.close || rs.status == 101 ||
+	    m->ub_len) {
+		keep = false; /* what the server sent past its response is not passed on */
+	}
+out:
+	if (!r.method[0] && m->in_len) {
+		size_t k = strcspn(m->in, " \r\n");
+
+		if (k < sizeof(r.method) && k < m->in_len)
+			snprintf(r.method, sizeof(r.method), "%.*s", (int)k, m->in);
+	}
+	r.duration_ms = (ward_now_ns() - t0) / 1000000;
+	if (!r.decision[0])
+		snprintf(r.decision, sizeof(r.decision), "error");
+	m->rec.bytes_up += r.bytes_up;
+	m->rec.bytes_down += r.bytes_down;
+	store_record(p, &r);
+	return keep;
+}
+
+static void *mitm_main(void *arg)
+{
+	struct mitm *m = arg;
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	long long deadline = ward_now_ns() + MITM_HEAD_TIMEOUT_NS;
+	char up_reason[WARD_NET_RULE_MAX] = "";
+	bool upstream_ok = false;
+
+	set_timeout(m->cl_fd, deadline);
+	if (ward_write_all(m->cl_fd, ok, sizeof(ok) - 1) < 0) {
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "client went away");
+		goto out;
+	}
+	m->rec.status = 200;
+	/* The server's handshake first: the client makes its ClientHello
+	 * meanwhile (it has the 200), and the two handshakes overlap that much. */
+	m->us = ward_tls_client(m->p->tls, m->peer.host, m->peer.literal);
+	if (!m->us || SSL_set_fd(m->us, m->up_fd) != 1) {
+		snprintf(up_reason, sizeof(up_reason), "out of memory");
+	} else {
+		set_timeout(m->up_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
+		if (SSL_connect(m->us) == 1) {
+			upstream_ok = true;
+		} else {
+			char why[WARD_NET_RULE_MAX - 80];
+
+			ward_tls_error(m->us, "TLS handshake with the server failed", why,
+				       sizeof(why));
+			snprintf(up_reason, sizeof(up_reason), "%.60s port %u: %s", m->peer.host,
+				 m->port, why);
+		}
+	}
+	m->cs = ward_tls_server(m->p->tls, &m->peer);
+	if (!m->cs || SSL_set_fd(m->cs, m->cl_fd) != 1) {
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "out of memory");
+		goto out;
+	}
+	set_timeout(m->cl_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
+	if (SSL_accept(m->cs) != 1) {
+		char why[WARD_NET_RULE_MAX];
+
+		if (m->peer.sni_refused)
+			snprintf(why, sizeof(why), "the client asked TLS for '%s', not the CONNECT "
+				 "host", m->peer.sni);
+		else
+			ward_tls_error(m->cs, "TLS handshake with the client failed", why,
+				       sizeof(why));
+		snprintf(m->rec.decision, sizeof(m->rec.decision), "%s",
+			 m->peer.sni_refused ? "deny" : "error");
+		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted: ");
+		join(m->rec.rule, sizeof(m->rec.rule), m->rec.rule, why);
+		goto out;
+	}
+	if (upstream_ok) {
+		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted");
+	} else {
+		snprintf(m->rec.decision, sizeof(m->rec.decision), "error");
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "%s", up_reason);
+	}
+	while (mitm_request(m, upstream_ok, up_reason) && !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE))
+		;
+	if (m->cs)
+		SSL_shutdown(m->cs); /* close_notify, best effort */
+	if (m->us && upstream_ok)
+		SSL_shutdown(m->us);
+	if (m->linger && !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE)) {
+		/* A refused request may still be arriving (a head too large, a
+		 * body): closing with it unread would reset the connection,
+		 * and the client could lose the answer. Read and drop a
+		 * little, briefly, as HTTP servers' lingering close does. */
+		char sink[16384];
+		size_t total = 0;
+		ssize_t n;
+
+		shutdown(m->cl_fd, SHUT_WR);
+		set_timeout(m->cl_fd, ward_now_ns() + 500000000LL);
+		while (total < (1u << 20) && (n = read(m->cl_fd, sink, sizeof(sink))) > 0)
+			total += (size_t)n;
+	}
+out:
+	/* the fds stay open (ward_proxy_finish() may shut them down at any
+	 * time); the ends see the connection close now */
+	shutdown(m->cl_fd, SHUT_RDWR);
+	shutdown(m->up_fd, SHUT_RDWR);
+	m->rec.duration_ms = (ward_now_ns() - m->started_ns) / 1000000;
+	store_record(m->p, &m->rec);
+	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void mitm_free(struct mitm *m)
+{
+	SSL_free(m->cs);
+	SSL_free(m->us);
+	if (m->cl_fd >= 0)
+		close(m->cl_fd);
+	if (m->up_fd >= 0)
+		close(m->up_fd);
+	free(m->in);
+	free(m->ub);
+	free(m);
+}
+
+/* Join what has finished (all: shut the rest down first). */
+static void mitm_reap(struct ward_proxy *p, bool all)
+{
+	struct mitm **at = &p->mitms;
+
+	while (*at) {
+		struct mitm *m = *at;
+
+		if (all && !__atomic_load_n(&m->done, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
+			shutdown(m->cl_fd, SHUT_RDWR);
+			shutdown(m->up_fd, SHUT_RDWR);
+		}
+		if (!all && !__atomic_load_n(&m->done, __ATOMIC_ACQUIRE)) {
+			at = &m->next;
+			continue;
+		}
+		pthread_join(m->th, NULL);
+		*at = m->next;
+		p->n_mitms--;
+		mitm_free(m);
+	}
+}
+
+static void mitm_start(struct ward_proxy *p, struct conn *c)
+{
+	struct mitm *m;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	if (c->to_up.end > c->to_up.start) {
+		reply(p, c, 400, "deny", "data sent before the tunnel was established");
+		return;
+	}
+	if (!p->tls) {
+		reply(p, c, 502, "error", "TLS interception is not set up");
+		return;
+	}
+	mitm_reap(p, false);
+	if (p->n_mitms >= MAX_MITM) {
+		reply(p, c, 503, "error", "too many intercepted connections at once");
+		return;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m) {
+		m->in = malloc(MITM_BUF);
+		m->ub = malloc(MITM_BUF);
+	}
+	if (!m || !m->in || !m->ub) {
+		if (m) {
+			free(m->in);
+			free(m->ub);
+		}
+		free(m);
+		reply(p, c, 500, "error", "out of memory");
+		return;
+	}
+	m->p = p;
+	snprintf(m->peer.host, sizeof(m->peer.host), "%s", c->req.host);
+	m->peer.literal = c->req.literal;
+	m->port = c->req.port;
+	m->rec = c->rec;
+	snprintf(m->allow_rule, sizeof(m->allow_rule), "%s", c->allow_rule);
+	m->started_ns = c->started_ns;
+	m->rec.time_ms = c->rec.time_ms;
+	/* the sockets leave the loop: blocking from now on, the thread's */
+	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
+	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
+	m->cl_fd = c->cl.fd;
+	m->up_fd = c->up.fd;
+	fcntl(m->cl_fd, F_SETFL, fcntl(m->cl_fd, F_GETFL) & ~O_NONBLOCK);
+	fcntl(m->up_fd, F_SETFL, fcntl(m->up_fd, F_GETFL) & ~O_NONBLOCK);
+	{
+		/* TLS records are written whole: no Nagle wait for an ACK that
+		 * the other side delays */
+		int one = 1;
+
+		setsockopt(m->cl_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(m->up_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	c->cl.fd = c->up.fd = -1;
+	c->handed = true;
+	/* the thread takes no signals: a write to a closed socket gives EPIPE */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 * 1024);
+	rc = pthread_create(&m->th, &attr, mitm_main, m);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "cannot start a thread: %s",
+			 strerror(rc));
+		snprintf(m->rec.decision, sizeof(m->rec.decision), "error");
+		store_record(p, &m->rec);
+		mitm_free(m);
+	} else {
+		m->next = p->mitms;
+		p->mitms = m;
+		p->n_mitms++;
+	}
+	conn_kill(p, c);
+}
+
+int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error **err)
+{
+	static const char *const system_bundle = "/etc/ssl/certs/ca-certificates.crt";
+	const char *pem;
+	char buf[64 * 1024];
+	ssize_t n;
+	int fd;
+
+	if (p->tls)
+		return 0;
+	p->tls = ward_tls_new(p->policy.upstream_ca, err);
+	if (!p->tls)
+		return -1;
+	if (bundle_fd < 0)
+		return 0;
+	/* the system's trust, then the run's CA: public material only */
+	fd = open(system_bundle, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+		if (ward_write_all(bundle_fd, buf, (size_t)n) < 0) {
+			close(fd);
+			return ward_error_make(err, errno, "write the sandbox's CA bundle");
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	pem = ward_tls_ca_pem(p->tls);
+	if (ward_write_all(bundle_fd, "\n", 1) < 0 || ward_write_all(bundle_fd, pem, strlen(pem)) < 0)
+		return ward_error_make(err, errno, "write the sandbox's CA bundle");
+	return 0;
+}
+
+const char *ward_proxy_ca_pem(const struct ward_proxy *p)
+{
+	return p->tls ? ward_tls_ca_pem(p->tls) : NULL;
+}
+
 static void accept_all(struct ward_proxy *p, struct endpoint *l)
 {
 	for (;;) {
@@ -1274,6 +1976,8 @@ void ward_proxy_dispatch(struct ward_proxy *p)
 		p->dead = c->next;
 		conn_free(c);
 	}
+	if (p->mitms)
+		mitm_reap(p, false);
 }
 
 long long ward_proxy_deadline(const struct ward_proxy *p)
@@ -1372,7 +2076,11 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 	}
 	p->ep = -1;
 	p->log_fd = log_fd;
+	pthread_mutex_init(&p->mu, NULL);
 	pipe_policy_init(p);
+	/* an --upstream-ca that cannot be read is refused before anything runs */
+	if (policy->upstream_ca && ward_tls_check_ca_file(policy->upstream_ca, err) < 0)
+		goto fail;
 	if (ward_netpolicy_copy(&p->policy, policy, err) < 0) {
 		ward_netpolicy_init(&p->policy);
 		goto fail;
@@ -1436,6 +2144,7 @@ void ward_proxy_finish(struct ward_proxy *p, struct ward_net_record **records, s
 		p->dead = c->next;
 		conn_free(c);
 	}
+	mitm_reap(p, true);
 	*records = p->records;
 	*n = p->n_records;
 	p->records = NULL;
@@ -1476,5 +2185,7 @@ void ward_proxy_free(struct ward_proxy *p)
 	free(p->inject);
 	free(p->own);
 	ward_netpolicy_release(&p->policy);
+	ward_tls_free(p->tls);
+	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

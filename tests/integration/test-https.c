@@ -1,0 +1,595 @@
+/* test-https.c — TLS interception for real: curl, python3 (urllib), node
+ * (https) and git (smart HTTP) inside the sandbox, through the proxy, to
+ * HTTPS servers with a test CA; what is tunnelled untouched; upstream
+ * verification; the CA's key out of reach; hostile clients; nothing left.
+ *
+ * Every test moves into network and mount namespaces of its own (with a
+ * user namespace when not root), where only loopback exists:
+ *
+ *   127.0.0.1:8443  tests/helpers/tls-server.py, a certificate of the test's
+ *                   CA for api.test and plain.test (git http-backend under /git/)
+ *   127.0.0.1:9443  the same server with a self-signed certificate (bad.test)
+ *   /etc/hosts bound over: api.test, plain.test, bad.test are 127.0.0.1
+ *
+ * The proxy reaches them with --allow-cidr 127.0.0.1/32. */
+#include "harness.h"
+#include "ward/sandbox.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char hosts[] = "127.0.0.1 localhost api.test plain.test bad.test other.test\n";
+
+static struct {
+	char *dir;   /* the sandbox's workdir, the certificates, the repository */
+	char *state; /* ward's state directory for the runs */
+	char ca[4096];
+} W;
+
+static void put_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	ck_assert_msg(fd >= 0, "open '%s': %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+	close(fd);
+}
+
+static void sh(const char *script)
+{
+	char *out = NULL, *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-ec", (char *)script, NULL };
+	int st = harness_capture(argv, &out, &err);
+
+	ck_assert_msg(st == 0, "'%s' failed: %s%s", script, out, err);
+	free(out);
+	free(err);
+}
+
+static void lo_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
+	close(s);
+}
+
+static void write_proc(const char *path, const char *s)
+{
+	put_file(path, s);
+}
+
+/* tls-server.py on port with cert and key; returns a pipe that says
+ * "ready" once it accepts (server_ready()). */
+static int start_server(const char *cert, const char *key, const char *port)
+{
+	char *script = harness_path("tests/helpers/tls-server.py"), repos[PATH_MAX];
+	int p[2];
+	pid_t pid;
+
+	snprintf(repos, sizeof(repos), "%s/repos", W.dir);
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *argv[] = { (char *)"/usr/bin/python3", script, (char *)cert, (char *)key,
+				 (char *)port, repos, NULL };
+		int null = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(p[1], 1);
+		dup2(null, 2); /* a hostile client's broken requests make tracebacks */
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	free(script);
+	return p[0];
+}
+
+static void server_ready(int fd)
+{
+	char c;
+
+	/* the whole line: a write to a closed pipe would end the server */
+	do
+		ck_assert_msg(read(fd, &c, 1) == 1, "tls-server.py did not start");
+	while (c != '\n');
+	close(fd);
+}
+
+/* The test's CA, a certificate of it for api.test and plain.test, a
+ * self-signed one for bad.test, a bare repository with one commit: made once
+ * for all the tests, before they fork. */
+static char *material;
+
+static void make_material(void)
+{
+	char script[8192], *err = NULL;
+	const char *dir;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-ec", script, NULL };
+
+	material = harness_tmpdir();
+	dir = material;
+	snprintf(script, sizeof(script),
+		 "cd '%s'\n"
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "  -keyout ca.key -out ca.pem -days 2 -subj /CN=ward-test-ca 2>/dev/null\n"
+		 "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key "
+		 "  -out srv.csr -subj /CN=api.test 2>/dev/null\n"
+		 "printf 'subjectAltName=DNS:api.test,DNS:plain.test\\nextendedKeyUsage=serverAuth\\n' > ext\n"
+		 "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem "
+		 "  -days 2 -extfile ext 2>/dev/null\n"
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "  -keyout bad.key -out bad.pem -days 2 -subj /CN=bad.test "
+		 "  -addext subjectAltName=DNS:bad.test 2>/dev/null\n"
+		 "rm -f ca.key\n"
+		 "git init -q src && cd src && echo hello over git > README && git add README && "
+		 "git -c user.name=t -c user.email=t@t commit -qm one && cd .. && "
+		 "mkdir repos && git clone -q --bare src repos/repo.git && rm -rf src\n",
+		 dir);
+	if (harness_capture(argv, NULL, &err) != 0)
+		fprintf(stderr, "# the test material could not be made: %s\n", err ? err : "");
+	free(err);
+}
+
+static void world_up(void)
+{
+	char path[PATH_MAX], script[8192];
+
+	W.dir = harness_tmpdir();
+	W.state = harness_tmpdir();
+	snprintf(W.ca, sizeof(W.ca), "%s/ca.pem", W.dir);
+	/* the material made once (main), copied: the tests may write here */
+	snprintf(script, sizeof(script), "cp -a '%s/.' '%s/'", material, W.dir);
+	sh(script);
+	if (geteuid() != 0) {
+		char map[64];
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+
+		ck_assert_msg(unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0, "unshare: %s",
+			      strerror(errno));
+		write_proc("/proc/self/setgroups", "deny");
+		snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+		write_proc("/proc/self/uid_map", map);
+		snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+		write_proc("/proc/self/gid_map", map);
+	} else {
+		ck_assert_msg(unshare(CLONE_NEWNET | CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+	}
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(path, sizeof(path), "%s/hosts", W.dir);
+	put_file(path, hosts);
+	ck_assert_msg(mount(path, "/etc/hosts", NULL, MS_BIND, NULL) == 0, "bind /etc/hosts: %s",
+		      strerror(errno));
+	lo_up();
+	{
+		char cert[PATH_MAX], key[PATH_MAX];
+
+		int a, b;
+
+		snprintf(cert, sizeof(cert), "%s/srv.pem", W.dir);
+		snprintf(key, sizeof(key), "%s/srv.key", W.dir);
+		a = start_server(cert, key, "8443");
+		snprintf(cert, sizeof(cert), "%s/bad.pem", W.dir);
+		snprintf(key, sizeof(key), "%s/bad.key", W.dir);
+		b = start_server(cert, key, "9443");
+		server_ready(a);
+		server_ready(b);
+	}
+}
+
+static void world_down(void)
+{
+	harness_rmtree(W.dir);
+	harness_rmtree(W.state);
+}
+
+/* Proxy mode to api.test, plain.test (8443) and bad.test (9443); the
+ * credential for api.test, whose real server the test's CA vouches for
+ * when upstream_ca. */
+static void config(struct ward_config *cfg, bool upstream_ca, const char *inject_host)
+{
+	struct ward_error *err = NULL;
+	char spec[256];
+
+	ward_config_init(cfg);
+	ck_assert_int_eq(ward_config_set_workdir(cfg, W.dir, &err), 0);
+	cfg->timeout = 60;
+	cfg->net = WARD_NET_PROXY;
+	cfg->net_transport = geteuid() == 0 ? WARD_NET_TRANSPORT_AUTO : WARD_NET_TRANSPORT_LOOPBACK;
+	cfg->state_dir = strdup(W.state);
+	ck_assert_int_eq(ward_netpolicy_add_host(&cfg->netpolicy, false, "api.test:8443", NULL), 0);
+	ck_assert_int_eq(ward_netpolicy_add_host(&cfg->netpolicy, false, "plain.test:8443", NULL), 0);
+	ck_assert_int_eq(ward_netpolicy_add_host(&cfg->netpolicy, false, "bad.test:9443", NULL), 0);
+	ck_assert_int_eq(ward_netpolicy_add_cidr(&cfg->netpolicy, "127.0.0.1/32", NULL), 0);
+	snprintf(spec, sizeof(spec), "%s=X-Token: ${WARD_TEST_TOKEN}", inject_host);
+	setenv("WARD_TEST_TOKEN", "s3cret-value", 1);
+	ck_assert_int_eq(ward_netpolicy_add_credential(&cfg->netpolicy, spec, NULL), 0);
+	if (upstream_ca)
+		ck_assert_int_eq(ward_netpolicy_set_upstream_ca(&cfg->netpolicy, W.ca, NULL), 0);
+}
+
+static void run(struct ward_config *cfg, const char *cmd, struct ward_result *res)
+{
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+
+	ck_assert_msg(ward_run(cfg, argv, res, &err) == 0, "ward_run: %s", err ? err->message : "");
+	ck_assert_msg(!res->error, "'%s': %s\n%s", cmd, res->error ? res->error->message : "",
+		      res->output);
+}
+
+static size_t count(const struct ward_result *res, const char *method, const char *host,
+		    const char *rule_part)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < res->n_net_records; i++)
+		n += strcmp(res->net_records[i].host, host) == 0 &&
+		     strcmp(res->net_records[i].method, method) == 0 &&
+		     (!rule_part || strstr(res->net_records[i].rule, rule_part));
+	return n;
+}
+
+static void dump(const struct ward_result *res)
+{
+	for (size_t i = 0; i < res->n_net_records; i++)
+		fprintf(stderr, "record %s %s %s status %d %lld ms: %s\n", res->net_records[i].method,
+			res->net_records[i].host, res->net_records[i].decision,
+			res->net_records[i].status, (long long)res->net_records[i].duration_ms,
+			res->net_records[i].rule);
+}
+
+static void contains(const char *out, const char *s)
+{
+	ck_assert_msg(strstr(out, s), "no '%s' in:\n%s", s, out);
+}
+
+static bool no_bundle_left(void)
+{
+	DIR *d = opendir(W.state);
+	struct dirent *e;
+	bool none = true;
+
+	if (!d)
+		return true;
+	while ((e = readdir(d)))
+		none = none && strncmp(e->d_name, "ca-bundle-", 10) != 0;
+	closedir(d);
+	return none;
+}
+
+/* curl (two requests on one connection), python3's urllib and node's https
+ * get the header ward adds over HTTPS; the sandbox never sees its value. */
+START_TEST(test_inject_over_https)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	run(&cfg,
+	    "set -e\n"
+	    "echo '== curl'; curl -sS https://api.test:8443/echo https://api.test:8443/chunked\n"
+	    "echo; echo '== python'\n"
+	    "/usr/bin/python3 -c 'import urllib.request as u; "
+	    "print(u.urlopen(\"https://api.test:8443/echo?via=python\").read().decode())'\n"
+	    "echo '== node'\n"
+	    "node -e '\n"
+	    "const http = require(\"http\"), https = require(\"https\"), tls = require(\"tls\");\n"
+	    "const p = new URL(process.env.HTTPS_PROXY);\n"
+	    "http.request({host: p.hostname, port: p.port, method: \"CONNECT\", path: "
+	    "\"api.test:8443\"}).on(\"connect\", (res, sock) => {\n"
+	    "  https.get({host: \"api.test\", port: 8443, path: \"/echo?via=node\", createConnection: "
+	    "() => tls.connect({socket: sock, servername: \"api.test\"})}, r => {\n"
+	    "    let d = \"\"; r.on(\"data\", c => d += c); r.on(\"end\", () => { console.log(d); "
+	    "sock.destroy(); }); });\n"
+	    "}).end();'\n"
+	    "echo '== expect'; head -c 3000 /dev/zero | tr '\\0' a > /tmp/body\n"
+	    "curl -sS -H 'Expect: 100-continue' --data-binary @/tmp/body https://api.test:8443/echo "
+	    "| grep -o -e '^Expect: 100-continue' -e 'a\\{3000\\}$' | cut -c1-20\n"
+	    "echo '== env'; env | grep -c s3cret-value || true\n"
+	    "echo \"bundle=$SSL_CERT_FILE node=$NODE_EXTRA_CA_CERTS git=$GIT_SSL_CAINFO "
+	    "requests=$REQUESTS_CA_BUNDLE\"\n",
+	    &res);
+	dump(&res);
+	ck_assert_int_eq(res.exit_code, 0);
+	contains(res.output, "== curl\nGET /echo HTTP/1.1\n");
+	contains(res.output, "X-Token: s3cret-value\n\none,two,three\n");
+	contains(res.output, "GET /echo?via=python HTTP/1.1\n");
+	contains(res.output, "GET /echo?via=node HTTP/1.1\n");
+	{
+		/* three times: curl, python, node */
+		const char *p = res.output;
+		int n = 0;
+
+		while ((p = strstr(p, "X-Token: s3cret-value\n"))) {
+			n++;
+			p++;
+		}
+		ck_assert_int_eq(n, 3); /* the POST's output is cut short */
+	}
+	contains(res.output, "== expect\nExpect: 100-continue\naaaaaaaaaaaaaaaaaaaa\n== env\n0\n");
+	contains(res.output, "bundle=/etc/ssl/certs/ca-certificates.crt "
+			     "node=/etc/ssl/certs/ca-certificates.crt "
+			     "git=/etc/ssl/certs/ca-certificates.crt "
+			     "requests=/etc/ssl/certs/ca-certificates.crt");
+	/* curl's two requests went over one intercepted connection */
+	ck_assert_int_eq(count(&res, "CONNECT", "api.test", "intercepted"), 4);
+	ck_assert_int_eq(count(&res, "GET", "api.test", "intercepted; credential added"), 4);
+	ck_assert_int_eq(count(&res, "POST", "api.test", "intercepted; credential added"), 1);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert(no_bundle_left());
+	world_down();
+}
+END_TEST
+
+/* A host no rule needs the plaintext of is tunnelled: the client sees the
+ * real server's certificate (the test's CA, which the sandbox does not
+ * trust), and nothing is added. */
+START_TEST(test_tunnel_untouched)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	char cmd[8192];
+
+	world_up();
+	config(&cfg, true, "api.test");
+	snprintf(cmd, sizeof(cmd),
+		 "curl -sS https://plain.test:8443/echo; echo \"default=$?\"\n"
+		 "curl -sSv --cacert '%s' https://plain.test:8443/echo 2>&1 | "
+		 "grep -E 'issuer:|^X-Token|^GET'\n",
+		 W.ca);
+	run(&cfg, cmd, &res);
+	dump(&res);
+	contains(res.output, "default=60\n");
+	contains(res.output, "issuer: CN=ward-test-ca");
+	contains(res.output, "GET /echo HTTP/1.1");
+	ck_assert_msg(!strstr(res.output, "X-Token"), "%s", res.output);
+	ck_assert_int_eq(count(&res, "CONNECT", "plain.test", NULL), 2);
+	ck_assert_int_eq(count(&res, "CONNECT", "plain.test", "intercepted"), 0);
+	ck_assert_int_eq(count(&res, "GET", "plain.test", NULL), 0);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
+/* The real server is verified: an untrusted certificate is a 502 with the
+ * reason, never a pass-through; --upstream-ca makes it pass; a missing
+ * --upstream-ca file is refused before anything runs. */
+START_TEST(test_upstream_verification)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo ran-marker", NULL };
+
+	world_up();
+	/* the test's CA is not in the system's store */
+	config(&cfg, false, "api.test");
+	run(&cfg, "curl -sS -w '\\nstatus=%{http_code}\\n' https://api.test:8443/echo", &res);
+	dump(&res);
+	contains(res.output, "ward proxy: api.test port 8443: certificate verify failed: "
+			     "unable to get local issuer certificate\n\nstatus=502\n");
+	ck_assert_msg(!strstr(res.output, "X-Token"), "%s", res.output);
+	ck_assert_int_eq(count(&res, "GET", "api.test", "certificate verify failed"), 1);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* a self-signed server, even with --upstream-ca of another CA */
+	config(&cfg, true, "bad.test");
+	run(&cfg, "curl -sS -w '\\nstatus=%{http_code}\\n' https://bad.test:9443/echo", &res);
+	contains(res.output, "certificate verify failed: self-signed certificate\n\nstatus=502\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* --upstream-ca makes it pass */
+	config(&cfg, true, "api.test");
+	run(&cfg, "curl -sS -w '\\nstatus=%{http_code}\\n' https://api.test:8443/echo", &res);
+	contains(res.output, "X-Token: s3cret-value\n");
+	contains(res.output, "status=200\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* missing: refused, naming the option, before the command */
+	config(&cfg, false, "api.test");
+	ck_assert_int_eq(ward_netpolicy_set_upstream_ca(&cfg.netpolicy, "/nonexistent/ca.pem", NULL),
+			 0);
+	ward_run(&cfg, argv, &res, &err);
+	ck_assert_msg(res.error, "no error");
+	ck_assert_msg(strstr(res.error->message, "--upstream-ca: open '/nonexistent/ca.pem'"), "%s",
+		      res.error->message);
+	ck_assert_int_eq(res.error->kind, WARD_ERR_INVALID_PARAMETERS);
+	ck_assert_msg(!res.output || !strstr(res.output, "ran-marker"), "%s", res.output);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ward_error_free(err);
+	world_down();
+}
+END_TEST
+
+/* The CA's key: not in the bundle, not on disk, init's memory unreadable;
+ * the bundle read-only inside; nothing left in the state directory. */
+START_TEST(test_ca_key_out_of_reach)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	char cmd[8192];
+
+	world_up();
+	config(&cfg, true, "api.test");
+	/* the bundle's host file (the state directory) is not in the view, and
+	 * no descriptor of it reaches the command */
+	snprintf(cmd, sizeof(cmd),
+	    "ls '%.4000s' >/dev/null 2>&1 || echo state-dir-hidden\n"
+	    "echo fds=$(ls -l /proc/self/fd/ | grep -c -e ca-bundle -e memfd)\n"
+	    "echo keys=$(grep -c 'PRIVATE KEY' /etc/ssl/certs/ca-certificates.crt)\n"
+	    "echo ward_ca=$(openssl crl2pkcs7 -nocrl -certfile /etc/ssl/certs/ca-certificates.crt "
+	    "| openssl pkcs7 -print_certs -noout | grep -c 'subject=O = ward, CN = ward run CA')\n"
+	    "echo x >> /etc/ssl/certs/ca-certificates.crt 2>/dev/null || echo bundle-read-only\n"
+	    "cat /proc/1/mem >/dev/null 2>&1 || echo mem-unreadable\n"
+	    "grep -rl 'PRIVATE KEY' /etc/ssl/certs 2>/dev/null | head -3; echo scanned\n",
+	    W.state);
+	run(&cfg, cmd, &res);
+	contains(res.output, "state-dir-hidden\nfds=0\nkeys=0\nward_ca=1\nbundle-read-only\n"
+			     "mem-unreadable\nscanned\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert(no_bundle_left());
+	/* nothing in the state directory holds a key either */
+	snprintf(cmd, sizeof(cmd), "! grep -rl 'PRIVATE KEY' '%.4000s'", W.state);
+	sh(cmd);
+	world_down();
+}
+END_TEST
+
+/* git clone over HTTPS (smart HTTP through git http-backend), intercepted. */
+START_TEST(test_git_clone)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	run(&cfg,
+	    /* an identity, or git asks DNS for the host's name when it writes the reflog */
+	    "cd /tmp && git -c user.name=t -c user.email=t@t clone -q "
+	    "https://api.test:8443/git/repo.git r && cat r/README", &res);
+	dump(&res);
+	contains(res.output, "hello over git\n");
+	ck_assert_uint_ge(count(&res, "GET", "api.test", "credential added"), 1);
+	ck_assert_uint_ge(count(&res, "POST", "api.test", "credential added"), 1);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
+/* Hostile clients on an intercepted host fail cleanly, each with its
+ * reason, and the run ends. */
+START_TEST(test_hostile_clients)
+{
+	static const char probe[] =
+		"import os, socket, ssl, sys\n"
+		"p = os.environ['HTTPS_PROXY'].split('//')[1].rstrip('/').split(':')\n"
+		"def tunnel():\n"
+		"    s = socket.create_connection((p[0], int(p[1])))\n"
+		"    s.sendall(b'CONNECT api.test:8443 HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n')\n"
+		"    assert s.recv(100).startswith(b'HTTP/1.1 200')\n"
+		"    return s\n"
+		"def tls(name='api.test'):\n"
+		"    c = ssl.create_default_context()\n"
+		"    return c.wrap_socket(tunnel(), server_hostname=name)\n"
+		"def status(t, req):\n"
+		"    t.sendall(req)\n"
+		"    data = b''\n"
+		"    while True:\n"
+		"        d = t.recv(65536)\n"
+		"        if not d: break\n"
+		"        data += d\n"
+		"    return data.split(b'\\r\\n')[0].decode() + ' | ' + data.split(b'\\n')[-2].decode()\n"
+		"s = tunnel(); s.sendall(b'\\x16\\x03\\x01garbage' * 100)\n"
+		"print('garbage:', s.recv(100)); s.close()\n"
+		"try:\n"
+		"    tls('other.test'); print('sni: accepted')\n"
+		"except ssl.SSLError as e:\n"
+		"    print('sni: refused')\n"
+		"print('smuggle:', status(tls(), b'POST /echo HTTP/1.1\\r\\nHost: api.test\\r\\n'\n"
+		"      b'Content-Length: 5\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\nGET /x HTTP/1.1\\r\\n\\r\\n'))\n"
+		"print('huge:', status(tls(), b'GET /echo HTTP/1.1\\r\\nX-Big: ' + b'a' * 70000 + b'\\r\\n\\r\\n'))\n"
+		"print('absolute:', status(tls(), b'GET https://evil.test/ HTTP/1.1\\r\\n\\r\\n'))\n"
+		"print('chunk:', status(tls(), b'POST /echo HTTP/1.1\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n'))\n"
+		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: a'); t.close(); print('partial: sent')\n"
+		"t = tls(); print('ok:', status(t, b'GET /echo HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n";
+	struct ward_config cfg;
+	struct ward_result res;
+	char path[PATH_MAX], cmd[PATH_MAX + 64];
+
+	world_up();
+	snprintf(path, sizeof(path), "%.4000s/probe.py", W.dir);
+	put_file(path, probe);
+	config(&cfg, true, "api.test");
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s'", path);
+	run(&cfg, cmd, &res);
+	dump(&res);
+	ck_assert_msg(res.exit_code == 0, "%s", res.output);
+	/* a TLS alert, then the end */
+	contains(res.output, "garbage: b'\\x15\\x03");
+	contains(res.output, "sni: refused\n");
+	contains(res.output, "smuggle: HTTP/1.1 400 Bad Request | ward proxy: both Content-Length "
+			     "and Transfer-Encoding\n");
+	contains(res.output, "huge: HTTP/1.1 431 Request Header Fields Too Large | ward proxy: "
+			     "request head larger than 32768 bytes\n");
+	contains(res.output, "absolute: HTTP/1.1 400 Bad Request | ward proxy: an intercepted request "
+			     "names a path ('/...'), got 'https://evil.test/'\n");
+	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
+	contains(res.output, "ok: HTTP/1.1 200 OK");
+	ck_assert_int_eq(count(&res, "CONNECT", "api.test",
+			       "the client asked TLS for 'other.test', not the CONNECT host"), 1);
+	ck_assert_int_eq(count(&res, "CONNECT", "api.test", "TLS handshake with the client failed"),
+			 1);
+	ck_assert_int_eq(count(&res, "GET", "api.test", "client closed inside a request head"), 1);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
+static const char *have_clients(void)
+{
+	static const char *const tools[] = { "/usr/bin/python3", "/usr/bin/node", "/usr/bin/git",
+					     "/usr/bin/curl", "/usr/bin/openssl" };
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (access(tools[i], X_OK) != 0)
+			return "python3, node, git, curl and openssl in /usr/bin";
+	return NULL;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("https");
+	TCase *tc;
+
+	int rc;
+
+	harness_add_probe("tlsclients", have_clients);
+	tc = harness_tcase(s, "https", "userns tlsclients");
+	tcase_add_test(tc, test_inject_over_https);
+	tcase_add_test(tc, test_tunnel_untouched);
+	tcase_add_test(tc, test_upstream_verification);
+	tcase_add_test(tc, test_ca_key_out_of_reach);
+	tcase_add_test(tc, test_git_clone);
+	tcase_add_test(tc, test_hostile_clients);
+	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
+		make_material();
+	rc = harness_main(s);
+	if (material)
+		harness_rmtree(material);
+	return rc;
+}
