@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -783,4 +784,18 @@ char *harness_help_options(const char *sub)
 	free(out);
 	free(ward);
 	return list;
+}
+
+bool harness_private_mounts(bool fresh_shm)
+{
+	if (geteuid() != 0)
+		return false;
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
+	ck_assert_msg(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+		      "mount --make-rprivate /: %s", strerror(errno));
+	if (fresh_shm)
+		ck_assert_msg(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+				    "mode=1777") == 0,
+			      "mount tmpfs on /dev/shm: %s", strerror(errno));
+	return true;
 }

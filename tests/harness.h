@@ -70,6 +70,15 @@ const char *harness_fences_policy_opt(void);
  * started it). */
 bool harness_cmdline_alive(const char *prefix, const char *marker);
 
+/* As root: the calling test process moves into a mount namespace of its own,
+ * private from the host's, so that what other processes on the machine mount
+ * or unmount meanwhile does not show in its /proc/self/mountinfo — what ward
+ * leaves behind still does, being made in this namespace. With fresh_shm, an
+ * empty tmpfs of its own over /dev/shm too. Returns false for any other user,
+ * who cannot mount in the namespace it runs in at all (so ward, run by it,
+ * has nothing there to leave). A failure to set it up fails the test. */
+bool harness_private_mounts(bool fresh_shm);
+
 /* A number of seconds for `sleep` that no other process of the machine has
  * in its command line: 3600 plus a count, a point, then this process's pid
  * in eight digits and the count again ("3601.0001234501"), so that a test

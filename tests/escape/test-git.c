@@ -528,6 +528,7 @@ START_TEST(test_nothing_left)
 	char runs[4200], *out;
 	json_t *r;
 
+	harness_private_mounts(true); /* a /dev/shm no other ward on the host uses */
 	git_repo();
 	r = run_json("echo x > .git/junk; git status >/dev/null", NULL);
 	json_decref(r);
@@ -704,6 +705,7 @@ START_TEST(test_killed_swept)
 	int st;
 	json_t *r;
 
+	harness_private_mounts(true); /* a /dev/shm no other ward on the host uses */
 	git_repo();
 	/* a sleep of its own, told from any other on the host */
 	snprintf(marker, sizeof(marker), "59.%d", (int)getpid());

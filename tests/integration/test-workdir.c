@@ -1366,6 +1366,8 @@ START_TEST(test_many_runs_leave_nothing)
 	int fd;
 	ssize_t n;
 
+	bool own_mounts = harness_private_mounts(false);
+
 	tree();
 	before = manifest();
 	fd = open("/proc/self/mountinfo", O_RDONLY);
@@ -1389,7 +1391,8 @@ START_TEST(test_many_runs_leave_nothing)
 	n = read(fd, mounts_after, sizeof(mounts_after) - 1);
 	mounts_after[n > 0 ? n : 0] = '\0';
 	close(fd);
-	ck_assert_str_eq(mounts_before, mounts_after);
+	if (own_mounts)
+		ck_assert_str_eq(mounts_before, mounts_after);
 }
 END_TEST
 
