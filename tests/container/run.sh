@@ -1,27 +1,31 @@
 #!/bin/sh
-# tests/container/run.sh — ward inside podman containers (make test-container).
+# tests/container/run.sh — ward inside podman containers (make test-container,
+# and the container tier of tests/run.sh, which CI requires).
 #
-# A Debian rootfs made with mmdebstrap (cached under
-# ${WARD_CONTAINER_CACHE:-~/.cache/ward-container}), podman with runc and a
-# containers.conf of the test's own (CONTAINERS_CONF: the machine's own
-# configuration is never touched), ward bound in read-only. Checks:
+# A Debian rootfs made with mmdebstrap (tests/container/rootfs.sh builds it
+# when it is not cached, under ${WARD_CONTAINER_CACHE:-~/.cache/ward-container}),
+# podman with runc and a containers.conf of the test's own (CONTAINERS_CONF:
+# the machine's own configuration is never touched), ward bound in read-only.
+# Checks:
 #   1. a default container (masked /proc): ward run fails naming /proc, and
 #      ward doctor says it is in podman and names --security-opt unmask=/proc/*
 #   2. only /proc unmasked, the default seccomp profile: sandboxed, the
 #      hostname skipped (the profile refuses sethostname)
 #   3. a Docker-style profile (clone3 -> ENOSYS): sandboxed (clone fallback)
 #   4. packaging/container/seccomp.json: sandboxed, the hostname set
-#   5. ward inside ward in the container with --allow-nested
+#   5. ward inside ward in the container with --allow-nested, and without it
+#      the inner ward's refusal names --allow-nested
 #   6. podman build of packaging/container/Containerfile from the local base,
 #      and podman kube play of packaging/container/ward-pod.yaml running a
 #      command through ward: this podman (4.3) does not honour
 #      procMount: Unmasked, so the check is that ward ran in the Pod and
 #      failed only on /proc, precisely — or worked, where podman honours it
 #   7. 20 concurrent ward serve sessions in one container, with per-command
-#      latency percentiles (bench/serve-fleet.py; make test-container only)
+#      latency percentiles (bench/serve-fleet.py)
 # Everything it makes (containers, pods, images) is removed at the end.
-# About 50 s with the rootfs cached; `make test` runs it only then
-# (WARD_CONTAINER_CACHED_ONLY=1), and it skips without podman or root.
+# About 50 s with the rootfs cached, a minute more to build it; without
+# podman, runc or mmdebstrap, or not as root, it says "# SKIP container"
+# (tests/run.sh fails on that when WARD_TEST_REQUIRE asks for container).
 set -eu
 B=${B:-build}
 WARD=$(cd "$B" && pwd)/ward
@@ -34,19 +38,11 @@ for t in podman runc mmdebstrap python3; do
 done
 [ "$(id -u)" = 0 ] || { echo "# SKIP container: needs root (rootful podman)"; exit 0; }
 
-CACHE=${WARD_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ward-container}
-ROOTFS=$CACHE/rootfs-bookworm
-if [ ! -x "$ROOTFS/bin/sh" ] && [ -n "${WARD_CONTAINER_CACHED_ONLY:-}" ]; then
-	echo "# SKIP container: no cached rootfs (make test-container builds it, ~25 s and 150 MB)"
-	exit 0
-fi
-if [ ! -x "$ROOTFS/bin/sh" ]; then
-	mkdir -p "$CACHE"
-	rm -rf "$ROOTFS.tmp"
-	echo "# building the rootfs with mmdebstrap (cached in $ROOTFS)"
-	mmdebstrap --quiet --variant=minbase bookworm "$ROOTFS.tmp" >/dev/null
-	mv "$ROOTFS.tmp" "$ROOTFS"
-fi
+ROOTFS=$("$SRC/tests/container/rootfs.sh") || {
+	echo "not ok - the Debian rootfs (tests/container/rootfs.sh)"
+	exit 1
+}
+export WARD_CONTAINER_ROOTFS="$ROOTFS"
 
 TMP=$(mktemp -d /tmp/ward-container.XXXXXX)
 TAG=w$$
@@ -135,6 +131,13 @@ case $out in
 *nested-ok*) pass "ward inside ward in the container (--allow-nested)" ;;
 *) fail "ward inside ward in the container (--allow-nested)" "$out" ;;
 esac
+out=$(crun_ward --security-opt 'unmask=/proc/*' -- run -- \
+	/usr/local/bin/ward run -- sh -c 'echo nested-ok')
+case $out in
+*nested-ok*) fail "without --allow-nested, ward inside ward is refused" "$out" ;;
+*"the outer ward needs --allow-nested"*) pass "without --allow-nested, the inner ward names it" ;;
+*) fail "without --allow-nested, the inner ward names it" "$out" ;;
+esac
 
 # 6. the image and the Pod
 tar -C "$ROOTFS" -c . | podman import -q - "localhost/ward-base-$TAG:bookworm" >/dev/null
@@ -175,14 +178,12 @@ else
 fi
 
 # 7. a fleet: 20 concurrent ward serve sessions in one container, each
-# command's latency (bench/serve-fleet.py); not in make test's quick run
-if [ -z "${WARD_CONTAINER_CACHED_ONLY:-}" ]; then
-	if out=$(B="$B" python3 "$SRC/bench/serve-fleet.py" --sessions 20 --commands 3 "$WARD" 2>&1); then
-		pass "20 concurrent ward serve sessions in one container"
-		echo "$out" | sed 's/^/# /'
-	else
-		fail "20 concurrent ward serve sessions in one container" "$out"
-	fi
+# command's latency (bench/serve-fleet.py)
+if out=$(B="$B" python3 "$SRC/bench/serve-fleet.py" --sessions 20 --commands 3 "$WARD" 2>&1); then
+	pass "20 concurrent ward serve sessions in one container"
+	echo "$out" | sed 's/^/# /'
+else
+	fail "20 concurrent ward serve sessions in one container" "$out"
 fi
 
 [ $fails = 0 ] && echo "# container: all passed" || echo "# container: $fails failed"
