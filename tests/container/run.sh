@@ -18,8 +18,8 @@
 #   6. podman build of packaging/container/Containerfile from the local base,
 #      and podman kube play of packaging/container/ward-pod.yaml running a
 #      command through ward: this podman (4.3) does not honour
-#      procMount: Unmasked, so the check is that ward ran in the Pod and
-#      failed only on /proc, precisely — or worked, where podman honours it
+#      procMount: Unmasked (4.7 does): a runtime wrapper of the test does
+#      what the field means, where the manifest has it
 #   7. 20 concurrent ward serve sessions in one container, with per-command
 #      latency percentiles (bench/serve-fleet.py)
 # Everything it makes (containers, pods, images) is removed at the end.
@@ -163,15 +163,51 @@ if ! grep -q '^containers:' /etc/subuid 2>/dev/null; then
 	echo "# NOTE no /etc/subuid range for 'containers': the Pod runs without hostUsers: false"
 fi
 grep -q 'echo kube-ok' "$TMP/pod.yaml" || fail "the manifest's command could be replaced" ""
-if podman kube play "$TMP/pod.yaml" >"$TMP/play.log" 2>&1; then
+# podman learnt procMount: Unmasked in 4.7; Debian 12's 4.3 ignores the
+# field. Where the manifest asks for it, the Pod runs under a runtime of the
+# test's own that does what the field means (what podman 4.7+ and a cluster
+# with ProcMountType do): runc over the OCI config with no masked or
+# read-only paths under /proc, nothing else changed. A manifest without the
+# field gets runc as it is, and ward stops at /proc.
+kube_runtime=runc
+case $(podman version --format '{{.Client.Version}}' 2>/dev/null) in
+[0-3].* | 4.[0-6].*)
+	if grep -q '^ *procMount: Unmasked' "$TMP/pod.yaml"; then
+		cat >"$TMP/runc-procmount" <<'RT'
+#!/bin/sh
+# runc, with the bundle's config.json unmasking /proc (procMount: Unmasked)
+b=
+prev=
+for a; do
+	case $prev in --bundle | -b) b=$a ;; esac
+	case $a in --bundle=*) b=${a#--bundle=} ;; esac
+	prev=$a
+done
+if [ -n "$b" ] && [ -f "$b/config.json" ]; then
+	python3 - "$b/config.json" <<'PY' || exit 1
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+lx = c.get("linux", {})
+for k in ("maskedPaths", "readonlyPaths"):
+    if k in lx:
+        lx[k] = [x for x in lx[k] if not (x == "/proc" or x.startswith("/proc/"))]
+json.dump(c, open(p, "w"))
+PY
+fi
+exec runc "$@"
+RT
+		chmod 755 "$TMP/runc-procmount"
+		kube_runtime=$TMP/runc-procmount
+	fi
+	;;
+esac
+if podman --runtime "$kube_runtime" kube play "$TMP/pod.yaml" >"$TMP/play.log" 2>&1; then
 	podman wait "ward-agent-$TAG-ward" >/dev/null 2>&1 || true
 	out=$(podman logs "ward-agent-$TAG-ward" 2>&1 || true)
 	case $out in
-	*kube-ok*) pass "podman kube play: a command ran through ward in the Pod" ;;
-	*"mount proc on '/proc' (the outer /proc has masked paths"*)
-		pass "podman kube play: ward ran in the Pod, stopped precisely at /proc"
-		echo "# NOTE this podman ($(podman --version)) does not honour procMount: Unmasked" ;;
-	*) fail "podman kube play: ward ran in the Pod" "$out" ;;
+	*kube-ok*) pass "podman kube play of the manifest: a command ran through ward in the Pod" ;;
+	*) fail "podman kube play of the manifest: a command ran through ward in the Pod" "$out" ;;
 	esac
 else
 	fail "podman kube play of packaging/container/ward-pod.yaml" "$(tail -5 "$TMP/play.log")"
