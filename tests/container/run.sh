@@ -151,6 +151,25 @@ if podman build -q --runtime runc -f "$TMP/ctx/packaging/container/Containerfile
 else
 	fail "podman build of packaging/container/Containerfile" "$(tail -5 "$TMP/build.log")"
 fi
+# the podman run line of docs/containers.md, with the test's image: ward
+# serve from the image, MCP on stdin/stdout
+line=$(awk '$0 == "<!-- tested: podman-run -->" { m = 1; next }
+	m && /^```/ { if (f) exit; f = 1; next } m && f { print; exit }' "$SRC/docs/containers.md")
+case $line in
+"podman run "*localhost/ward:test) ;;
+*) fail "docs/containers.md has the tested podman run line" "$line" ;;
+esac
+INIT='{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}'
+CALL='{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": "echo from-image; id -u"}}}'
+# shellcheck disable=SC2086
+out=$(printf '%s\n' "$INIT" "$CALL" |
+	eval "${line%localhost/ward:test}" --label "ward-test=$TAG" "localhost/ward-$TAG:test" 2>&1)
+case $out in
+*'"id":2'*'"exit_code":0'*'"sandboxed":true'*'"stdout":"from-image\n1000\n"'* | \
+*'"id":2'*'"stdout":"from-image\n1000\n"'*'"exit_code":0'*'"sandboxed":true'*)
+	pass "docs/containers.md's podman run line: ward serve in the image answers MCP" ;;
+*) fail "docs/containers.md's podman run line: ward serve in the image answers MCP" "$out" ;;
+esac
 # the shipped manifest, with the test's image, pod name and a command
 sed -e "s|localhost/ward:test|localhost/ward-$TAG:test|" -e "s|name: ward-agent|name: ward-agent-$TAG|" \
 	-e 's|command: \["/usr/local/bin/ward", "serve"\]|command: ["/usr/local/bin/ward", "run", "--", "sh", "-c", "echo kube-ok"]|' \
