@@ -31,6 +31,17 @@ export WARD_TEST_FENCES_POLICY=$STATE/fences.json
 export XDG_STATE_HOME=$STATE/state
 trap 'rm -rf "$STATE"' EXIT
 
+# The container and deb tiers run on a Debian rootfs that
+# tests/container/rootfs.sh builds with mmdebstrap when it is not cached (a
+# minute or two: the download and dpkg). The whole suite starts it now, in
+# the background, so that a cold cache costs the tiers before those a share
+# of the machine rather than its whole time; the tiers' own call of
+# rootfs.sh waits on its lock and finds it built (or builds it, and says
+# why it failed).
+if [ "$what" = all ] && [ "$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null; then
+	tests/container/rootfs.sh >/dev/null 2>&1 </dev/null &
+fi
+
 run_one() { # label, then the command
 	local label=$1 out rc n f e
 	shift
