@@ -92,6 +92,11 @@ install) ;;
 	;;
 esac
 
+# every marked block is one this script runs: a marker it does not know
+# would leave a block untested while it looks tested
+unknown=$(sed -n 's/^<!-- tested: \(.*\) -->$/\1/p' "$README" |
+	grep -vx -e install -e quickstart-terminal -e quickstart-mcp -e quickstart-bench || true)
+[ -z "$unknown" ] || fail "README.md's tested blocks are all run here" "unknown: $unknown"
 [ "$(id -u)" = 0 ] || fail "root (podman)"
 command -v podman >/dev/null && command -v runc >/dev/null || fail "podman and runc (scripts/deps.sh container)"
 need_block install "$T/install"
