@@ -428,10 +428,12 @@ check: $(TEST_EXAMPLES)
 # `make deb`: ward, libward0 and libward-dev built by dpkg-buildpackage and
 # debhelper from packaging/debian, in a copy of the tree under $(B)/deb (the
 # tree itself gets no debian/ directory); then lintian, failing on an error.
-# The .debs land in $(B)/deb/. `make test-deb` installs them into an empty
-# dpkg root (dpkg --root, maintainer scripts run chrootless with $DPKG_ROOT),
-# runs the installed ward, builds a program against the installed libward,
-# and purges them (scripts/test-deb.sh; a few minutes: not part of make test).
+# The .debs land in $(B)/deb/. `make test-deb` (the deb tier of make test)
+# runs the README's install block and quick starts as written in a fresh
+# Debian 12 root under podman (scripts/test-readme.sh), then installs them
+# into an empty dpkg root (dpkg --root, maintainer scripts run chrootless
+# with $DPKG_ROOT), runs the installed ward, builds a program against the
+# installed libward, and purges them (scripts/test-deb.sh); a few minutes.
 DEB_DIR := $(B)/deb
 DEB_SRC := $(DEB_DIR)/ward-$(VERSION)
 
@@ -451,7 +453,11 @@ deb:
 	else echo "deb: no lintian, packages not checked"; fi
 	@ls $(DEB_DIR)/*.deb
 
-test-deb: deb
+# the README's install block and quick starts as written (its `make deb`
+# included), then the packages in an empty dpkg root (the deb tier of make test)
+test-deb:
+	./scripts/deps.sh container
+	B=$(B) ./scripts/test-readme.sh install
 	B=$(B) ./scripts/test-deb.sh $(DEB_DIR)
 # ---- end Debian packages --------------------------------------------------------
 

@@ -7,13 +7,13 @@ per agent).
 
 Starts one podman container (runc, a containers.conf of its own through
 CONTAINERS_CONF, /proc unmasked, the engine's default seccomp profile) on
-the rootfs tests/container/run.sh caches, ward bound in read-only. Then N
+the rootfs tests/container/rootfs.sh caches, ward bound in read-only. Then N
 clients at once each run `podman exec -i CONTAINER ward serve` in a workdir
 of its own, initialize, and send K tools/call "shell" requests one after
 the other; each request's time from sending to its answer is one sample.
 Prints one JSON object: the settings, how many commands failed, and the
 latency percentiles (ms) over every sample. The container is removed at
-the end. Needs root, podman and the cached rootfs (make test-container).
+the end. Needs root, podman and mmdebstrap (scripts/deps.sh container).
 """
 import json
 import os
@@ -86,12 +86,12 @@ def main(argv):
         else:
             ward = a
     ward = os.path.abspath(ward or os.path.join(os.environ.get("B", "build"), "ward"))
-    cache = os.environ.get("WARD_CONTAINER_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ward-container")
-    rootfs = os.path.join(cache, "rootfs-bookworm")
-    if not os.path.exists(os.path.join(rootfs, "bin/sh")):
-        print(f"serve-fleet: no rootfs at {rootfs} (make test-container builds it)",
-              file=sys.stderr)
+    # the rootfs tests/container/run.sh runs on (built when not cached)
+    rootfs = os.environ.get("WARD_CONTAINER_ROOTFS") or subprocess.run(
+        [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "container",
+                      "rootfs.sh")], capture_output=True, text=True).stdout.strip()
+    if not rootfs or not os.path.exists(os.path.join(rootfs, "bin/sh")):
+        print("serve-fleet: no rootfs (tests/container/rootfs.sh builds it)", file=sys.stderr)
         return 2
     tmp = tempfile.mkdtemp(prefix="ward-fleet.")
     conf = os.path.join(tmp, "containers.conf")

@@ -6,10 +6,12 @@
 #   scripts/deps.sh test       build + what `make test`/`make check` need (Check, the
 #                              VM tier's qemu, the fuzzers' clang, ssh for the remote
 #                              sessions, node/python/git for the tests' tools, shells
-#                              and man-page linters for the completion and docs tests)
+#                              and man-page linters for the completion and docs tests,
+#                              the container set for the container and deb tiers)
 #   scripts/deps.sh deb        build + dpkg-dev, debhelper, lintian (`make deb`)
 #   scripts/deps.sh bench      test + the peer sandboxes the benchmark compares with
-#   scripts/deps.sh container  build + podman, runc, catatonit (the Pod's pause) and mmdebstrap (`make test-container`)
+#   scripts/deps.sh container  build + podman, runc, catatonit (the Pod's pause), mmdebstrap
+#                              and eatmydata (the rootfs of `make test-container` and the deb tier)
 #   scripts/deps.sh            the test set (as before the split)
 #   scripts/deps.sh --list SET print the set's packages, install nothing
 set -eu
@@ -21,10 +23,11 @@ BUILD="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libnl-3-dev libnl
 TEST="$BUILD check util-linux procps git python3 curl openssl iproute2 diffutils
       qemu-system-x86 busybox-static cpio openssh-server openssh-client
       clang libclang-rt-14-dev gnuplot-nox dash nodejs groff-base man-db mandoc
-      bash-completion zsh fish"
+      bash-completion zsh fish
+      podman runc catatonit mmdebstrap eatmydata"
 DEB="$BUILD dpkg-dev debhelper lintian fakeroot groff-base"
 BENCH="$TEST bubblewrap firejail crun hyperfine"
-CONTAINER="$BUILD podman runc catatonit mmdebstrap"
+CONTAINER="$BUILD podman runc catatonit mmdebstrap eatmydata"
 
 list=""
 if [ "${1:-}" = --list ]; then
