@@ -69,7 +69,8 @@ struct ward_http_body {
 	uint64_t length; /* Content-Length when !chunked (0 for none) */
 };
 
-/* A header added to a forwarded request (credential injection). */
+/* A header added to a forwarded request (credential injection); with a
+ * NULL value, one only removed. */
 struct ward_http_header {
 	const char *name, *value;
 };
