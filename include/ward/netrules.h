@@ -64,7 +64,6 @@ extern "C" {
 #define WARD_NETRULES_BODY_MAX (1024 * 1024)
 #define WARD_NETRULES_MAX_SECRETS 64
 #define WARD_NETRULES_STANDIN_LEN 42 /* "wardsecret" + 32 hex digits */
-#define WARD_NET_PATH_MAX 256
 
 struct ward_netrules;
 

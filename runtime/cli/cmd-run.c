@@ -55,7 +55,7 @@ static const char usage[] =
 	"      --no-cgroup          no cgroup, rlimits only (measurement only)\n"
 	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
 	"                           proxy is reachable) or host (the host's network);\n"
-	"                           the five options below imply proxy\n"
+	"                           the seven options below imply proxy\n"
 	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
 	"                           example.com:8443, an IP literal (repeatable)\n"
 	"      --deny-host HOST     refuse HOST whatever allows it (repeatable)\n"
@@ -64,6 +64,11 @@ static const char usage[] =
 	"      --allow-port PORT    a port for host rules without one (80 and 443 always)\n"
 	"      --inject-header 'HOST=Name: value'  add a header to plain-HTTP requests to\n"
 	"                           HOST; $VAR/${VAR} come from ward's own environment\n"
+	"      --secret NAME=HOST[,HOST...]  the command's $NAME is a stand-in; the proxy\n"
+	"                           puts ward's own $NAME in its place in requests to\n"
+	"                           HOST (refuses it to any other host) (repeatable)\n"
+	"      --allow-request 'HOST METHOD[,METHOD] PATHGLOB'  once HOST has one, its\n"
+	"                           requests must match one: '/repos/**' (repeatable)\n"
 	"      --net-log FILE       append one JSON line per proxy connection\n"
 	"      --proxy-port PORT    where the proxy listens inside (default 3128)\n"
 	"      --net-subnet CIDR    the veth pair's IPv4 subnet (default 10.0.2.0/30)\n"
@@ -126,6 +131,8 @@ enum {
 	OPT_ALLOW_CIDR,
 	OPT_ALLOW_PORT,
 	OPT_INJECT_HEADER,
+	OPT_SECRET,
+	OPT_ALLOW_REQUEST,
 	OPT_NET_LOG,
 	OPT_PROXY_PORT,
 	OPT_NET_SUBNET,
@@ -178,6 +185,8 @@ const struct option ward_run_long_options[] = {
 	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
 	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
 	{ "inject-header", required_argument, NULL, OPT_INJECT_HEADER },
+	{ "secret", required_argument, NULL, OPT_SECRET },
+	{ "allow-request", required_argument, NULL, OPT_ALLOW_REQUEST },
 	{ "net-log", required_argument, NULL, OPT_NET_LOG },
 	{ "proxy-port", required_argument, NULL, OPT_PROXY_PORT },
 	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
@@ -521,6 +530,20 @@ static int parse_flags(int argc, char **argv, struct run_options *o, struct ward
 			net_rule = net_rule ? net_rule : "--inject-header";
 			if (ward_netpolicy_add_credential(&o->cfg.netpolicy, optarg, err) < 0) {
 				ward_error_prefix(*err, "--inject-header");
+				goto fail;
+			}
+			break;
+		case OPT_SECRET:
+			net_rule = net_rule ? net_rule : "--secret";
+			if (ward_netpolicy_add_secret(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--secret");
+				goto fail;
+			}
+			break;
+		case OPT_ALLOW_REQUEST:
+			net_rule = net_rule ? net_rule : "--allow-request";
+			if (ward_netpolicy_add_request(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-request");
 				goto fail;
 			}
 			break;

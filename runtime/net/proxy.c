@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "runtime/util/util-internal.h"
+#include "ward/netrules.h"
 
 #define BUF_SIZE (64 * 1024)
 #define HEAD_READ_MAX (32 * 1024) /* below BUF_SIZE: a rewritten head and what followed it fit */
@@ -176,7 +177,7 @@ struct endpoint {
 	uint32_t events; /* what epoll watches now */
 };
 
-enum state { S_HEAD, S_RESOLVE, S_CONNECT, S_RELAY, S_REPLY };
+enum state { S_HEAD, S_BODY, S_RESOLVE, S_CONNECT, S_RELAY, S_REPLY };
 
 struct buffer {
 	char *data;
@@ -220,12 +221,15 @@ struct conn {
 	bool dead;
 	size_t own_bytes;          /* the proxy's "200 Connection established", not upstream data */
 	struct ward_net_record rec;
+	char *body_buf;            /* S_BODY: the whole body, for the secrets' rules */
+	size_t body_len;
+	bool status_seen;          /* the upstream's status line was looked at */
 };
 
 struct ward_proxy {
 	int ep;
 	struct ward_netpolicy policy;
-	struct ward_http_header *inject; /* expanded credentials, per policy.creds */
+	struct ward_netrules *rules;      /* credentials, secrets, request rules */
 	struct sockaddr_storage *own;
 	size_t n_own;
 	int log_fd;
@@ -297,6 +301,21 @@ json_t *ward_net_record_json(const struct ward_net_record *r)
 	json_object_set_new(o, "bytes_up", json_integer((json_int_t)r->bytes_up));
 	json_object_set_new(o, "bytes_down", json_integer((json_int_t)r->bytes_down));
 	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
+	json_object_set_new(o, "path", r->path[0] ? json_string(r->path) : json_null());
+	json_object_set_new(o, "request_rule",
+			    r->request_rule[0] ? json_string(r->request_rule) : json_null());
+	{
+		json_t *a = json_array();
+		const char *s = r->secrets;
+
+		while (*s) {
+			size_t n = strcspn(s, ",");
+
+			json_array_append_new(a, json_stringn(s, n));
+			s += n + (s[n] == ',');
+		}
+		json_object_set_new(o, "secrets", a);
+	}
 	return o;
 }
 
@@ -384,6 +403,7 @@ static void conn_free(struct conn *c)
 	free(c->to_up.data);
 	free(c->to_cl.data);
 	free(c->addrs);
+	free(c->body_buf);
 	free(c);
 }
 
@@ -589,9 +609,139 @@ static void addresses_known(struct ward_proxy *p, struct conn *c, const struct a
 	start_connect(p, c);
 }
 
+/* Resolve the host, or take its literal address. */
+static void go_upstream(struct ward_proxy *p, struct conn *c)
+{
+	struct ward_http_request *r = &c->req;
+
+	if (r->literal) {
+		struct addrinfo ai = { 0 };
+		struct sockaddr_storage ss = { 0 };
+
+		if (inet_pton(AF_INET, r->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+			ss.ss_family = AF_INET;
+			ai.ai_addrlen = sizeof(struct sockaddr_in);
+		} else {
+			inet_pton(AF_INET6, r->host, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+			ss.ss_family = AF_INET6;
+			ai.ai_addrlen = sizeof(struct sockaddr_in6);
+		}
+		ai.ai_family = ss.ss_family;
+		ai.ai_addr = (struct sockaddr *)&ss;
+		addresses_known(p, c, &ai);
+		return;
+	}
+	if (resolver_submit(p->res, c->id, r->host) < 0) {
+		reply(p, c, 502, "error", "cannot start name resolution");
+		return;
+	}
+	c->st = S_RESOLVE;
+	c->deadline = ward_now_ns() + RESOLVE_TIMEOUT_NS;
+}
+
+/* The rules' verdict (ward/netrules.h): into the record; a refusal
+ * answered. false when refused. */
+static bool judged(struct ward_proxy *p, struct conn *c, const struct ward_netrules_verdict *v)
+{
+	snprintf(c->rec.path, sizeof(c->rec.path), "%s", v->path);
+	snprintf(c->rec.request_rule, sizeof(c->rec.request_rule), "%s", v->rule);
+	snprintf(c->rec.secrets, sizeof(c->rec.secrets), "%s", v->secrets);
+	if (!v->allow)
+		reply(p, c, v->status, v->status == 500 ? "error" : "deny", v->reason);
+	return v->allow;
+}
+
+/* What the rules made of a forwarded request becomes what goes upstream
+ * first; the buffer keeps at least BUF_SIZE for what follows. */
+static bool take_out(struct conn *c, struct ward_netrules_verdict *v)
+{
+	char *g = realloc(v->out, v->out_len > BUF_SIZE ? v->out_len : BUF_SIZE);
+
+	if (!g)
+		return false;
+	free(c->to_up.data);
+	c->to_up.data = g;
+	c->to_up.start = 0;
+	c->to_up.end = v->out_len;
+	v->out = NULL;
+	if (v->credential) {
+		size_t l = strlen(c->allow_rule);
+
+		snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; credential added");
+	}
+	return true;
+}
+
+/* Bytes of a body collected whole (S_BODY: secrets are in force); at its
+ * end, the rules judge head and body together. */
+static void body_bytes(struct ward_proxy *p, struct conn *c, const char *data, size_t n)
+{
+	struct ward_netrules_verdict v;
+	bool done = false;
+	size_t take = n;
+
+	if (c->body.chunked) {
+		ssize_t k = ward_chunked_feed(&c->chunk, data, n, &done);
+
+		if (k < 0) {
+			reply(p, c, 400, "deny", "malformed chunked body");
+			return;
+		}
+		take = (size_t)k;
+	} else {
+		if (take > c->body.length - c->body_len)
+			take = (size_t)(c->body.length - c->body_len);
+		done = c->body_len + take == c->body.length;
+	}
+	if (c->body_len + take > WARD_NETRULES_BODY_MAX) {
+		reply(p, c, 413, "deny", "request body larger than 1 MiB while secrets are in force");
+		return;
+	}
+	if (take) {
+		char *g = realloc(c->body_buf, c->body_len + take);
+
+		if (!g) {
+			reply(p, c, 500, "error", "out of memory");
+			return;
+		}
+		c->body_buf = g;
+		memcpy(c->body_buf + c->body_len, data, take);
+		c->body_len += take;
+	}
+	if (!done)
+		return;
+	ward_netrules_request(p->rules, &c->req, c->head.data, c->body_buf, c->body_len, true, &v);
+	if (judged(p, c, &v)) {
+		if (take_out(c, &v)) {
+			c->cl_done = true;
+			c->body_left = 0;
+			go_upstream(p, c);
+		} else {
+			reply(p, c, 500, "error", "out of memory");
+		}
+	}
+	ward_netrules_verdict_release(&v);
+}
+
+static void read_body(struct ward_proxy *p, struct conn *c)
+{
+	char buf[BUF_SIZE];
+	ssize_t n = read(c->cl.fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		snprintf(c->rec.rule, sizeof(c->rec.rule), "client closed in the middle of its body");
+		conn_kill(p, c);
+		return;
+	}
+	body_bytes(p, c, buf, (size_t)n);
+}
+
 static void head_complete(struct ward_proxy *p, struct conn *c)
 {
 	struct ward_http_request *r = &c->req;
+	struct ward_netrules_verdict v;
 	char reason[WARD_NET_RULE_MAX];
 
 	snprintf(c->rec.method, sizeof(c->rec.method), "%s", r->method);
@@ -603,40 +753,33 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 	}
 	snprintf(c->allow_rule, sizeof(c->allow_rule), "%s", reason);
 	c->http = !r->is_connect;
+	/* secrets, credentials, request rules: one verdict (ward/netrules.h) */
+	ward_netrules_request(p->rules, r, c->head.data, NULL, 0, false, &v);
+	if (!judged(p, c, &v)) {
+		ward_netrules_verdict_release(&v);
+		return;
+	}
+	if (v.need_body) {
+		c->body = v.framing;
+		ward_netrules_verdict_release(&v);
+		c->st = S_BODY;
+		body_bytes(p, c, c->head.data + r->head_len, c->head.end - r->head_len);
+		return;
+	}
 	if (c->http) {
-		struct ward_http_header add[8];
-		size_t n_add = 0, i, len;
-		int status;
-		char *head;
-
-		for (i = 0; i < p->policy.n_creds && n_add < ARRAY_SIZE(add); i++)
-			if (strcmp(p->policy.creds[i].host, r->host) == 0)
-				add[n_add++] = p->inject[i];
-		head = ward_http_forward_head(c->head.data, r, add, n_add, &len, &c->body, &status,
-					      reason, sizeof(reason));
-		if (!head) {
-			reply(p, c, status, status == 500 ? "error" : "deny", reason);
-			return;
-		}
-		if (len > BUF_SIZE || !buf_alloc(&c->to_up)) {
-			free(head);
+		if (v.out_len > BUF_SIZE || !take_out(c, &v)) {
+			ward_netrules_verdict_release(&v);
 			reply(p, c, 431, "deny", "request head too large");
 			return;
 		}
-		memcpy(c->to_up.data, head, len);
-		c->to_up.start = 0;
-		c->to_up.end = len;
-		free(head);
+		c->body = v.framing;
 		c->body_left = c->body.length;
-		if (n_add) {
-			size_t l = strlen(c->allow_rule);
-
-			snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; credential added");
-		}
 	} else if (!buf_alloc(&c->to_up)) {
+		ward_netrules_verdict_release(&v);
 		reply(p, c, 500, "error", "out of memory");
 		return;
 	}
+	ward_netrules_verdict_release(&v);
 	/* What came after the head: a body's start, or a tunnel's first bytes. */
 	{
 		const char *rest = c->head.data + r->head_len;
@@ -667,29 +810,7 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 		memcpy(c->to_up.data + c->to_up.end, rest, n);
 		c->to_up.end += n;
 	}
-	if (r->literal) {
-		struct addrinfo ai = { 0 };
-		struct sockaddr_storage ss = { 0 };
-
-		if (inet_pton(AF_INET, r->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-			ss.ss_family = AF_INET;
-			ai.ai_addrlen = sizeof(struct sockaddr_in);
-		} else {
-			inet_pton(AF_INET6, r->host, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-			ss.ss_family = AF_INET6;
-			ai.ai_addrlen = sizeof(struct sockaddr_in6);
-		}
-		ai.ai_family = ss.ss_family;
-		ai.ai_addr = (struct sockaddr *)&ss;
-		addresses_known(p, c, &ai);
-		return;
-	}
-	if (resolver_submit(p->res, c->id, r->host) < 0) {
-		reply(p, c, 502, "error", "cannot start name resolution");
-		return;
-	}
-	c->st = S_RESOLVE;
-	c->deadline = ward_now_ns() + RESOLVE_TIMEOUT_NS;
+	go_upstream(p, c);
 }
 
 static void read_head(struct ward_proxy *p, struct conn *c)
@@ -794,6 +915,15 @@ void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, si
 	*big = max_size > 0 && max_size < WARD_PIPE_BIG_MAX ? (size_t)max_size : WARD_PIPE_BIG_MAX;
 	*budget = soft_pages > 0 ? (size_t)soft_pages * (size_t)page / 4
 				 : WARD_PIPE_BUDGET_UNLIMITED;
+}
+
+size_t ward_proxy_env(const struct ward_proxy *p, const char **out, size_t max)
+{
+	size_t i, n = ward_netrules_n_secrets(p->rules);
+
+	for (i = 0; i < n && i < max; i++)
+		out[i] = ward_netrules_env(p->rules, i);
+	return i;
 }
 
 size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget)
@@ -947,6 +1077,7 @@ static void update_interest(struct ward_proxy *p, struct conn *c)
 
 	switch (c->st) {
 	case S_HEAD:
+	case S_BODY:
 		cl = EPOLLIN;
 		break;
 	case S_RESOLVE:
@@ -1019,6 +1150,10 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			read_head(p, c);
 		return;
+	case S_BODY:
+		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			read_body(p, c);
+		return;
 	case S_REPLY:
 		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down) || c->to_cl.start == c->to_cl.end) {
 			c->rec.bytes_down = 0; /* the proxy's own answer is no upstream data */
@@ -1067,6 +1202,23 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 	relay_progress(p, c);
 }
 
+/* A forwarded request's status, for the record: the upstream's status line
+ * looked at before it is spliced on. */
+static void peek_status(struct conn *c)
+{
+	char b[16];
+	ssize_t n = recv(c->up.fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	c->status_seen = n < 0 || n >= 12;
+	if (n >= 12 && memcmp(b, "HTTP/1.", 7) == 0 && b[8] == ' ' && b[9] >= '1' &&
+	    b[9] <= '5' && b[10] >= '0' && b[10] <= '9' && b[11] >= '0' && b[11] <= '9')
+		c->rec.status = (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
+	else if (n == 0)
+		c->status_seen = true;
+}
+
 static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 {
 	if (c->st == S_CONNECT) {
@@ -1093,6 +1245,8 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 		}
 	}
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->up_eof) {
+		if (c->http && !c->status_seen)
+			peek_status(c);
 		/* a reset upstream ends like a closed one: what was relayed
 		 * stays relayed */
 		if (!flow_in(c->up.fd, &c->to_cl, &c->cl_pipe, &c->up_eof))
@@ -1255,9 +1409,9 @@ void ward_proxy_dispatch(struct ward_proxy *p)
 		next = c->next;
 		if (!c->deadline || c->deadline > now)
 			continue;
-		if (c->st == S_HEAD || c->st == S_REPLY) {
+		if (c->st == S_HEAD || c->st == S_BODY || c->st == S_REPLY) {
 			snprintf(c->rec.rule, sizeof(c->rec.rule), "%s",
-				 c->st == S_HEAD ? "no complete request in time" : c->rec.rule);
+				 c->st != S_REPLY ? "no complete request in time" : c->rec.rule);
 			conn_kill(p, c);
 		} else if (c->st == S_RESOLVE) {
 			reply(p, c, 504, "error", "name resolution timed out");
@@ -1364,7 +1518,6 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 				  struct ward_error **err)
 {
 	struct ward_proxy *p = calloc(1, sizeof(*p));
-	size_t i;
 
 	if (!p) {
 		ward_error_make(err, ENOMEM, "proxy");
@@ -1377,21 +1530,11 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 		ward_netpolicy_init(&p->policy);
 		goto fail;
 	}
-	p->inject = calloc(policy->n_creds ? policy->n_creds : 1, sizeof(*p->inject));
-	if (!p->inject) {
-		ward_error_make(err, ENOMEM, "proxy");
+	/* credentials expanded, secrets read, stand-ins made: a missing
+	 * variable fails here, before anything runs */
+	p->rules = ward_netrules_new(&p->policy, env_lookup, err);
+	if (!p->rules)
 		goto fail;
-	}
-	for (i = 0; i < policy->n_creds; i++) {
-		char *v = ward_net_expand(policy->creds[i].value, env_lookup, err);
-
-		if (!v) {
-			ward_error_prefix(*err, "credential for '%s'", policy->creds[i].host);
-			goto fail;
-		}
-		p->inject[i].name = p->policy.creds[i].header;
-		p->inject[i].value = v;
-	}
 	p->ep = epoll_create1(EPOLL_CLOEXEC);
 	p->res = calloc(1, sizeof(*p->res));
 	if (p->ep < 0 || !p->res) {
@@ -1470,10 +1613,7 @@ void ward_proxy_free(struct ward_proxy *p)
 	}
 	if (p->ep >= 0)
 		close(p->ep);
-	if (p->inject)
-		for (i = 0; i < p->policy.n_creds; i++)
-			free((char *)p->inject[i].value);
-	free(p->inject);
+	ward_netrules_free(p->rules);
 	free(p->own);
 	ward_netpolicy_release(&p->policy);
 	free(p);

@@ -734,7 +734,7 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 	struct out plain = { 0 }, nb = { 0 }, o = { 0 };
 	uint64_t carried, used = 0, listed = 0;
 	size_t n_add, i, fwd_len;
-	char *fwd, clen[24];
+	char *fwd, clen[24], why[WARD_NET_RULE_MAX];
 	bool oom = false;
 	int status;
 
@@ -766,10 +766,10 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 	if (!check_requests(p, req, v) && !carried)
 		return 0;
 	n_add = add_creds(r, req->host, add, 8);
-	fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len, &v->framing, &status,
-				     v->reason, sizeof(v->reason));
+	fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len, &v->framing, &status, why,
+				     sizeof(why));
 	if (!fwd) {
-		refuse(v, status, "%s", v->reason);
+		refuse(v, status, "%s", why);
 		return status == 500 ? -1 : 0;
 	}
 	/* the body, when given: its data, scanned too */
@@ -823,12 +823,12 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 			add[n_add].name = "Transfer-Encoding";
 			add[n_add++].value = NULL;
 			fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len,
-						     &(struct ward_http_body){ 0 }, &status,
-						     v->reason, sizeof(v->reason));
+						     &(struct ward_http_body){ 0 }, &status, why,
+						     sizeof(why));
 			if (!fwd) {
 				free(plain.buf);
 				free(nb.buf);
-				refuse(v, status, "%s", v->reason);
+				refuse(v, status, "%s", why);
 				return status == 500 ? -1 : 0;
 			}
 		}

@@ -573,6 +573,13 @@ START_TEST(test_bodies)
 	ck_assert(!v.allow);
 	ck_assert_int_eq(v.status, 413);
 	ward_netrules_verdict_release(&v);
+	/* what the head rewriter refuses, refused with its reason */
+	verdict(&t, "POST http://example.org/p HTTP/1.1\r\nContent-Length: 3\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n", NULL, 0, false, &v);
+	ck_assert(!v.allow);
+	ck_assert_int_eq(v.status, 400);
+	ck_assert_str_eq(v.reason, "both Content-Length and Transfer-Encoding");
+	ward_netrules_verdict_release(&v);
 	/* no secret in it: the body goes unchanged */
 	verdict(&t, "POST http://api.example.com/p HTTP/1.1\r\nContent-Length: 3\r\n\r\n", "abc",
 		3, true, &v);
