@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -738,6 +739,31 @@ static void read_body(struct ward_proxy *p, struct conn *c)
 	body_bytes(p, c, buf, (size_t)n);
 }
 
+/* A client that sent "Expect: 100-continue" waits for the go-ahead before
+ * its body, which the proxy wants whole before anything goes upstream: the
+ * proxy gives it (a few bytes to a fresh socket; if they do not fit, the
+ * client sends after its own timeout anyway). */
+static void expect_continue(struct conn *c)
+{
+	static const char go[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	const char *h = c->head.data, *end = h + c->req.head_len;
+
+	for (const char *l = memmem(h, c->req.head_len, "\r\n", 2); l && l + 2 < end;
+	     l = memmem(l + 2, (size_t)(end - l - 2), "\r\n", 2)) {
+		if ((size_t)(end - l) > 9 && strncasecmp(l + 2, "expect:", 7) == 0) {
+			const char *v = l + 9;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (strncasecmp(v, "100-continue", 12) == 0 &&
+			    send(c->cl.fd, go, sizeof(go) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* the client's own timeout sends the body anyway */
+			}
+			return;
+		}
+	}
+}
+
 static void head_complete(struct ward_proxy *p, struct conn *c)
 {
 	struct ward_http_request *r = &c->req;
@@ -763,6 +789,7 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 		c->body = v.framing;
 		ward_netrules_verdict_release(&v);
 		c->st = S_BODY;
+		expect_continue(c);
 		body_bytes(p, c, c->head.data + r->head_len, c->head.end - r->head_len);
 		return;
 	}

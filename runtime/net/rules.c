@@ -730,7 +730,7 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 			  struct ward_netrules_verdict *v)
 {
 	const struct ward_netpolicy *p = r->p;
-	struct ward_http_header add[10];
+	struct ward_http_header add[8 + 3]; /* credentials, then the body's framing */
 	struct out plain = { 0 }, nb = { 0 }, o = { 0 };
 	uint64_t carried, used = 0, listed = 0;
 	size_t n_add, i, fwd_len;
@@ -814,23 +814,24 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 	}
 	if (body_given && (v->framing.chunked || v->framing.length)) {
 		substitute(r, carried & listed, plain.buf ? plain.buf : "", plain.len, &nb, &used);
-		if (v->framing.chunked || nb.len != plain.len) {
-			/* new framing: one Content-Length for the body as it goes */
-			free(fwd);
-			snprintf(clen, sizeof(clen), "%zu", nb.len);
-			add[n_add].name = "Content-Length";
-			add[n_add++].value = clen;
-			add[n_add].name = "Transfer-Encoding";
-			add[n_add++].value = NULL;
-			fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len,
-						     &(struct ward_http_body){ 0 }, &status, why,
-						     sizeof(why));
-			if (!fwd) {
-				free(plain.buf);
-				free(nb.buf);
-				refuse(v, status, "%s", why);
-				return status == 500 ? -1 : 0;
-			}
+		/* the body is here: "Expect: 100-continue" was answered by the
+		 * proxy, and the upstream must not wait for a body it gets at once */
+		add[n_add].name = "Expect";
+		add[n_add++].value = NULL;
+		/* one Content-Length for the body as it goes */
+		snprintf(clen, sizeof(clen), "%zu", nb.len);
+		add[n_add].name = "Content-Length";
+		add[n_add++].value = clen;
+		add[n_add].name = "Transfer-Encoding";
+		add[n_add++].value = NULL;
+		free(fwd);
+		fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len,
+					     &(struct ward_http_body){ 0 }, &status, why, sizeof(why));
+		if (!fwd) {
+			free(plain.buf);
+			free(nb.buf);
+			refuse(v, status, "%s", why);
+			return status == 500 ? -1 : 0;
 		}
 	}
 	if (!substitute_head(r, carried & listed, fwd, fwd_len, &o, &used, v)) {

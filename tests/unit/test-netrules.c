@@ -580,11 +580,13 @@ START_TEST(test_bodies)
 	ck_assert_int_eq(v.status, 400);
 	ck_assert_str_eq(v.reason, "both Content-Length and Transfer-Encoding");
 	ward_netrules_verdict_release(&v);
-	/* no secret in it: the body goes unchanged */
-	verdict(&t, "POST http://api.example.com/p HTTP/1.1\r\nContent-Length: 3\r\n\r\n", "abc",
-		3, true, &v);
+	/* no secret in it: the body goes unchanged; the proxy answered the
+	 * Expect itself */
+	verdict(&t, "POST http://api.example.com/p HTTP/1.1\r\nContent-Length: 3\r\n"
+		    "Expect: 100-continue\r\n\r\n", "abc", 3, true, &v);
 	ck_assert(v.allow);
 	ck_assert(strstr(v.out, "Content-Length: 3\r\n"));
+	ck_assert(!strstr(v.out, "Expect"));
 	ck_assert(strstr(v.out, "\r\n\r\nabc"));
 	ward_netrules_verdict_release(&v);
 	teardown(&t);
