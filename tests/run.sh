@@ -156,6 +156,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
 	# the git index reader, over indexes git wrote
 	fuzz_one gitindex tests/fuzz/gitindex
+	# the proxy's rules on a request, over requests with stand-ins
+	fuzz_one netrules tests/fuzz/netrules
 fi
 
 # ward inside podman containers (tests/container/run.sh) over the cached
