@@ -40,6 +40,10 @@
 #define HEAD_TIMEOUT_NS (30LL * 1000000000)
 #define RESOLVE_TIMEOUT_NS (15LL * 1000000000)
 #define CONNECT_TIMEOUT_NS (10LL * 1000000000)
+/* Bodies collected whole (secrets in force) held at once, all connections
+ * together: the supervisor's memory is not the sandbox's cgroup's, and 1024
+ * connections of 1 MiB each would be a gigabyte of it. */
+#define BODY_BUDGET (16 * 1024 * 1024)
 /* The send buffer towards the client (the kernel doubles it); see
  * upstream_ready(). */
 #define CLIENT_SNDBUF (128 * 1024)
@@ -248,6 +252,7 @@ struct ward_proxy {
 	size_t pipe_big;    /* a bulk tunnel's pipe capacity */
 	size_t pipe_budget; /* bytes all grown pipes together may hold */
 	size_t pipe_grown;  /* bytes they hold now */
+	size_t body_held;   /* bytes of bodies being collected (BODY_BUDGET) */
 };
 
 static int64_t unix_ms(void)
@@ -369,6 +374,14 @@ static void pipe_close(struct ward_proxy *p, struct pipe_flow *f)
 	f->grown = 0;
 }
 
+static void body_drop(struct ward_proxy *p, struct conn *c)
+{
+	p->body_held -= c->body_len;
+	c->body_len = 0;
+	free(c->body_buf);
+	c->body_buf = NULL;
+}
+
 static void conn_kill(struct ward_proxy *p, struct conn *c)
 {
 	if (c->dead)
@@ -379,6 +392,7 @@ static void conn_kill(struct ward_proxy *p, struct conn *c)
 	close_endpoint(p, &c->up);
 	pipe_close(p, &c->up_pipe);
 	pipe_close(p, &c->cl_pipe);
+	body_drop(p, c);
 	if (p->paused) {
 		/* a connection's fds are free again: accept again */
 		for (size_t i = 0; i < p->n_listeners; i++)
@@ -698,6 +712,10 @@ static void body_bytes(struct ward_proxy *p, struct conn *c, const char *data, s
 		reply(p, c, 413, "deny", "request body larger than 1 MiB while secrets are in force");
 		return;
 	}
+	if (p->body_held + take > BODY_BUDGET) {
+		reply(p, c, 503, "error", "too many request bodies held at once (secrets in force)");
+		return;
+	}
 	if (take) {
 		char *g = realloc(c->body_buf, c->body_len + take);
 
@@ -708,10 +726,12 @@ static void body_bytes(struct ward_proxy *p, struct conn *c, const char *data, s
 		c->body_buf = g;
 		memcpy(c->body_buf + c->body_len, data, take);
 		c->body_len += take;
+		p->body_held += take;
 	}
 	if (!done)
 		return;
 	ward_netrules_request(p->rules, &c->req, c->head.data, c->body_buf, c->body_len, true, &v);
+	body_drop(p, c);
 	if (judged(p, c, &v)) {
 		if (take_out(c, &v)) {
 			c->cl_done = true;

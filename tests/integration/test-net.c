@@ -942,6 +942,28 @@ START_TEST(test_secrets_and_rules)
 		ck_assert(!strstr(res.net_records[i].rule, "real-7f3a9c") &&
 			  !strstr(res.net_records[i].path, "real-7f3a9c"));
 	ward_result_release(&res);
+
+	/* bodies held whole are held within a budget: 17 unfinished bodies of
+	 * 1000000 bytes, the 17th is past 16 MiB */
+	run(&cfg,
+	    "python3 - <<'EOF'\n"
+	    "import os, socket\n"
+	    "h, p = os.environ['HTTP_PROXY'][7:].split(':')\n"
+	    "head = b'POST http://www.example.com/echo HTTP/1.1\\r\\nContent-Length: 1048576\\r\\n\\r\\n'\n"
+	    "socks = []\n"
+	    "for i in range(17):\n"
+	    "    s = socket.create_connection((h, int(p)))\n"
+	    "    s.sendall(head)\n"
+	    "    try:\n"
+	    "        s.sendall(b'x' * 1000000)\n"
+	    "    except OSError:\n"
+	    "        pass\n"
+	    "    socks.append(s)\n"
+	    "print('last', socks[-1].recv(100).split(b'\\r\\n')[0].decode())\n"
+	    "EOF\n",
+	    &res);
+	has_line(res.output, "last HTTP/1.1 503 Service Unavailable");
+	ward_result_release(&res);
 	ward_config_release(&cfg);
 
 	/* a secret whose variable ward lacks fails before anything runs */
