@@ -93,6 +93,7 @@ struct ward_net_secret {
  * host has one, every request to it must match one of its rules. */
 #define WARD_NET_METHODS_MAX 8
 #define WARD_NET_GLOB_MAX 512
+#define WARD_NET_GLOB_STARS 16 /* '*' and '**' in one glob, at most */
 struct ward_net_request_rule {
 	struct ward_net_rule host;                     /* as host rules, no wildcard port */
 	char methods[WARD_NET_METHODS_MAX][16];        /* uppercase; "*" is any method */
@@ -168,8 +169,8 @@ WARD_API int ward_netpolicy_add_secret_host(struct ward_netpolicy *p, const char
  * spaces. HOST is a host rule (added to the allowlist too); a METHOD is an
  * HTTP token (uppercased) or "*"; PATHGLOB starts with '/', has no '?',
  * '#', '%', no "." or ".." segment, no "//", no space or control
- * character, and '*' only as "*" or "**". InvalidParameters naming what is
- * wrong. */
+ * character, and '*' only as "*" or "**", WARD_NET_GLOB_STARS of them at
+ * most. InvalidParameters naming what is wrong. */
 WARD_API int ward_netpolicy_add_request(struct ward_netpolicy *p, const char *spec,
 					struct ward_error **err);
 

@@ -811,6 +811,15 @@ static const char *glob_problem(const char *g)
 		return "the path may not have an empty segment ('//')";
 	if (strstr(g, "***"))
 		return "'*' comes alone or as '**'";
+	{
+		int stars = 0;
+
+		for (const char *c = g; (c = strchr(c, '*')); c += c[1] == '*' ? 2 : 1)
+			stars++;
+		/* the matcher's memory is bounded by it (ward_netrules_glob) */
+		if (stars > WARD_NET_GLOB_STARS)
+			return "more than 16 '*' or '**'";
+	}
 	for (seg = g + 1; seg;) {
 		const char *end = strchr(seg, '/');
 		size_t n = end ? (size_t)(end - seg) : strlen(seg);

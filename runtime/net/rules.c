@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
-#define MAX_STARS 16 /* '*' and '**' in one glob: bounds the matcher's memory */
+#define MAX_STARS WARD_NET_GLOB_STARS /* bounds the matcher's memory */
 
 struct secret_live {
 	char standin[WARD_NETRULES_STANDIN_LEN + 1];

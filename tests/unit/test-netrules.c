@@ -155,6 +155,7 @@ START_TEST(test_parse)
 		{ "not a host! GET /a", "is not 'HOST" },
 		{ "ex ample.com GET /a", "too many fields" },
 		{ "a.com:0 GET /a", "port must be" },
+		{ "a.com GET /*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/**", "more than 16" },
 	};
 	struct ward_netpolicy p;
 	struct ward_error *err = NULL;
