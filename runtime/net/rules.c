@@ -725,138 +725,163 @@ static size_t add_creds(const struct ward_netrules *r, const char *host,
 	return n;
 }
 
+/* The secrets req carries outside its body: in the host name (refused
+ * whatever the host: it would go to the DNS), or in the head. 0 and v
+ * refused for the host name. */
+static uint64_t carried_in_head(const struct ward_netrules *r, const struct ward_http_request *req,
+				const char *head, struct ward_netrules_verdict *v, bool *oom)
+{
+	uint64_t in_host = scan_text(r, req->host, strlen(req->host), oom);
+
+	if (in_host) {
+		names(r->p, in_host, v->secrets, sizeof(v->secrets));
+		refuse(v, 403, "a secret's stand-in (%s) in the host name", v->secrets);
+		return 0;
+	}
+	return scan_text(r, head, req->head_len, oom);
+}
+
+/* The secrets whose hosts include req's. */
+static uint64_t listed_for(const struct ward_netrules *r, const struct ward_http_request *req)
+{
+	uint64_t listed = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (secret_listed(r->p, i, req->host, req->port))
+			listed |= 1ULL << i;
+	return listed;
+}
+
+/* Refused when a secret is carried to a host not its own. */
+static bool carried_elsewhere(const struct ward_netrules *r, const struct ward_http_request *req,
+			      uint64_t carried, uint64_t listed, struct ward_netrules_verdict *v)
+{
+	if (!(carried & ~listed))
+		return false;
+	names(r->p, carried & ~listed, v->secrets, sizeof(v->secrets));
+	refuse(v, 403, "secret %s carried to %s, not one of its hosts", v->secrets, req->host);
+	return true;
+}
+
+/* The body's data as the client framed it into plain; false (v refused)
+ * for a malformed chunked one. */
+static bool body_data(const struct ward_http_body *framing, const char *body, size_t len,
+		      struct out *plain, struct ward_netrules_verdict *v)
+{
+	if (framing->chunked) {
+		if (dechunk(body, len, plain))
+			return true;
+		refuse(v, 400, "malformed chunked body");
+		return false;
+	}
+	put(plain, body, len < framing->length ? len : (size_t)framing->length);
+	return true;
+}
+
+/* The head again for a body that goes with it: one Content-Length, no
+ * Transfer-Encoding, no Expect (the proxy answered "100-continue" itself,
+ * and the upstream must not wait for a body it gets at once). */
+static char *head_for_body(const char *head, const struct ward_http_request *req,
+			   struct ward_http_header *add, size_t n_add, size_t body_len,
+			   size_t *out_len, struct ward_netrules_verdict *v)
+{
+	char clen[24], why[WARD_NET_RULE_MAX], *fwd;
+	int status;
+
+	snprintf(clen, sizeof(clen), "%zu", body_len);
+	add[n_add++] = (struct ward_http_header){ "Expect", NULL };
+	add[n_add++] = (struct ward_http_header){ "Content-Length", clen };
+	add[n_add++] = (struct ward_http_header){ "Transfer-Encoding", NULL };
+	fwd = ward_http_forward_head(head, req, add, n_add, out_len, &(struct ward_http_body){ 0 },
+				     &status, why, sizeof(why));
+	if (!fwd)
+		refuse(v, status, "%s", why);
+	return fwd;
+}
+
+static void wipe(struct out *o)
+{
+	if (o->buf)
+		explicit_bzero(o->buf, o->len);
+	free(o->buf);
+	*o = (struct out){ 0 };
+}
+
 int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_request *req,
 			  const char *head, const char *body, size_t body_len, bool body_given,
 			  struct ward_netrules_verdict *v)
 {
-	const struct ward_netpolicy *p = r->p;
 	struct ward_http_header add[8 + 3]; /* credentials, then the body's framing */
 	struct out plain = { 0 }, nb = { 0 }, o = { 0 };
-	uint64_t carried, used = 0, listed = 0;
-	size_t n_add, i, fwd_len;
-	char *fwd, clen[24], why[WARD_NET_RULE_MAX];
-	bool oom = false;
+	uint64_t carried, used = 0, listed;
+	size_t n_add, fwd_len;
+	char *fwd = NULL, why[WARD_NET_RULE_MAX];
+	bool oom = false, has_body;
 	int status;
 
 	memset(v, 0, sizeof(*v));
 	v->allow = true;
 	if (!req->is_connect)
 		ward_netrules_redact(req->target, req->target_len, v->path, sizeof(v->path));
-	/* the stand-ins: in the host name, nowhere; elsewhere, only to their hosts */
-	carried = scan_text(r, req->host, strlen(req->host), &oom);
-	if (carried) {
-		names(p, carried, v->secrets, sizeof(v->secrets));
-		refuse(v, 403, "a secret's stand-in (%s) in the host name", v->secrets);
+	carried = carried_in_head(r, req, head, v, &oom);
+	if (!v->allow)
 		return 0;
-	}
-	carried = scan_text(r, head, req->head_len, &oom);
-	for (i = 0; i < r->n; i++)
-		if (secret_listed(p, i, req->host, req->port))
-			listed |= 1ULL << i;
+	listed = listed_for(r, req);
 	if (req->is_connect) {
-		if (carried & ~listed) {
-			names(p, carried & ~listed, v->secrets, sizeof(v->secrets));
-			refuse(v, 403, "secret %s carried to %s, not one of its hosts", v->secrets,
-			       req->host);
-			return 0;
-		}
-		check_requests(p, req, v);
-		return oom ? (refuse(v, 500, "out of memory"), -1) : 0;
+		if (!carried_elsewhere(r, req, carried, listed, v))
+			check_requests(r->p, req, v);
+		goto done;
 	}
-	if (!check_requests(p, req, v) && !carried)
+	if (!check_requests(r->p, req, v) && !carried)
 		return 0;
 	n_add = add_creds(r, req->host, add, 8);
 	fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len, &v->framing, &status, why,
 				     sizeof(why));
 	if (!fwd) {
 		refuse(v, status, "%s", why);
-		return status == 500 ? -1 : 0;
+		goto done;
 	}
-	/* the body, when given: its data, scanned too */
-	if (body_given && (v->framing.chunked || v->framing.length)) {
-		if (v->framing.chunked) {
-			if (!dechunk(body, body_len, &plain)) {
-				free(fwd);
-				free(plain.buf);
-				refuse(v, 400, "malformed chunked body");
-				return 0;
-			}
-		} else {
-			put(&plain, body, body_len < v->framing.length ? body_len :
-									 (size_t)v->framing.length);
-		}
-		oom = oom || plain.failed;
+	has_body = v->framing.chunked || v->framing.length;
+	if (body_given && has_body) {
+		if (!body_data(&v->framing, body, body_len, &plain, v))
+			goto done;
 		carried |= scan_text(r, plain.buf ? plain.buf : "", plain.len, &oom);
 	}
-	if (carried & ~listed) {
-		free(fwd);
-		free(plain.buf);
-		names(p, carried & ~listed, v->secrets, sizeof(v->secrets));
-		refuse(v, 403, "secret %s carried to %s, not one of its hosts", v->secrets,
-		       req->host);
-		return 0;
-	}
-	if (!v->allow) {
-		/* a request rule refused it (the secrets' verdict came first) */
-		free(fwd);
-		free(plain.buf);
-		return 0;
-	}
+	/* the secrets' verdict first: it names what was carried */
+	if (carried_elsewhere(r, req, carried, listed, v) || !v->allow)
+		goto done;
 	v->credential = n_add > 0;
-	if (r->n && !body_given && (v->framing.chunked || v->framing.length)) {
-		free(fwd);
+	if (r->n && !body_given && has_body) {
 		if (!v->framing.chunked && v->framing.length > WARD_NETRULES_BODY_MAX)
 			refuse(v, 413, "request body larger than %d bytes while secrets are in force",
 			       WARD_NETRULES_BODY_MAX);
 		else
 			v->need_body = true;
-		return 0;
+		goto done;
 	}
-	if (body_given && (v->framing.chunked || v->framing.length)) {
+	if (body_given && has_body) {
 		substitute(r, carried & listed, plain.buf ? plain.buf : "", plain.len, &nb, &used);
-		/* the body is here: "Expect: 100-continue" was answered by the
-		 * proxy, and the upstream must not wait for a body it gets at once */
-		add[n_add].name = "Expect";
-		add[n_add++].value = NULL;
-		/* one Content-Length for the body as it goes */
-		snprintf(clen, sizeof(clen), "%zu", nb.len);
-		add[n_add].name = "Content-Length";
-		add[n_add++].value = clen;
-		add[n_add].name = "Transfer-Encoding";
-		add[n_add++].value = NULL;
 		free(fwd);
-		fwd = ward_http_forward_head(head, req, add, n_add, &fwd_len,
-					     &(struct ward_http_body){ 0 }, &status, why, sizeof(why));
-		if (!fwd) {
-			free(plain.buf);
-			free(nb.buf);
-			refuse(v, status, "%s", why);
-			return status == 500 ? -1 : 0;
-		}
+		fwd = head_for_body(head, req, add, n_add, nb.len, &fwd_len, v);
+		if (!fwd)
+			goto done;
 	}
-	if (!substitute_head(r, carried & listed, fwd, fwd_len, &o, &used, v)) {
-		free(fwd);
-		free(plain.buf);
-		free(nb.buf);
-		free(o.buf);
-		return 0;
-	}
-	free(fwd);
-	if (nb.len)
-		put(&o, nb.buf, nb.len);
-	if (plain.buf)
-		explicit_bzero(plain.buf, plain.len);
-	free(plain.buf);
-	if (nb.buf)
-		explicit_bzero(nb.buf, nb.len);
-	free(nb.buf);
-	if (oom || o.failed || nb.failed) {
-		free(o.buf);
-		refuse(v, 500, "out of memory");
-		return -1;
-	}
-	names(p, used, v->secrets, sizeof(v->secrets));
+	if (!substitute_head(r, carried & listed, fwd, fwd_len, &o, &used, v))
+		goto done;
+	put(&o, nb.buf ? nb.buf : "", nb.len);
+	if (o.failed || plain.failed || nb.failed)
+		oom = true;
+	names(r->p, used, v->secrets, sizeof(v->secrets));
 	v->out = o.buf;
 	v->out_len = o.len;
-	return 0;
+	o = (struct out){ 0 };
+done:
+	/* out of memory anywhere: refused, never let through unexamined */
+	if (oom)
+		refuse(v, 500, "out of memory");
+	free(fwd);
+	wipe(&plain);
+	wipe(&nb);
+	wipe(&o);
+	return oom || (!v->allow && v->status == 500) ? -1 : 0;
 }
