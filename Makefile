@@ -329,9 +329,20 @@ $(FUZZH_BIN): $(FUZZH_SRCS) $(HEADERS)
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZH_SRCS)
 
+# The proxy's request rules' libFuzzer target: a request as the sandbox
+# sends it, judged (secrets, credentials, request rules).
+FUZZR_BIN  := $(B)/fuzz/fuzz-netrules
+FUZZR_SRCS := tests/fuzz/fuzz-netrules.c runtime/net/rules.c runtime/net/netpolicy.c \
+	      runtime/net/http.c runtime/util/error.c
+$(FUZZR_BIN): $(FUZZR_SRCS) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZR_SRCS)
+
 # (the fuzz targets: a prerequisite is expanded where its rule is read, so
 # the check rule above, read before FUZZ_BIN was set, does not build it)
-check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN) $(FUZZH_BIN)
+check: $(FUZZ_BIN) $(FUZZV_BIN) $(FUZZG_BIN) $(FUZZH_BIN) $(FUZZR_BIN)
 
 .PHONY: fuzz-validate
 fuzz-validate: $(FUZZV_BIN)

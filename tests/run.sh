@@ -172,6 +172,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
 	fuzz_one gitindex tests/fuzz/gitindex
 	# the proxy's HTTP parsers (plain and inside intercepted TLS)
 	fuzz_one http tests/fuzz/http
+	# the proxy's rules on a request, over requests with stand-ins
+	fuzz_one netrules tests/fuzz/netrules
 fi
 
 # ward inside podman containers (tests/container/run.sh) over a Debian

@@ -78,6 +78,32 @@ struct ward_net_credential {
 	char *value;                  /* "Bearer ${API_TOKEN}" */
 };
 
+/* A secret (--secret NAME=HOST[,HOST...]): the sandbox gets NAME set to a
+ * random stand-in; the proxy puts ward's own $NAME in its place in requests
+ * to these hosts only (ward/netrules.h). */
+#define WARD_NET_SECRET_NAME_MAX 64
+#define WARD_NET_SECRET_HOSTS 16
+struct ward_net_secret {
+	char name[WARD_NET_SECRET_NAME_MAX];          /* [A-Za-z_][A-Za-z0-9_]* */
+	struct ward_net_rule hosts[WARD_NET_SECRET_HOSTS];
+	size_t n_hosts;
+};
+
+/* A request rule (--allow-request 'HOST METHOD[,METHOD] PATHGLOB'): once a
+ * host has one, every request to it must match one of its rules. */
+#define WARD_NET_METHODS_MAX 8
+#define WARD_NET_GLOB_MAX 512
+#define WARD_NET_GLOB_STARS 16 /* '*' and '**' in one glob, at most */
+struct ward_net_request_rule {
+	struct ward_net_rule host;                     /* as host rules, no wildcard port */
+	char methods[WARD_NET_METHODS_MAX][16];        /* uppercase; "*" is any method */
+	size_t n_methods;
+	char glob[WARD_NET_GLOB_MAX];                  /* a path glob: '*' within a segment,
+							  '**' across segments */
+	char text[WARD_NET_RULE_MAX];                  /* "HOST METHOD[,METHOD] PATHGLOB",
+							  normalised */
+};
+
 struct ward_netpolicy {
 	struct ward_net_rule *allow, *deny;
 	size_t n_allow, n_deny;
@@ -88,6 +114,10 @@ struct ward_netpolicy {
 	struct ward_net_credential *creds;
 	size_t n_creds;
 	char *upstream_ca;            /* --upstream-ca: extra trust anchors (PEM), or NULL */
+	struct ward_net_secret *secrets;
+	size_t n_secrets;
+	struct ward_net_request_rule *requests;
+	size_t n_requests;
 };
 
 /* Empty lists, ports 80 and 443. */
@@ -125,12 +155,6 @@ WARD_API int ward_netpolicy_add_credential_parts(struct ward_netpolicy *p, const
 					    const char *header, const char *value,
 					    struct ward_error **err);
 
-/* Whether the proxy terminates TLS for a CONNECT to host (normalised): true
- * when a rule needs the plaintext of its requests — today an
- * --inject-header credential naming exactly host. Every other allowed
- * CONNECT is tunnelled untouched. */
-WARD_API bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host);
-
 /* Whether any host may be intercepted (the run then needs its CA, and the
  * sandbox's trust store gets it). */
 WARD_API bool ward_netpolicy_intercepts_any(const struct ward_netpolicy *p);
@@ -142,6 +166,36 @@ WARD_API bool ward_netpolicy_intercepts_any(const struct ward_netpolicy *p);
  * command runs. InvalidParameters for an empty path. */
 WARD_API int ward_netpolicy_set_upstream_ca(struct ward_netpolicy *p, const char *path,
 					    struct ward_error **err);
+
+/* Add a secret: spec is "NAME=HOST[,HOST...]" (the CLI's form); the parts
+ * form takes the name and one host at a time (the policy file's; a name
+ * given again adds hosts). Each host is a host rule (see above: a name,
+ * "*.domain" or an IP literal, optionally with ":PORT") and is added to the
+ * allowlist too. At most WARD_NET_SECRET_HOSTS hosts a secret.
+ * InvalidParameters naming what is wrong. */
+WARD_API int ward_netpolicy_add_secret(struct ward_netpolicy *p, const char *spec,
+				       struct ward_error **err);
+WARD_API int ward_netpolicy_add_secret_host(struct ward_netpolicy *p, const char *name,
+					    const char *host, struct ward_error **err);
+
+/* Add a request rule: "HOST METHOD[,METHOD...] PATHGLOB", separated by
+ * spaces. HOST is a host rule (added to the allowlist too); a METHOD is an
+ * HTTP token (uppercased) or "*"; PATHGLOB starts with '/', has no '?',
+ * '#', '%', no "." or ".." segment, no "//", no space or control
+ * character, and '*' only as "*" or "**", WARD_NET_GLOB_STARS of them at
+ * most. InvalidParameters naming what is wrong. */
+WARD_API int ward_netpolicy_add_request(struct ward_netpolicy *p, const char *spec,
+					struct ward_error **err);
+
+/* Whether (host, port) is one of the rule's: name (wildcards as for the
+ * allowlist) and port, when the rule has one. host is normalised. */
+WARD_API bool ward_net_rule_matches(const struct ward_net_rule *r, const char *host,
+				    uint16_t port);
+
+/* Whether a credential (--inject-header), a secret (--secret) or a request
+ * rule (--allow-request) names host: such a host's requests need their
+ * plaintext (TLS interception for HTTPS). host is normalised; any port. */
+WARD_API bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host);
 
 /* Normalise a host as a request names it: lowercase, no trailing dot, no
  * brackets around an IPv6 literal. Returns 0, or -1 when it is empty, too

@@ -36,6 +36,8 @@
 extern "C" {
 #endif
 
+#define WARD_NET_PATH_MAX 256 /* a recorded path, query values redacted */
+
 /* One attempt through the proxy. Plain data. */
 struct ward_net_record {
 	int64_t time_ms;                 /* when the connection was accepted, Unix ms */
@@ -47,9 +49,15 @@ struct ward_net_record {
 	char rule[WARD_NET_RULE_MAX];    /* the deciding rule or the reason */
 	char address[48];                /* the address connected to, "" if none */
 	int status;                      /* status the proxy answered itself (200 for an
-					    established tunnel, 403, 502...), 0 when the
-					    upstream's response was relayed */
+					    established tunnel, 403, 502...), or the
+					    upstream's for a forwarded request; 0 if none */
 	uint64_t bytes_up, bytes_down;   /* sandbox -> upstream, upstream -> sandbox */
+	char path[WARD_NET_PATH_MAX];    /* a forwarded request's path, each query value
+					    "*"; "" for CONNECT or none */
+	char request_rule[WARD_NET_RULE_MAX]; /* the --allow-request rule that let it
+						 through, "" if none applies */
+	char secrets[WARD_NET_RULE_MAX]; /* secrets put in (names, comma-separated); a
+					    refusal for a carried stand-in names it */
 };
 
 /* The parsed head of a request to the proxy. */
@@ -111,7 +119,8 @@ struct ward_http_body {
 	uint64_t length; /* Content-Length when !chunked (0 for none) */
 };
 
-/* A header added to a forwarded request (credential injection). */
+/* A header added to a forwarded request (credential injection); with a
+ * NULL value, one only removed. */
 struct ward_http_header {
 	const char *name, *value;
 };

@@ -9,7 +9,7 @@ _ward_opts_run="-c --command --shell --no-shell -C --workdir --workdir-root --al
  --allow-home-workdir --allow-nested -t --timeout --json --setenv --clearenv --ro-bind --bind --tmpfs --uid0
  --hostname --sandbox --landlock --landlock-abi-max --landlock-min-abi --seccomp --allow-ptrace
  --namespaces --no-view --no-cgroup --net --allow-host --deny-host --allow-cidr --allow-port
- --inject-header --upstream-ca --net-log --proxy-port --net-subnet --net-transport --allow-local-port
+ --inject-header --upstream-ca --secret --allow-request --net-log --proxy-port --net-subnet --net-transport --allow-local-port
  --workdir-mode --changes --apply --discard --protect --allow-write --no-placeholders --memory
  --memory-swap --pids --cpus --io-weight --max-file-size --tmpfs-size --approve --policy
  --no-policy -h --help"
@@ -87,7 +87,7 @@ _ward()
 		;;
 	-c | --command | -t | --timeout | --setenv | --hostname | --landlock-abi-max | \
 		--landlock-min-abi | --allow-host | --deny-host | --allow-cidr | --allow-port | \
-		--inject-header | --proxy-port | --net-subnet | --allow-local-port | --protect | \
+		--inject-header | --secret | --allow-request | --proxy-port | --net-subnet | --allow-local-port | --protect | \
 		--allow-write | --memory | --memory-swap | --pids | --cpus | --io-weight | \
 		--max-file-size | --tmpfs-size)
 		return

@@ -55,7 +55,7 @@ static const char usage[] =
 	"      --no-cgroup          no cgroup, rlimits only (measurement only)\n"
 	"      --net MODE           none (default: loopback only), proxy (only the validating\n"
 	"                           proxy is reachable) or host (the host's network);\n"
-	"                           the five options below imply proxy\n"
+	"                           the seven options below imply proxy\n"
 	"      --allow-host HOST    let the proxy reach HOST: example.com, '*.example.com',\n"
 	"                           example.com:8443, an IP literal (repeatable)\n"
 	"      --deny-host HOST     refuse HOST whatever allows it (repeatable)\n"
@@ -64,6 +64,11 @@ static const char usage[] =
 	"      --allow-port PORT    a port for host rules without one (80 and 443 always)\n"
 	"      --inject-header 'HOST=Name: value'  add a header to requests to HOST (HTTPS\n"
 	"                           through interception); $VAR/${VAR} from ward's environment\n"
+	"      --secret NAME=HOST[,HOST...]  the command's $NAME is a stand-in; the proxy\n"
+	"                           puts ward's own $NAME in its place in requests to\n"
+	"                           HOST (refuses it to any other host) (repeatable)\n"
+	"      --allow-request 'HOST METHOD[,METHOD] PATHGLOB'  once HOST has one, its\n"
+	"                           requests must match one: '/repos/**' (repeatable)\n"
 	"      --upstream-ca FILE   PEM CA certificates trusted (beside the system's) for\n"
 	"                           intercepted hosts' real servers\n"
 	"      --net-log FILE       append one JSON line per proxy connection\n"
@@ -129,6 +134,8 @@ enum {
 	OPT_ALLOW_PORT,
 	OPT_INJECT_HEADER,
 	OPT_UPSTREAM_CA,
+	OPT_SECRET,
+	OPT_ALLOW_REQUEST,
 	OPT_NET_LOG,
 	OPT_PROXY_PORT,
 	OPT_NET_SUBNET,
@@ -182,6 +189,8 @@ const struct option ward_run_long_options[] = {
 	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
 	{ "inject-header", required_argument, NULL, OPT_INJECT_HEADER },
 	{ "upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA },
+	{ "secret", required_argument, NULL, OPT_SECRET },
+	{ "allow-request", required_argument, NULL, OPT_ALLOW_REQUEST },
 	{ "net-log", required_argument, NULL, OPT_NET_LOG },
 	{ "proxy-port", required_argument, NULL, OPT_PROXY_PORT },
 	{ "net-subnet", required_argument, NULL, OPT_NET_SUBNET },
@@ -532,6 +541,20 @@ static int parse_flags(int argc, char **argv, struct run_options *o, struct ward
 			net_rule = net_rule ? net_rule : "--upstream-ca";
 			if (ward_netpolicy_set_upstream_ca(&o->cfg.netpolicy, optarg, err) < 0)
 				goto fail;
+			break;
+		case OPT_SECRET:
+			net_rule = net_rule ? net_rule : "--secret";
+			if (ward_netpolicy_add_secret(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--secret");
+				goto fail;
+			}
+			break;
+		case OPT_ALLOW_REQUEST:
+			net_rule = net_rule ? net_rule : "--allow-request";
+			if (ward_netpolicy_add_request(&o->cfg.netpolicy, optarg, err) < 0) {
+				ward_error_prefix(*err, "--allow-request");
+				goto fail;
+			}
 			break;
 		case OPT_NET_LOG:
 			if (!*optarg) {

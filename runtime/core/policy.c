@@ -253,20 +253,53 @@ static int apply_credentials(struct ctx *c, json_t *v, struct ward_config *cfg)
 	return 0;
 }
 
+static int add_request(struct ward_config *cfg, const char *s, struct ward_error **err)
+{
+	return ward_netpolicy_add_request(&cfg->netpolicy, s, err);
+}
+
+/* {"NAME": ["host", ...], ...} */
+static int apply_secrets(struct ctx *c, json_t *v, struct ward_config *cfg)
+{
+	const char *name;
+	char where[128];
+	json_t *hosts, *h;
+	size_t i;
+
+	if (!json_is_object(v))
+		return bad(c, "network.secrets", "must be an object of NAME: [hosts], got %s",
+			   ward_json_type_name(v));
+	json_object_foreach(v, name, hosts) {
+		snprintf(where, sizeof(where), "network.secrets.%.64s", name);
+		if (!json_is_array(hosts) || json_array_size(hosts) == 0)
+			return bad(c, where, "must be a non-empty array of hosts");
+		json_array_foreach(hosts, i, h) {
+			if (!json_is_string(h))
+				return bad(c, where, "must be an array of strings, got %s",
+					   ward_json_type_name(h));
+			if (ward_netpolicy_add_secret_host(&cfg->netpolicy, name,
+							   json_string_value(h), c->err) < 0)
+				return setter_failed(c, where);
+		}
+	}
+	return 0;
+}
+
 static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 {
 	static const char *const proxy_rules[] = { "allow_hosts", "deny_hosts",	 "allow_cidrs",
-						   "allow_ports", "credentials", "upstream_ca",
-						   NULL };
+						   "allow_ports", "credentials", "upstream_ca", "secrets",
+						   "requests", NULL };
 	const char *s = NULL, *log = NULL, *subnet = NULL, *transport = NULL, *upstream_ca = NULL;
 	json_int_t proxy_port;
 	json_t *x;
 
 	if (shape(c, v, "network",
-		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*], s?s}", "mode",
-		  &s, "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
+		  "{s?s, s?[*], s?[*], s?[*], s?[*], s?[*], s?s, s?I, s?s, s?s, s?[*], s?s, s?{*}, s?[*]}",
+		  "mode", &s, "allow_hosts", "deny_hosts", "allow_cidrs", "allow_ports",
 		  "credentials", "log", &log, "proxy_port", &proxy_port, "subnet", &subnet,
-		  "transport", &transport, "local_ports", "upstream_ca", &upstream_ca) < 0 ||
+		  "transport", &transport, "local_ports", "upstream_ca", &upstream_ca, "secrets",
+		  "requests") < 0 ||
 	    nonempty(c, "network.upstream_ca", upstream_ca) < 0 ||
 	    nonempty(c, "network.mode", s) < 0 || nonempty(c, "network.log", log) < 0 ||
 	    nonempty(c, "network.subnet", subnet) < 0 ||
@@ -306,6 +339,11 @@ static int apply_network(struct ctx *c, json_t *v, struct ward_config *cfg)
 		return -1;
 	if (upstream_ca && ward_netpolicy_set_upstream_ca(&cfg->netpolicy, upstream_ca, c->err) < 0)
 		return setter_failed(c, "network.upstream_ca");
+	if ((x = json_object_get(v, "secrets")) && apply_secrets(c, x, cfg) < 0)
+		return -1;
+	if ((x = json_object_get(v, "requests")) &&
+	    apply_strings(c, x, "network.requests", cfg, add_request) < 0)
+		return -1;
 	if (log) {
 		free(cfg->net_log);
 		cfg->net_log = strdup(log);

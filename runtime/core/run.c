@@ -17,6 +17,7 @@
 #include "runtime/util/util-internal.h"
 #include "runtime/core/core-internal.h"
 #include "runtime/net/net-internal.h"
+#include "ward/netrules.h"
 #include "runtime/workdir/workdir-internal.h"
 #include "ward/env.h"
 #include "ward/outbuf.h"
@@ -466,7 +467,7 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	struct spawn_plan *p = &st->plan;
 	char *extra[2] = { NULL, NULL };
 	size_t n_set = cfg->n_setenv, n_net = 0, i;
-	const char *net_env[40];
+	const char *net_env[40 + WARD_NETRULES_MAX_SECRETS];
 	char **set = NULL;
 	int k = 0;
 
@@ -480,6 +481,9 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	n_net += ca_env(st, cfg->view && (cfg->namespaces & WARD_NS_MOUNT) &&
 				    cfg->mode != WARD_SANDBOX_OFF && ward_ca_bundle_target(),
 			net_env + n_net, ARRAY_SIZE(net_env) - n_net);
+	/* the secrets' stand-ins (ward/netrules.h): the real values stay here */
+	if (st->proxy)
+		n_net += ward_proxy_env(st->proxy, net_env + n_net, ARRAY_SIZE(net_env) - n_net);
 
 	/* The environment: safe variables, PWD, HOME made visible, then --setenv. */
 	{

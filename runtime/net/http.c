@@ -375,6 +375,8 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 		q = eol + 2;
 	}
 	for (i = 0; i < n_add; i++) {
+		if (!add[i].value)
+			continue; /* a header only removed */
 		puts_(&o, add[i].name);
 		puts_(&o, ": ");
 		puts_(&o, add[i].value);

@@ -87,6 +87,10 @@ struct ward_proxy;
 struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_fd,
 				  struct ward_error **err);
 
+/* The secrets' variables for the sandbox's environment: up to max
+ * "NAME=stand-in" strings, the proxy's; returns how many. */
+size_t ward_proxy_env(const struct ward_proxy *p, const char **out, size_t max);
+
 /* Accept connections on a listening socket (the proxy takes it). */
 int ward_proxy_add_listener(struct ward_proxy *p, int fd, struct ward_error **err);
 

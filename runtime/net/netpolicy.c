@@ -43,6 +43,8 @@ void ward_netpolicy_release(struct ward_netpolicy *p)
 	}
 	free(p->creds);
 	free(p->upstream_ca);
+	free(p->secrets);
+	free(p->requests);
 	ward_netpolicy_init(p);
 }
 
@@ -71,6 +73,9 @@ int ward_netpolicy_copy(struct ward_netpolicy *dst, const struct ward_netpolicy 
 	dst->allow = dup_array(src->allow, src->n_allow, sizeof(*src->allow), &failed);
 	dst->deny = dup_array(src->deny, src->n_deny, sizeof(*src->deny), &failed);
 	dst->cidrs = dup_array(src->cidrs, src->n_cidrs, sizeof(*src->cidrs), &failed);
+	dst->secrets = dup_array(src->secrets, src->n_secrets, sizeof(*src->secrets), &failed);
+	dst->requests = dup_array(src->requests, src->n_requests, sizeof(*src->requests),
+				  &failed);
 	dst->creds = calloc(src->n_creds ? src->n_creds : 1, sizeof(*dst->creds));
 	failed = failed || !dst->creds;
 	for (i = 0; !failed && i < src->n_creds; i++) {
@@ -90,19 +95,9 @@ int ward_netpolicy_copy(struct ward_netpolicy *dst, const struct ward_netpolicy 
 	return 0;
 }
 
-bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_creds; i++)
-		if (strcmp(p->creds[i].host, host) == 0)
-			return true;
-	return false;
-}
-
 bool ward_netpolicy_intercepts_any(const struct ward_netpolicy *p)
 {
-	return p->n_creds > 0;
+	return p->n_creds > 0 || p->n_secrets > 0 || p->n_requests > 0;
 }
 
 int ward_netpolicy_set_upstream_ca(struct ward_netpolicy *p, const char *path,
@@ -227,6 +222,22 @@ static int parse_rule(const char *spec, struct ward_net_rule *r, struct ward_err
 	if (r->wildcard && r->literal)
 		return invalid(err, "host rule '%s': '*.' needs a domain, not an address", spec);
 	return 0;
+}
+
+static bool name_matches(const struct ward_net_rule *r, const char *host)
+{
+	size_t hl, rl;
+
+	if (!r->wildcard)
+		return strcmp(r->host, host) == 0;
+	hl = strlen(host);
+	rl = strlen(r->host);
+	return hl > rl + 1 && host[hl - rl - 1] == '.' && strcmp(host + hl - rl, r->host) == 0;
+}
+
+bool ward_net_rule_matches(const struct ward_net_rule *r, const char *host, uint16_t port)
+{
+	return name_matches(r, host) && (!r->port || r->port == port);
 }
 
 int ward_netpolicy_add_host(struct ward_netpolicy *p, bool deny, const char *spec,
@@ -396,16 +407,6 @@ int ward_netpolicy_add_credential(struct ward_netpolicy *p, const char *spec,
 	return ward_netpolicy_add_credential_parts(p, host, name, colon, err);
 }
 
-static bool name_matches(const struct ward_net_rule *r, const char *host)
-{
-	size_t hl, rl;
-
-	if (!r->wildcard)
-		return strcmp(r->host, host) == 0;
-	hl = strlen(host);
-	rl = strlen(r->host);
-	return hl > rl + 1 && host[hl - rl - 1] == '.' && strcmp(host + hl - rl, r->host) == 0;
-}
 
 static bool port_listed(const struct ward_netpolicy *p, uint16_t port)
 {
@@ -744,4 +745,214 @@ append:
 		return NULL;
 	}
 	return out;
+}
+
+/* ---- secrets and request rules ----------------------------------------- */
+
+static bool env_name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n >= WARD_NET_SECRET_NAME_MAX || isdigit((unsigned char)s[0]))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+int ward_netpolicy_add_secret_host(struct ward_netpolicy *p, const char *name, const char *host,
+				   struct ward_error **err)
+{
+	struct ward_net_secret *s = NULL, *grown;
+	struct ward_net_rule r;
+	size_t i;
+
+	if (!name || !env_name_ok(name, strlen(name)))
+		return invalid(err, "secret name '%s' is not a variable name", name ? name : "");
+	if (parse_rule(host, &r, err) < 0) {
+		ward_error_prefix(*err, "secret '%s'", name);
+		return -1;
+	}
+	for (i = 0; i < p->n_secrets; i++)
+		if (strcmp(p->secrets[i].name, name) == 0)
+			s = &p->secrets[i];
+	if (!s) {
+		grown = realloc(p->secrets, (p->n_secrets + 1) * sizeof(*grown));
+		if (!grown)
+			return ward_error_make(err, ENOMEM, "secret");
+		p->secrets = grown;
+		s = &grown[p->n_secrets++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", name);
+	}
+	if (s->n_hosts == WARD_NET_SECRET_HOSTS)
+		return invalid(err, "secret '%s': more than %d hosts", name, WARD_NET_SECRET_HOSTS);
+	s->hosts[s->n_hosts++] = r;
+	/* the secret's hosts are allowed hosts */
+	return ward_netpolicy_add_host(p, false, host, err);
+}
+
+int ward_netpolicy_add_secret(struct ward_netpolicy *p, const char *spec, struct ward_error **err)
+{
+	const char *eq = spec ? strchr(spec, '=') : NULL, *h;
+	char name[WARD_NET_SECRET_NAME_MAX], host[WARD_NET_RULE_MAX];
+
+	if (!eq || eq == spec || !eq[1])
+		return invalid(err, "secret '%s' is not NAME=HOST[,HOST...]", spec ? spec : "");
+	if ((size_t)(eq - spec) >= sizeof(name) || !env_name_ok(spec, (size_t)(eq - spec)))
+		return invalid(err, "secret '%s': '%.*s' is not a variable name", spec,
+			       (int)(eq - spec), spec);
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
+	for (h = eq + 1; *h;) {
+		size_t n = strcspn(h, ",");
+
+		if (n == 0 || n >= sizeof(host))
+			return invalid(err, "secret '%s': an empty or too long host", spec);
+		snprintf(host, sizeof(host), "%.*s", (int)n, h);
+		if (ward_netpolicy_add_secret_host(p, name, host, err) < 0)
+			return -1;
+		h += n;
+		if (*h == ',' && !*++h)
+			return invalid(err, "secret '%s': an empty host after ','", spec);
+	}
+	return 0;
+}
+
+/* A path glob a rule may have: see ward_netpolicy_add_request(). */
+static const char *glob_problem(const char *g)
+{
+	const char *seg;
+
+	if (g[0] != '/')
+		return "the path must start with '/'";
+	if (strpbrk(g, "?#%\\"))
+		return "the path may not have '?', '#', '%' or '\\' (the query is not matched; "
+		       "write the path decoded)";
+	for (const char *c = g; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			return "the path may not have spaces or control characters";
+	if (strstr(g, "//"))
+		return "the path may not have an empty segment ('//')";
+	if (strstr(g, "***"))
+		return "'*' comes alone or as '**'";
+	{
+		int stars = 0;
+
+		for (const char *c = g; (c = strchr(c, '*')); c += c[1] == '*' ? 2 : 1)
+			stars++;
+		/* the matcher's memory is bounded by it (ward_netrules_glob) */
+		if (stars > WARD_NET_GLOB_STARS)
+			return "more than 16 '*' or '**'";
+	}
+	for (seg = g + 1; seg;) {
+		const char *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+
+		if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return "the path may not have a '.' or '..' segment";
+		seg = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int parse_methods(const char *s, size_t n, struct ward_net_request_rule *r,
+			 const char *spec, struct ward_error **err)
+{
+	const char *p = s, *end = s + n;
+
+	while (p <= end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t len = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		size_t i;
+
+		if (len == 0 || len >= sizeof(r->methods[0]))
+			return invalid(err, "request rule '%s': an empty or too long method", spec);
+		if (r->n_methods == WARD_NET_METHODS_MAX)
+			return invalid(err, "request rule '%s': more than %d methods", spec,
+				       WARD_NET_METHODS_MAX);
+		for (i = 0; i < len; i++) {
+			char c = p[i];
+
+			if (!(len == 1 && c == '*') && !isalpha((unsigned char)c) && c != '-' &&
+			    c != '_')
+				return invalid(err, "request rule '%s': '%.*s' is not a method", spec,
+					       (int)len, p);
+			r->methods[r->n_methods][i] = (char)toupper((unsigned char)c);
+		}
+		r->methods[r->n_methods++][len] = '\0';
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return 0;
+}
+
+int ward_netpolicy_add_request(struct ward_netpolicy *p, const char *spec,
+			       struct ward_error **err)
+{
+	struct ward_net_request_rule r, *grown;
+	const char *f[3], *why, *s = spec;
+	size_t len[3], k = 0;
+	char host[WARD_NET_RULE_MAX];
+
+	memset(&r, 0, sizeof(r));
+	if (!spec)
+		return invalid(err, "request rule is empty");
+	while (*s) {
+		size_t n;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		n = strcspn(s, " ");
+		if (k == 3)
+			return invalid(err, "request rule '%s' is not 'HOST METHOD[,METHOD] PATHGLOB' "
+					    "(too many fields)", spec);
+		f[k] = s;
+		len[k++] = n;
+		s += n;
+	}
+	if (k != 3)
+		return invalid(err, "request rule '%s' is not 'HOST METHOD[,METHOD] PATHGLOB'", spec);
+	if (len[0] >= sizeof(host) || len[2] >= sizeof(r.glob))
+		return invalid(err, "request rule '%s' is too long", spec);
+	snprintf(host, sizeof(host), "%.*s", (int)len[0], f[0]);
+	if (parse_rule(host, &r.host, err) < 0) {
+		ward_error_prefix(*err, "request rule '%s'", spec);
+		return -1;
+	}
+	if (parse_methods(f[1], len[1], &r, spec, err) < 0)
+		return -1;
+	snprintf(r.glob, sizeof(r.glob), "%.*s", (int)len[2], f[2]);
+	if ((why = glob_problem(r.glob)))
+		return invalid(err, "request rule '%s': %s", spec, why);
+	k = (size_t)snprintf(r.text, sizeof(r.text), "%s %.*s %s", host, (int)len[1], f[1],
+			     r.glob);
+	if (k >= sizeof(r.text))
+		return invalid(err, "request rule '%s' is too long", spec);
+	grown = realloc(p->requests, (p->n_requests + 1) * sizeof(*grown));
+	if (!grown)
+		return ward_error_make(err, ENOMEM, "request rule");
+	p->requests = grown;
+	grown[p->n_requests++] = r;
+	return ward_netpolicy_add_host(p, false, host, err);
+}
+
+bool ward_netpolicy_intercepts(const struct ward_netpolicy *p, const char *host)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->n_creds; i++)
+		if (strcmp(p->creds[i].host, host) == 0)
+			return true;
+	for (i = 0; i < p->n_secrets; i++)
+		for (k = 0; k < p->secrets[i].n_hosts; k++)
+			if (name_matches(&p->secrets[i].hosts[k], host))
+				return true;
+	for (i = 0; i < p->n_requests; i++)
+		if (name_matches(&p->requests[i].host, host))
+			return true;
+	return false;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -33,6 +34,7 @@
 
 #include "runtime/net/tls-internal.h"
 #include "runtime/util/util-internal.h"
+#include "ward/netrules.h"
 
 #define BUF_SIZE (64 * 1024)
 #define HEAD_READ_MAX (32 * 1024) /* below BUF_SIZE: a rewritten head and what followed it fit */
@@ -41,6 +43,10 @@
 #define HEAD_TIMEOUT_NS (30LL * 1000000000)
 #define RESOLVE_TIMEOUT_NS (15LL * 1000000000)
 #define CONNECT_TIMEOUT_NS (10LL * 1000000000)
+/* Bodies collected whole (secrets in force) held at once, all connections
+ * together: the supervisor's memory is not the sandbox's cgroup's, and 1024
+ * connections of 1 MiB each would be a gigabyte of it. */
+#define BODY_BUDGET (16 * 1024 * 1024)
 /* The send buffer towards the client (the kernel doubles it); see
  * upstream_ready(). */
 #define CLIENT_SNDBUF (128 * 1024)
@@ -181,7 +187,7 @@ struct endpoint {
 	uint32_t events; /* what epoll watches now */
 };
 
-enum state { S_HEAD, S_RESOLVE, S_CONNECT, S_RELAY, S_REPLY };
+enum state { S_HEAD, S_BODY, S_RESOLVE, S_CONNECT, S_RELAY, S_REPLY };
 
 struct buffer {
 	char *data;
@@ -226,12 +232,15 @@ struct conn {
 	bool handed;               /* given to a mitm thread, which records it */
 	size_t own_bytes;          /* the proxy's "200 Connection established", not upstream data */
 	struct ward_net_record rec;
+	char *body_buf;            /* S_BODY: the whole body, for the secrets' rules */
+	size_t body_len;
+	bool status_seen;          /* the upstream's status line was looked at */
 };
 
 struct ward_proxy {
 	int ep;
 	struct ward_netpolicy policy;
-	struct ward_http_header *inject; /* expanded credentials, per policy.creds */
+	struct ward_netrules *rules;      /* credentials, secrets, request rules */
 	struct sockaddr_storage *own;
 	size_t n_own;
 	int log_fd;
@@ -253,6 +262,7 @@ struct ward_proxy {
 	pthread_mutex_t mu;               /* records and the log, shared with mitm threads */
 	struct mitm *mitms;               /* intercepted connections, each on its thread */
 	size_t n_mitms;
+	size_t body_held;   /* bytes of bodies being collected (BODY_BUDGET) */
 };
 
 static int64_t unix_ms(void)
@@ -307,6 +317,21 @@ json_t *ward_net_record_json(const struct ward_net_record *r)
 	json_object_set_new(o, "bytes_up", json_integer((json_int_t)r->bytes_up));
 	json_object_set_new(o, "bytes_down", json_integer((json_int_t)r->bytes_down));
 	json_object_set_new(o, "duration_ms", json_integer(r->duration_ms));
+	json_object_set_new(o, "path", r->path[0] ? json_string(r->path) : json_null());
+	json_object_set_new(o, "request_rule",
+			    r->request_rule[0] ? json_string(r->request_rule) : json_null());
+	{
+		json_t *a = json_array();
+		const char *s = r->secrets;
+
+		while (*s) {
+			size_t n = strcspn(s, ",");
+
+			json_array_append_new(a, json_stringn(s, n));
+			s += n + (s[n] == ',');
+		}
+		json_object_set_new(o, "secrets", a);
+	}
 	return o;
 }
 
@@ -369,6 +394,14 @@ static void pipe_close(struct ward_proxy *p, struct pipe_flow *f)
 	f->grown = 0;
 }
 
+static void body_drop(struct ward_proxy *p, struct conn *c)
+{
+	p->body_held -= c->body_len;
+	c->body_len = 0;
+	free(c->body_buf);
+	c->body_buf = NULL;
+}
+
 static void conn_kill(struct ward_proxy *p, struct conn *c)
 {
 	if (c->dead)
@@ -380,6 +413,7 @@ static void conn_kill(struct ward_proxy *p, struct conn *c)
 	close_endpoint(p, &c->up);
 	pipe_close(p, &c->up_pipe);
 	pipe_close(p, &c->cl_pipe);
+	body_drop(p, c);
 	if (p->paused) {
 		/* a connection's fds are free again: accept again */
 		for (size_t i = 0; i < p->n_listeners; i++)
@@ -405,6 +439,7 @@ static void conn_free(struct conn *c)
 	free(c->to_up.data);
 	free(c->to_cl.data);
 	free(c->addrs);
+	free(c->body_buf);
 	free(c);
 }
 
@@ -615,48 +650,170 @@ static void addresses_known(struct ward_proxy *p, struct conn *c, const struct a
 	start_connect(p, c);
 }
 
-/* Every decision on one request the proxy can read — a plain-HTTP request,
- * or one inside an intercepted TLS connection — is taken here, and only
- * here: its head (buf, parsed as r, host and port already allowed) becomes
- * the head to send upstream, with the credentials for the host added.
- * keep: the upstream connection is kept for more requests (interception),
- * so no "Connection: close". Returns the malloc'd head (*len bytes, *body
- * its framing) and appends what was done to rule (the record's rule), or
- * NULL with *status and reason for a refusal. Called from the event loop
- * and from mitm threads: it reads p's policy and credentials, fixed since
- * ward_proxy_new(), and changes nothing of p. */
-static char *forward_request(struct ward_proxy *p, const char *buf,
-			     const struct ward_http_request *r, bool keep, size_t *len,
-			     struct ward_http_body *body, int *status, char *reason, size_t size,
-			     char *rule, size_t rule_size)
+/* Resolve the host, or take its literal address. */
+static void go_upstream(struct ward_proxy *p, struct conn *c)
 {
-	static const char close_line[] = "Connection: close\r\n\r\n";
-	struct ward_http_header add[8];
-	size_t n_add = 0, i;
-	char *head;
+	struct ward_http_request *r = &c->req;
 
-	for (i = 0; i < p->policy.n_creds && n_add < ARRAY_SIZE(add); i++)
-		if (strcmp(p->policy.creds[i].host, r->host) == 0)
-			add[n_add++] = p->inject[i];
-	head = ward_http_forward_head(buf, r, add, n_add, len, body, status, reason, size);
-	if (!head)
-		return NULL;
-	if (keep && *len >= sizeof(close_line) - 1 &&
-	    memcmp(head + *len - (sizeof(close_line) - 1), close_line, sizeof(close_line) - 1) == 0) {
-		*len -= sizeof(close_line) - 1 - 2;
-		memcpy(head + *len - 2, "\r\n", 3);
-	}
-	if (n_add) {
-		size_t l = strlen(rule);
+	if (r->literal) {
+		struct addrinfo ai = { 0 };
+		struct sockaddr_storage ss = { 0 };
 
-		snprintf(rule + l, rule_size - l, "; credential added");
+		if (inet_pton(AF_INET, r->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+			ss.ss_family = AF_INET;
+			ai.ai_addrlen = sizeof(struct sockaddr_in);
+		} else {
+			inet_pton(AF_INET6, r->host, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+			ss.ss_family = AF_INET6;
+			ai.ai_addrlen = sizeof(struct sockaddr_in6);
+		}
+		ai.ai_family = ss.ss_family;
+		ai.ai_addr = (struct sockaddr *)&ss;
+		addresses_known(p, c, &ai);
+		return;
 	}
-	return head;
+	if (resolver_submit(p->res, c->id, r->host) < 0) {
+		reply(p, c, 502, "error", "cannot start name resolution");
+		return;
+	}
+	c->st = S_RESOLVE;
+	c->deadline = ward_now_ns() + RESOLVE_TIMEOUT_NS;
+}
+
+/* The rules' verdict (ward/netrules.h): into the record; a refusal
+ * answered. false when refused. */
+static bool judged(struct ward_proxy *p, struct conn *c, const struct ward_netrules_verdict *v)
+{
+	snprintf(c->rec.path, sizeof(c->rec.path), "%s", v->path);
+	snprintf(c->rec.request_rule, sizeof(c->rec.request_rule), "%s", v->rule);
+	snprintf(c->rec.secrets, sizeof(c->rec.secrets), "%s", v->secrets);
+	if (!v->allow)
+		reply(p, c, v->status, v->status == 500 ? "error" : "deny", v->reason);
+	return v->allow;
+}
+
+/* What the rules made of a forwarded request becomes what goes upstream
+ * first; the buffer keeps at least BUF_SIZE for what follows. */
+static bool take_out(struct conn *c, struct ward_netrules_verdict *v)
+{
+	char *g = realloc(v->out, v->out_len > BUF_SIZE ? v->out_len : BUF_SIZE);
+
+	if (!g)
+		return false;
+	free(c->to_up.data);
+	c->to_up.data = g;
+	c->to_up.start = 0;
+	c->to_up.end = v->out_len;
+	v->out = NULL;
+	if (v->credential) {
+		size_t l = strlen(c->allow_rule);
+
+		snprintf(c->allow_rule + l, sizeof(c->allow_rule) - l, "; credential added");
+	}
+	return true;
+}
+
+/* Bytes of a body collected whole (S_BODY: secrets are in force); at its
+ * end, the rules judge head and body together. */
+static void body_bytes(struct ward_proxy *p, struct conn *c, const char *data, size_t n)
+{
+	struct ward_netrules_verdict v;
+	bool done = false;
+	size_t take = n;
+
+	if (c->body.chunked) {
+		ssize_t k = ward_chunked_feed(&c->chunk, data, n, &done);
+
+		if (k < 0) {
+			reply(p, c, 400, "deny", "malformed chunked body");
+			return;
+		}
+		take = (size_t)k;
+	} else {
+		if (take > c->body.length - c->body_len)
+			take = (size_t)(c->body.length - c->body_len);
+		done = c->body_len + take == c->body.length;
+	}
+	if (c->body_len + take > WARD_NETRULES_BODY_MAX) {
+		reply(p, c, 413, "deny", "request body larger than 1 MiB while secrets are in force");
+		return;
+	}
+	if (p->body_held + take > BODY_BUDGET) {
+		reply(p, c, 503, "error", "too many request bodies held at once (secrets in force)");
+		return;
+	}
+	if (take) {
+		char *g = realloc(c->body_buf, c->body_len + take);
+
+		if (!g) {
+			reply(p, c, 500, "error", "out of memory");
+			return;
+		}
+		c->body_buf = g;
+		memcpy(c->body_buf + c->body_len, data, take);
+		c->body_len += take;
+		p->body_held += take;
+	}
+	if (!done)
+		return;
+	ward_netrules_request(p->rules, &c->req, c->head.data, c->body_buf, c->body_len, true, &v);
+	body_drop(p, c);
+	if (judged(p, c, &v)) {
+		if (take_out(c, &v)) {
+			c->cl_done = true;
+			c->body_left = 0;
+			go_upstream(p, c);
+		} else {
+			reply(p, c, 500, "error", "out of memory");
+		}
+	}
+	ward_netrules_verdict_release(&v);
+}
+
+static void read_body(struct ward_proxy *p, struct conn *c)
+{
+	char buf[BUF_SIZE];
+	ssize_t n = read(c->cl.fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		snprintf(c->rec.rule, sizeof(c->rec.rule), "client closed in the middle of its body");
+		conn_kill(p, c);
+		return;
+	}
+	body_bytes(p, c, buf, (size_t)n);
+}
+
+/* A client that sent "Expect: 100-continue" waits for the go-ahead before
+ * its body, which the proxy wants whole before anything goes upstream: the
+ * proxy gives it (a few bytes to a fresh socket; if they do not fit, the
+ * client sends after its own timeout anyway). */
+static void expect_continue(struct conn *c)
+{
+	static const char go[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	const char *h = c->head.data, *end = h + c->req.head_len;
+
+	for (const char *l = memmem(h, c->req.head_len, "\r\n", 2); l && l + 2 < end;
+	     l = memmem(l + 2, (size_t)(end - l - 2), "\r\n", 2)) {
+		if ((size_t)(end - l) > 9 && strncasecmp(l + 2, "expect:", 7) == 0) {
+			const char *v = l + 9;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (strncasecmp(v, "100-continue", 12) == 0 &&
+			    send(c->cl.fd, go, sizeof(go) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* the client's own timeout sends the body anyway */
+			}
+			return;
+		}
+	}
 }
 
 static void head_complete(struct ward_proxy *p, struct conn *c)
 {
 	struct ward_http_request *r = &c->req;
+	struct ward_netrules_verdict v;
 	char reason[WARD_NET_RULE_MAX];
 
 	snprintf(c->rec.method, sizeof(c->rec.method), "%s", r->method);
@@ -668,31 +825,34 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 	}
 	snprintf(c->allow_rule, sizeof(c->allow_rule), "%s", reason);
 	c->http = !r->is_connect;
+	/* secrets, credentials, request rules: one verdict (ward/netrules.h) */
+	ward_netrules_request(p->rules, r, c->head.data, NULL, 0, false, &v);
+	if (!judged(p, c, &v)) {
+		ward_netrules_verdict_release(&v);
+		return;
+	}
+	if (v.need_body) {
+		c->body = v.framing;
+		ward_netrules_verdict_release(&v);
+		c->st = S_BODY;
+		expect_continue(c);
+		body_bytes(p, c, c->head.data + r->head_len, c->head.end - r->head_len);
+		return;
+	}
 	if (c->http) {
-		size_t len;
-		int status;
-		char *head = forward_request(p, c->head.data, r, false, &len, &c->body, &status,
-					     reason, sizeof(reason), c->allow_rule,
-					     sizeof(c->allow_rule));
-
-		if (!head) {
-			reply(p, c, status, status == 500 ? "error" : "deny", reason);
-			return;
-		}
-		if (len > BUF_SIZE || !buf_alloc(&c->to_up)) {
-			free(head);
+		if (v.out_len > BUF_SIZE || !take_out(c, &v)) {
+			ward_netrules_verdict_release(&v);
 			reply(p, c, 431, "deny", "request head too large");
 			return;
 		}
-		memcpy(c->to_up.data, head, len);
-		c->to_up.start = 0;
-		c->to_up.end = len;
-		free(head);
+		c->body = v.framing;
 		c->body_left = c->body.length;
 	} else if (!buf_alloc(&c->to_up)) {
+		ward_netrules_verdict_release(&v);
 		reply(p, c, 500, "error", "out of memory");
 		return;
 	}
+	ward_netrules_verdict_release(&v);
 	/* What came after the head: a body's start, or a tunnel's first bytes. */
 	{
 		const char *rest = c->head.data + r->head_len;
@@ -723,29 +883,7 @@ static void head_complete(struct ward_proxy *p, struct conn *c)
 		memcpy(c->to_up.data + c->to_up.end, rest, n);
 		c->to_up.end += n;
 	}
-	if (r->literal) {
-		struct addrinfo ai = { 0 };
-		struct sockaddr_storage ss = { 0 };
-
-		if (inet_pton(AF_INET, r->host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-			ss.ss_family = AF_INET;
-			ai.ai_addrlen = sizeof(struct sockaddr_in);
-		} else {
-			inet_pton(AF_INET6, r->host, &((struct sockaddr_in6 *)&ss)->sin6_addr);
-			ss.ss_family = AF_INET6;
-			ai.ai_addrlen = sizeof(struct sockaddr_in6);
-		}
-		ai.ai_family = ss.ss_family;
-		ai.ai_addr = (struct sockaddr *)&ss;
-		addresses_known(p, c, &ai);
-		return;
-	}
-	if (resolver_submit(p->res, c->id, r->host) < 0) {
-		reply(p, c, 502, "error", "cannot start name resolution");
-		return;
-	}
-	c->st = S_RESOLVE;
-	c->deadline = ward_now_ns() + RESOLVE_TIMEOUT_NS;
+	go_upstream(p, c);
 }
 
 static void read_head(struct ward_proxy *p, struct conn *c)
@@ -850,6 +988,15 @@ void ward_pipe_policy(long max_size, long soft_pages, long page, size_t *big, si
 	*big = max_size > 0 && max_size < WARD_PIPE_BIG_MAX ? (size_t)max_size : WARD_PIPE_BIG_MAX;
 	*budget = soft_pages > 0 ? (size_t)soft_pages * (size_t)page / 4
 				 : WARD_PIPE_BUDGET_UNLIMITED;
+}
+
+size_t ward_proxy_env(const struct ward_proxy *p, const char **out, size_t max)
+{
+	size_t i, n = ward_netrules_n_secrets(p->rules);
+
+	for (i = 0; i < n && i < max; i++)
+		out[i] = ward_netrules_env(p->rules, i);
+	return i;
 }
 
 size_t ward_pipe_grow_size(uint64_t moved, size_t grown, size_t big, size_t budget)
@@ -1003,6 +1150,7 @@ static void update_interest(struct ward_proxy *p, struct conn *c)
 
 	switch (c->st) {
 	case S_HEAD:
+	case S_BODY:
 		cl = EPOLLIN;
 		break;
 	case S_RESOLVE:
@@ -1075,6 +1223,10 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			read_head(p, c);
 		return;
+	case S_BODY:
+		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			read_body(p, c);
+		return;
 	case S_REPLY:
 		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down) || c->to_cl.start == c->to_cl.end) {
 			c->rec.bytes_down = 0; /* the proxy's own answer is no upstream data */
@@ -1123,6 +1275,23 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 	relay_progress(p, c);
 }
 
+/* A forwarded request's status, for the record: the upstream's status line
+ * looked at before it is spliced on. */
+static void peek_status(struct conn *c)
+{
+	char b[16];
+	ssize_t n = recv(c->up.fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	c->status_seen = n < 0 || n >= 12;
+	if (n >= 12 && memcmp(b, "HTTP/1.", 7) == 0 && b[8] == ' ' && b[9] >= '1' &&
+	    b[9] <= '5' && b[10] >= '0' && b[10] <= '9' && b[11] >= '0' && b[11] <= '9')
+		c->rec.status = (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
+	else if (n == 0)
+		c->status_seen = true;
+}
+
 static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 {
 	if (c->st == S_CONNECT) {
@@ -1149,6 +1318,8 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 		}
 	}
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->up_eof) {
+		if (c->http && !c->status_seen)
+			peek_status(c);
 		/* a reset upstream ends like a closed one: what was relayed
 		 * stays relayed */
 		if (!flow_in(c->up.fd, &c->to_cl, &c->cl_pipe, &c->up_eof))
@@ -1174,8 +1345,9 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
  * established", a TLS handshake with the client as that host (a leaf of
  * the run's CA), one with the real server (verified against the system's
  * store and --upstream-ca), then HTTP/1.1 requests read one after the
- * other, each turned into the forwarded head by forward_request() — the
- * same function as for plain HTTP — and its response relayed back.
+ * other, each judged by the rules (ward_netrules_request(): secrets,
+ * credentials, request rules — the same verdict as for plain HTTP) and, if
+ * allowed, sent on, its response relayed back.
  *
  * Why threads and blocking I/O here, when tunnels live in the event loop:
  * OpenSSL's non-blocking state machine (WANT_READ/WANT_WRITE on both
@@ -1426,6 +1598,159 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 	return true;
 }
 
+/* The upstream connection stays open for the client's next request: the
+ * forwarded head's "Connection: close" (ward_http_forward_head() ends every
+ * head with it, for the loop's one-request connections) is dropped. */
+static void keep_alive_head(char *out, size_t *len)
+{
+	static const char close_line[] = "\r\nConnection: close\r\n\r\n";
+	char *end = memmem(out, *len, "\r\n\r\n", 4);
+	char *c = end ? memmem(out, (size_t)(end - out) + 4, close_line, sizeof(close_line) - 1)
+		      : NULL;
+
+	if (!c || c + sizeof(close_line) - 1 != end + 4)
+		return;
+	/* "\r\nConnection: close\r\n\r\n" -> "\r\n\r\n" */
+	memmove(c + 4, end + 4, *len - (size_t)(end + 4 - out));
+	memcpy(c, "\r\n\r\n", 4);
+	*len -= sizeof(close_line) - 1 - 4;
+}
+
+/* The largest request body collected whole while secrets are in force, as
+ * the client framed it (chunk sizes included): the rules refuse one whose
+ * content is over WARD_NETRULES_BODY_MAX; this bounds what a thread holds
+ * (MAX_MITM of them at most). */
+#define MITM_BODY_RAW_MAX (WARD_NETRULES_BODY_MAX + WARD_NETRULES_BODY_MAX / 2)
+
+/* The request body, as framed, into a buffer of its own (the rules want it
+ * whole before anything goes upstream). 0, or the status to answer (400 a
+ * malformed chunked body, 413 too large), or -1 when the client went
+ * away. */
+static int collect_request_body(struct mitm *m, const struct ward_http_body *body, char **out,
+				size_t *out_len)
+{
+	struct ward_chunked ch = { 0 };
+	uint64_t left = body->length;
+	bool done = !body->chunked && left == 0;
+	char *buf = NULL;
+	size_t len = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	while (!done) {
+		size_t take;
+		ssize_t n;
+
+		if (m->in_len) {
+			char *g;
+
+			if (body->chunked) {
+				ssize_t k = ward_chunked_feed(&ch, m->in, m->in_len, &done);
+
+				if (k < 0) {
+					free(buf);
+					return 400;
+				}
+				take = (size_t)k;
+			} else {
+				take = m->in_len < left ? m->in_len : (size_t)left;
+				left -= take;
+				done = left == 0;
+			}
+			if (len + take > MITM_BODY_RAW_MAX) {
+				free(buf);
+				return 413;
+			}
+			g = realloc(buf, len + take + 1);
+			if (!g) {
+				free(buf);
+				return 500;
+			}
+			buf = g;
+			memcpy(buf + len, m->in, take);
+			len += take;
+			consume(m->in, &m->in_len, take);
+			continue;
+		}
+		n = tls_read(m, m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		if (n <= 0) {
+			free(buf);
+			return -1;
+		}
+		m->in_len = (size_t)n;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+/* The rules' verdict on an intercepted request whose head is m->in
+ * (parsed as req): with secrets in force and a body, the body is read
+ * whole first (the client told to go on when it asked, *said_continue)
+ * and judged with the head. On return the head, and a collected body, are
+ * gone from m->in; v->out is what goes upstream, and *body_sent says
+ * whether it holds the body too. -1 when the client went away inside its
+ * body. */
+static int mitm_judge(struct mitm *m, struct ward_http_request *req, bool expect,
+		      struct ward_netrules_verdict *v, bool *said_continue, bool *body_sent)
+{
+	static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	const struct ward_netrules *rules = m->p->rules;
+	char *head, *body = NULL;
+	size_t head_len = req->head_len, body_len;
+	int rc;
+
+	*said_continue = *body_sent = false;
+	ward_netrules_request(rules, req, m->in, NULL, 0, false, v);
+	if (!v->allow || !v->need_body) {
+		consume(m->in, &m->in_len, head_len);
+		return 0;
+	}
+	/* the head, kept (req points into it) while m->in takes the body */
+	head = malloc(head_len + 1);
+	if (!head) {
+		ward_netrules_verdict_release(v);
+		*v = (struct ward_netrules_verdict){ .status = 500 };
+		snprintf(v->reason, sizeof(v->reason), "out of memory");
+		return 0;
+	}
+	memcpy(head, m->in, head_len);
+	head[head_len] = '\0';
+	req->target = head + (req->target - m->in);
+	consume(m->in, &m->in_len, head_len);
+	if (expect) {
+		if (!tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+			free(head);
+			ward_netrules_verdict_release(v);
+			return -1;
+		}
+		*said_continue = true;
+	}
+	rc = collect_request_body(m, &v->framing, &body, &body_len);
+	ward_netrules_verdict_release(v);
+	if (rc < 0) {
+		free(head);
+		return -1;
+	}
+	if (rc > 0) {
+		*v = (struct ward_netrules_verdict){ .status = rc };
+		snprintf(v->reason, sizeof(v->reason), "%s",
+			 rc == 400 ? "malformed chunked body" :
+			 rc == 413 ? "request body too large while secrets are in force" :
+				     "out of memory");
+		free(head);
+		return 0;
+	}
+	ward_netrules_request(rules, req, head, body, body_len, true, v);
+	if (body)
+		explicit_bzero(body, body_len);
+	free(body);
+	free(head);
+	*body_sent = true;
+	return 0;
+}
+
 /* One request and its response. false when the connection ends after it. */
 static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason)
 {
@@ -1437,9 +1762,9 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	char reason[WARD_NET_RULE_MAX];
 	long long deadline = ward_now_ns() + MITM_HEAD_TIMEOUT_NS, t0 = ward_now_ns();
 	static const char continue_100[] = "HTTP/1.1 100 Continue\r\n\r\n";
-	bool keep = false, head_req, expect;
+	struct ward_netrules_verdict v;
+	bool keep = false, head_req, expect, said_continue, body_sent;
 	size_t len;
-	char *head;
 	int rc, status;
 
 	r.time_ms = unix_ms();
@@ -1480,12 +1805,6 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 	snprintf(r.decision, sizeof(r.decision), "allow");
 	join(r.rule, sizeof(r.rule), m->allow_rule, "; intercepted");
-	head = forward_request(p, m->in, &req, true, &len, &body, &status, reason, sizeof(reason),
-			       r.rule, sizeof(r.rule));
-	if (!head) {
-		mitm_answer(m, &r, status, status == 500 ? "error" : "deny", reason);
-		goto out;
-	}
 	keep = !ward_http_header_lists(m->in, req.head_len, "connection", "close");
 	{
 		/* HTTP/1.0 closes unless it asked otherwise */
@@ -1498,22 +1817,42 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	/* "Expect: 100-continue": the client waits (curl for a second) before
 	 * its body, and this relay reads the body before the response. So the
 	 * proxy says 100 itself, and passes on no 100 of the server's. */
-	expect = (body.chunked || body.length) &&
-		 ward_http_header_lists(m->in, req.head_len, "expect", "100-continue");
-	consume(m->in, &m->in_len, req.head_len);
-	if (!tls_write(m, m->us, m->up_fd, head, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
-		free(head);
+	expect = ward_http_header_lists(m->in, req.head_len, "expect", "100-continue");
+	if (mitm_judge(m, &req, expect, &v, &said_continue, &body_sent) < 0) {
+		snprintf(r.rule + strlen(r.rule), sizeof(r.rule) - strlen(r.rule),
+			 "; the client went away inside the request body");
+		keep = false;
+		goto out;
+	}
+	snprintf(r.path, sizeof(r.path), "%s", v.path);
+	snprintf(r.request_rule, sizeof(r.request_rule), "%s", v.rule);
+	snprintf(r.secrets, sizeof(r.secrets), "%s", v.secrets);
+	if (!v.allow) {
+		mitm_answer(m, &r, v.status, v.status == 500 ? "error" : "deny", v.reason);
+		ward_netrules_verdict_release(&v);
+		keep = false; /* a body the client may still send is not read */
+		goto out;
+	}
+	if (v.credential)
+		join(r.rule, sizeof(r.rule), r.rule, "; credential added");
+	body = body_sent ? (struct ward_http_body){ 0 } : v.framing;
+	expect = expect && !said_continue && (body.chunked || body.length);
+	len = v.out_len;
+	keep_alive_head(v.out, &len);
+	if (!tls_write(m, m->us, m->up_fd, v.out, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+		ward_netrules_verdict_release(&v);
 		mitm_answer(m, &r, 502, "error", "the server went away");
 		keep = false;
 		goto out;
 	}
-	free(head);
+	ward_netrules_verdict_release(&v);
 	r.bytes_up += len;
 	if (expect && !tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
 				 ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		keep = false;
 		goto out;
 	}
+	expect = expect || said_continue; /* a 100 of the server's is not passed on */
 	rc = relay_request_body(m, &body, &r.bytes_up);
 	if (rc != 0) {
 		if (rc > 0)
@@ -1540,6 +1879,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			goto out;
 		}
 		r.bytes_down += rs.head_len;
+		r.status = rs.status; /* the upstream's, as for plain HTTP */
 		consume(m->ub, &m->ub_len, rs.head_len);
 		/* 100 Continue and the like: the real answer follows (101 cannot:
 		 * Upgrade is not forwarded) */
@@ -1957,9 +2297,9 @@ void ward_proxy_dispatch(struct ward_proxy *p)
 		next = c->next;
 		if (!c->deadline || c->deadline > now)
 			continue;
-		if (c->st == S_HEAD || c->st == S_REPLY) {
+		if (c->st == S_HEAD || c->st == S_BODY || c->st == S_REPLY) {
 			snprintf(c->rec.rule, sizeof(c->rec.rule), "%s",
-				 c->st == S_HEAD ? "no complete request in time" : c->rec.rule);
+				 c->st != S_REPLY ? "no complete request in time" : c->rec.rule);
 			conn_kill(p, c);
 		} else if (c->st == S_RESOLVE) {
 			reply(p, c, 504, "error", "name resolution timed out");
@@ -2068,7 +2408,6 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 				  struct ward_error **err)
 {
 	struct ward_proxy *p = calloc(1, sizeof(*p));
-	size_t i;
 
 	if (!p) {
 		ward_error_make(err, ENOMEM, "proxy");
@@ -2085,21 +2424,11 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 		ward_netpolicy_init(&p->policy);
 		goto fail;
 	}
-	p->inject = calloc(policy->n_creds ? policy->n_creds : 1, sizeof(*p->inject));
-	if (!p->inject) {
-		ward_error_make(err, ENOMEM, "proxy");
+	/* credentials expanded, secrets read, stand-ins made: a missing
+	 * variable fails here, before anything runs */
+	p->rules = ward_netrules_new(&p->policy, env_lookup, err);
+	if (!p->rules)
 		goto fail;
-	}
-	for (i = 0; i < policy->n_creds; i++) {
-		char *v = ward_net_expand(policy->creds[i].value, env_lookup, err);
-
-		if (!v) {
-			ward_error_prefix(*err, "credential for '%s'", policy->creds[i].host);
-			goto fail;
-		}
-		p->inject[i].name = p->policy.creds[i].header;
-		p->inject[i].value = v;
-	}
 	p->ep = epoll_create1(EPOLL_CLOEXEC);
 	p->res = calloc(1, sizeof(*p->res));
 	if (p->ep < 0 || !p->res) {
@@ -2179,10 +2508,7 @@ void ward_proxy_free(struct ward_proxy *p)
 	}
 	if (p->ep >= 0)
 		close(p->ep);
-	if (p->inject)
-		for (i = 0; i < p->policy.n_creds; i++)
-			free((char *)p->inject[i].value);
-	free(p->inject);
+	ward_netrules_free(p->rules);
 	free(p->own);
 	ward_netpolicy_release(&p->policy);
 	ward_tls_free(p->tls);

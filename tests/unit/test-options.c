@@ -166,6 +166,8 @@ START_TEST(test_net_rules_imply_proxy)
 		{ "--allow-cidr", "10.0.0.0/8" },
 		{ "--allow-port", "8080" },
 		{ "--inject-header", "example.com=X-Key: v" },
+		{ "--secret", "TOKEN=example.com" },
+		{ "--allow-request", "example.com GET /**" },
 	};
 	struct run_options o;
 	char *dir = harness_tmpdir(), path[4200], want[128];
@@ -196,6 +198,14 @@ START_TEST(test_net_rules_imply_proxy)
 		ck_assert_int_eq(o.cfg.net, WARD_NET_PROXY);
 		ward_run_options_release(&o);
 	}
+	/* a malformed rule names the option and what is wrong */
+	EXPECT_ERROR("--allow-request: request rule 'api.github.com /repos' is not 'HOST "
+		     "METHOD[,METHOD] PATHGLOB'", "--no-policy", "--allow-request",
+		     "api.github.com /repos", "-c", "x");
+	EXPECT_ERROR("--allow-request: request rule 'h GET /a/../b': the path may not have a '.' "
+		     "or '..' segment", "--no-policy", "--allow-request", "h GET /a/../b", "-c", "x");
+	EXPECT_ERROR("--secret: secret 'TOKEN' is not NAME=HOST[,HOST...]", "--no-policy",
+		     "--secret", "TOKEN", "-c", "x");
 	/* nothing asked: the network stays off */
 	ck_assert_ptr_null(parse(&o, "--no-policy", "-c", "x", NULL));
 	ck_assert_int_eq(o.cfg.net, WARD_NET_NONE);
