@@ -384,6 +384,7 @@ struct agent_report {
 	int32_t status;    /* its wait status */
 	int32_t timed_out; /* the deadline passed: everything was killed */
 	int32_t err_no;    /* why it could not start */
+	int32_t forged;    /* fd 3 had bytes from another process than the shell */
 };
 
 /* ---- policy-session.c: the policy file's "session" object ------------------- */

@@ -101,6 +101,12 @@ static const char bash_trap[] =
 	"printf \"Sshopt -s extglob\\n\"; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; "
 	"declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
+/* The script's first write on fd 3, before anything of the command runs: in
+ * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
+ * shell, and the reader takes the rest of the report from that process only
+ * (local.c). Stripped before the report is parsed. */
+#define HELLO "printf W >&3; "
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
 	_cleanup_free_ char *qcwd = ward_shell_quote(job->cwd);
@@ -122,13 +128,13 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * fd 3 (3>&-). */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s || exit 1; OLDPWD=%s; "
 			      "trap %s EXIT; eval -- %s 2>/dev/null; eval -- %s 3>&-",
 			      qstart, qstate, qcwd, qold, qtrap, qopt, qcmd);
 	else
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
 			      "OLDPWD=%s; trap %s EXIT; eval -- %s 2>/dev/null; eval -- %s 3>&-",
@@ -155,12 +161,12 @@ static char *sh_script(const struct ward_session *s, const struct session_job *j
 	 * on fd 3; the shell keeps the command's exit status after it. */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
 			      REPORT_TRAP "%s",
 			      qstart, qcwd, qold, job->command);
 	else
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; "
 			      "cd -- %s; }; OLDPWD=%s; "
 			      REPORT_TRAP "%s",

@@ -34,6 +34,8 @@ struct session_job {
 struct session_outcome {
 	char *cwd, *oldpwd;    /* NULL: not reported (the command replaced the trap...) */
 	bool checked;          /* the backend already applied the policy (SSH: remote) */
+	bool forged;           /* the report had bytes another process than the shell
+				* wrote: nothing of it taken */
 	char *refused;         /* with checked: the directory the remote refused */
 	/* bash: the shell's state at the end, from fd 3 (untrusted: the command
 	 * could write there too; each part is checked as the API checks it).

@@ -905,6 +905,10 @@ static void keep_state(struct ward_session *s, struct session_outcome *oc,
 	s->state_note = NULL;
 	if (!oc->complete && !r->run.started)
 		return; /* nothing ran: nothing changed, nothing to say */
+	if (oc->forged) {
+		why = "its report on fd 3 had bytes from another process than the session's shell";
+		goto note;
+	}
 	if (!oc->complete) {
 		why = r->run.timed_out ? "the command timed out" :
 		      r->run.signal	 ? "the shell was killed" :
