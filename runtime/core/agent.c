@@ -106,6 +106,32 @@ static int kill_children(void)
 	return killed;
 }
 
+/* How many children we have (none killed). */
+static int count_children(void)
+{
+	char buf[4096];
+	pid_t self = getpid();
+	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n_kids = 0;
+	long n;
+
+	if (proc < 0)
+		return 0;
+	while ((n = syscall(SYS_getdents64, proc, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct linux_dirent64_ *d = (struct linux_dirent64_ *)(buf + off);
+
+			off += d->d_reclen;
+			if (d->d_name[0] >= '1' && d->d_name[0] <= '9' &&
+			    stat_ppid(proc, d->d_name) == self)
+				n_kids++;
+		}
+	}
+	close(proc);
+	return n_kids;
+}
+
 /* Kill and reap until no child is left: a process killed hands its own
  * children to us (the subreaper), which the next round kills. */
 static void kill_all_descendants(void)
@@ -289,7 +315,15 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 			}
 	}
 done:
-	kill_all_descendants();
+	/* At the deadline everything this command started is killed. At the
+	 * shell's own exit what it left running — its background jobs, a
+	 * server started with & — stays, as in a terminal: handed to init (we
+	 * exit, init is the next subreaper up), killed with the sandbox when
+	 * the session closes, bounded by the session's cgroup meanwhile. */
+	if (rep.timed_out)
+		kill_all_descendants();
+	else
+		rep.kept = count_children();
 	close(fds[AGENT_FD_SIDE]);
 	ward_write_all(fds[AGENT_FD_REPORT], &rep, sizeof(rep));
 	_exit(0);
@@ -302,7 +336,7 @@ fail:
 void ward_session_agent_main(const struct spawn_plan *p)
 {
 	sigset_t all, chld;
-	int sfd;
+	int sfd, drain[AGENT_DRAIN_MAX], n_drain = 0;
 
 	/* From here the sandbox lives as long as the control socket: closed by
 	 * the session, or by the kernel when the supervisor's process dies.
@@ -318,11 +352,26 @@ void ward_session_agent_main(const struct spawn_plan *p)
 	close(p->report_fd); /* end of file there: set up, ready */
 
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = p->agent_fd, .events = POLLIN },
-					{ .fd = sfd, .events = POLLIN } };
+		struct pollfd pf[2 + AGENT_DRAIN_MAX];
+		int k;
 
-		if (poll(pf, 2, -1) < 0)
+		pf[0] = (struct pollfd){ .fd = p->agent_fd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (k = 0; k < n_drain; k++)
+			pf[2 + k] = (struct pollfd){ .fd = drain[k], .events = POLLIN };
+		if (poll(pf, (nfds_t)(2 + n_drain), -1) < 0)
 			continue;
+		/* a finished command's output its jobs still write: dropped */
+		for (k = n_drain - 1; k >= 0; k--) {
+			char sink[4096];
+
+			if (!pf[2 + k].revents)
+				continue;
+			if (read(drain[k], sink, sizeof(sink)) > 0)
+				continue;
+			close(drain[k]);
+			drain[k] = drain[--n_drain];
+		}
 		if (pf[1].revents) {
 			struct signalfd_siginfo si;
 			int status;
@@ -365,6 +414,14 @@ void ward_session_agent_main(const struct spawn_plan *p)
 					close(sfd);
 					leader(&m, fds);
 				}
+			}
+			if (n == (ssize_t)sizeof(m) && m.magic == AGENT_DRAIN && nfds <= AGENT_DRAIN_FDS) {
+				/* kept, not closed below; past the bound the jobs'
+				 * output pipe is closed (they get EPIPE) */
+				for (i = 0; i < nfds && n_drain < AGENT_DRAIN_MAX; i++)
+					drain[n_drain++] = fds[i];
+				memmove(fds, fds + i, (size_t)(nfds - i) * sizeof(int));
+				nfds -= i;
 			}
 			for (i = 0; i < nfds; i++)
 				close(fds[i]);

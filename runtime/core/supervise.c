@@ -103,6 +103,31 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
 	}
 }
 
+/* What a pipe holds now, at most what the largest pipe holds (a job writing
+ * as fast as we read must not keep us here); false at its end. */
+static bool drain_now(int fd, struct ward_outbuf *b, int sink, char *chunk)
+{
+	size_t budget = 1 << 20;
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, READ_CHUNK);
+
+		if (n > 0) {
+			if (sink >= 0)
+				sink_write(sink, chunk, (size_t)n);
+			else if (b)
+				ward_outbuf_append(b, chunk, (size_t)n);
+			if ((size_t)n >= budget)
+				return true;
+			budget -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN;
+	}
+}
+
 /* More of a captured pipe; false at its end (end of file, an error, or the
  * buffer full). */
 static bool capture_read(struct supervise_capture *c)
@@ -366,6 +391,14 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		int timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
 		int n, i;
 
+		if (s->end_with_report && exited) {
+			/* what the pipes hold now, not what jobs write later */
+			if (s->out_fd >= 0 && !drain_now(s->out_fd, s->out, s->out_sink, chunk))
+				stop_watching(ep, &s->out_fd);
+			if (s->err_fd >= 0 && !drain_now(s->err_fd, s->err, s->err_sink, chunk))
+				stop_watching(ep, &s->err_fd);
+			break;
+		}
 		n = epoll_wait(ep, evs, ARRAY_SIZE(evs), timeout_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -394,6 +427,11 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 
 				if (!capture_read(c))
 					stop_watching(ep, &c->fd);
+				if (s->end_with_report && c == &s->capture[0] && c->fd < 0 && !exited) {
+					/* the shell is gone: what it wrote is in the pipes */
+					exited = true;
+					drain_until = ward_now_ns();
+				}
 				continue;
 			}
 			switch (evs[i].data.u32) {

@@ -383,7 +383,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 				goto out;
 			}
 			/* Killed at a deadline, or gone: a new sandbox, with the
-			 * session's state (which lives here) intact. */
+			 * session's state (which lives here) intact, not its
+			 * jobs. */
+			out->sandbox_new = true;
 			shared_stop(sh);
 			if (shared_start(s, sh, &e) < 0) {
 				sh->dead = true;
@@ -431,12 +433,44 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		sv.err = eb;
 		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
 		sv.cancel_fd = job->cancel_fd;
+		sv.end_with_report = true;
 		if (ward_supervise(&sv, err) < 0) {
 			if (sv.out_fd >= 0)
 				close(sv.out_fd);
 			if (sv.err_fd >= 0)
 				close(sv.err_fd);
 			goto out;
+		}
+		/* Background jobs hold the output pipes: init reads and drops
+		 * what they write from now on. */
+		if (sv.out_fd >= 0 || sv.err_fd >= 0) {
+			struct agent_msg dm = { .magic = AGENT_DRAIN };
+			int dfds[AGENT_DRAIN_FDS] = { sv.out_fd, sv.err_fd }, nd = 0;
+			union {
+				char buf[CMSG_SPACE(sizeof(int) * AGENT_DRAIN_FDS)];
+				struct cmsghdr align;
+			} dc;
+			struct iovec iov = { .iov_base = &dm, .iov_len = sizeof(dm) };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+					     .msg_control = dc.buf };
+			struct cmsghdr *cm;
+
+			memset(dc.buf, 0, sizeof(dc.buf));
+			if (dfds[0] < 0)
+				dfds[0] = dfds[1], dfds[1] = -1;
+			nd = dfds[1] >= 0 ? 2 : 1;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nd);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nd);
+			memcpy(CMSG_DATA(cm), dfds, sizeof(int) * (size_t)nd);
+			pthread_mutex_lock(&sh->lock);
+			if (!sh->dead && sh->ctl >= 0)
+				sendmsg(sh->ctl, &mh, MSG_NOSIGNAL);
+			pthread_mutex_unlock(&sh->lock);
+			for (int d = 0; d < nd; d++)
+				close(dfds[d]);
 		}
 		killed = sv.timed_out;
 		cancelled = sv.cancelled;
@@ -464,7 +498,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	res->nested = sh->a.nested;
 	res->fenced = sh->a.fenced;
 	res->fences = sh->a.fences;
+	out->kept = lost ? 0 : rep.kept;
 	if (cancelled) {
+		out->sandbox_new = true; /* killed, its jobs with it */
 		res->exit_code = WARD_EXIT_OWN_ERROR;
 		res->signal = SIGKILL;
 		ward_error_make(&res->error, 0,
@@ -477,6 +513,18 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->exit_code = WARD_EXIT_TIMEOUT;
 		ward_error_make_kind(&res->error, WARD_ERR_TIMEOUT, 0,
 				     "command timed out after %d s", job->timeout);
+	} else if (!lost && !rep.started && rep.err_no == EAGAIN) {
+		/* No room for one more process: the session's jobs fill its
+		 * pids limit. A command could not even kill them: the next one
+		 * gets a new sandbox. */
+		pthread_mutex_lock(&sh->lock);
+		sh->dead = true;
+		pthread_mutex_unlock(&sh->lock);
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		ward_error_make(&res->error, EAGAIN,
+				"start the command in the session's sandbox: its processes reached "
+				"the pids limit; the next command starts a new sandbox, without "
+				"the background jobs");
 	} else if (lost || !rep.started) {
 		pthread_mutex_lock(&sh->lock);
 		sh->dead = sh->dead || lost;

@@ -26,6 +26,7 @@ struct session_job {
 	const char *shell;     /* the shell binary: "/bin/bash" or "/bin/sh" */
 	const char *state;     /* bash: the shell state to restore first, or NULL */
 	const char *options;   /* bash: `set +o` lines, restored just before the command */
+	const char *jobs;      /* shared: earlier commands' jobs, "N PID TEXT\n" lines, or NULL */
 	size_t report_cap;     /* how much of fd 3 to read at most */
 	int cancel_fd;         /* readable: kill the command now; -1: none */
 };
@@ -45,10 +46,15 @@ struct session_outcome {
 	char **env;            /* the exported variables, "K=V" */
 	char **aliases;        /* "name=value" as the shell defined them */
 	char *state, *options; /* variables, functions, shopt, umask; set +o */
+	char *jobs_new;        /* `jobs -l` of the command's shell */
+	char *jobs_alive;      /* numbers of the session's jobs still running, "N N " */
+	bool sandbox_new;      /* shared: the sandbox was replaced: earlier jobs are gone */
+	int kept;              /* shared: processes left running when the shell ended */
 };
 
 /* The side channel's records after "DIR\nOLDPWD\n\0" (bash sessions):
- * E<K=V>\0 A<name=value>\0 S<state>\0 O<options>\0 and Z\0 last. Parse them
+ * O<options>\0 J<jobs -l>\0 K<job numbers alive>\0 E<K=V>\0 A<name=value>\0
+ * S<state>\0 and Z\0 last. Parse them
  * into out (complete only with Z). */
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out);
 void ward_session_outcome_release(struct session_outcome *out);
@@ -101,6 +107,7 @@ struct ward_session {
 	const char *shell;          /* "/bin/bash" when installed, else "/bin/sh" */
 	char *state, *options;      /* bash: the shell state kept (see session_outcome) */
 	char *state_note;           /* why the last command's state was not kept, or NULL */
+	char *jobs;                 /* shared: background jobs, "N PID TEXT\n" lines, or NULL */
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to
