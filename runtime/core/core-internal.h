@@ -343,6 +343,12 @@ struct supervisor {
 	 * read and the loop ends, though background jobs keep them open
 	 * (out_fd and err_fd are left open then, for the caller). */
 	bool end_with_report;
+	/* Called on the loop's thread at most every tick_ns while the command
+	 * runs, when out or err took bytes since the last call (progress for a
+	 * client). Must not block. NULL: none. */
+	void (*tick)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *tick_ctx;
+	long long tick_ns;
 	/* out */
 	bool timed_out;
 	bool cancelled;          /* killed because cancel_fd became readable */
@@ -359,6 +365,9 @@ struct supervisor {
  * of file (or a short grace period passed). Returns 0, or -1 with *err when
  * the loop itself failed (the child is then killed and reaped). */
 int ward_supervise(struct supervisor *s, struct ward_error **err);
+
+/* How often a progress callback may be called (ward_config.progress). */
+#define WARD_PROGRESS_NS (500LL * 1000000)
 
 
 /* ---- agent.c: the messages between a session's supervisor and the init

@@ -201,6 +201,8 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	c.pass_fd = side[1];
 	c.forward_signals = job->forward_signals;
 	c.cancel_fd = job->cancel_fd;
+	c.progress = job->progress;
+	c.progress_ctx = job->progress_ctx;
 	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
 		/* over the session's set: each command sees the ones before */
 		pthread_mutex_lock(&s->changes_lock);
@@ -434,6 +436,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
 		sv.cancel_fd = job->cancel_fd;
 		sv.end_with_report = true;
+		sv.tick = job->progress;
+		sv.tick_ctx = job->progress_ctx;
+		sv.tick_ns = WARD_PROGRESS_NS;
 		if (ward_supervise(&sv, err) < 0) {
 			if (sv.out_fd >= 0)
 				close(sv.out_fd);

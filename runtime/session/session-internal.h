@@ -29,6 +29,8 @@ struct session_job {
 	const char *jobs;      /* shared: earlier commands' jobs, "N PID TEXT\n" lines, or NULL */
 	size_t report_cap;     /* how much of fd 3 to read at most */
 	int cancel_fd;         /* readable: kill the command now; -1: none */
+	void (*progress)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *progress_ctx;    /* see ward_session_exec_options */
 };
 
 /* Where the command ended, as the backend learnt it. */

@@ -1153,6 +1153,8 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		job.state = state;
 		job.options = options;
 		job.jobs = jobs;
+		job.progress = opt->progress;
+		job.progress_ctx = opt->progress_ctx;
 		job.report_cap = 2 * PATH_MAX + 8 + s->opt.limits.env_bytes +
 				 s->opt.limits.alias_bytes + 2 * WARD_SESSION_STATE_BYTES + 4096;
 		rc = s->backend->exec(s, &job, &r->run, &oc, err);
