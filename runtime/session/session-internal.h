@@ -110,6 +110,7 @@ struct ward_session {
 	char *state, *options;      /* bash: the shell state kept (see session_outcome) */
 	char *state_note;           /* why the last command's state was not kept, or NULL */
 	char *jobs;                 /* shared: background jobs, "N PID TEXT\n" lines, or NULL */
+	char *jobs_note;            /* jobs ended with a replaced sandbox, told with the next result */
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to

@@ -1186,10 +1186,17 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 
 		keep_jobs(s, &oc);
 		after = count_lines(s->jobs);
-		/* what a timeout or a cancel left of the jobs */
-		if (oc.sandbox_new && before)
-			note = strdup("the sandbox was replaced: its background jobs ended");
-		else if (!oc.complete && r->run.started && after &&
+		/* What a timeout or a cancel left of the jobs. A cancelled
+		 * request gets no answer over MCP: the next result says it too. */
+		if (oc.sandbox_new && before) {
+			if (asprintf(&note, "the session's sandbox was replaced: its %zu background "
+					    "job%s ended", before, before == 1 ? "" : "s") < 0)
+				note = NULL;
+			free(s->jobs_note);
+			s->jobs_note = note ? strdup(note) : NULL;
+		} else if (s->jobs_note) {
+			note = steal_ptr(s->jobs_note);
+		} else if (!oc.complete && r->run.started && after &&
 			 asprintf(&note, "%zu background job%s of earlier commands still running",
 				  after, after == 1 ? "" : "s") < 0)
 			note = NULL;
@@ -1498,6 +1505,7 @@ void ward_session_free(struct ward_session *s)
 	free(s->state);
 	free(s->options);
 	free(s->jobs);
+	free(s->jobs_note);
 	free(s->state_note);
 	free(s);
 }

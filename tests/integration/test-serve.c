@@ -353,7 +353,8 @@ START_TEST(test_mcp_cancel)
 	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
 			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}"));
 	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
-		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes\"}}}");
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes; "
+		     "sleep 300 >/dev/null &\"}}}");
 	json_decref(r);
 	/* 100 s against next()'s 30: without the cancellation the test fails */
 	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
@@ -366,6 +367,11 @@ START_TEST(test_mcp_cancel)
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 4);
 	ck_assert_str_eq(gets_(r, "structuredContent.stdout"),
 			 access("/bin/bash", X_OK) == 0 ? "yes\n" : "\n");
+	/* a shared session's job ended with the sandbox the cancel killed:
+	 * the cancelled call has no answer, the next one says so */
+	if (_i && access("/bin/bash", X_OK) == 0)
+		ck_assert_msg(strstr(gets_(r, "structuredContent.state_note"), "1 background job ended"),
+			      "%s", json_dumps(r, JSON_COMPACT));
 	json_decref(r);
 	stop(&s);
 }
