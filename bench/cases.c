@@ -354,6 +354,33 @@ static void add_session(const struct tier_options *o)
 	if (ok(c) && !(c->serve = servecase_new(&so, why, sizeof(why))))
 		snprintf(c->status, sizeof(c->status), "%s", why);
 	validate(c);
+
+	/* The same with a state an agent's session may well carry: what bash
+	 * reports after each command and restores before the next (variables,
+	 * functions; docs/sessions.md) costs per command with its size. */
+	c = session_case(o, &so, "serve-state",
+			 "session, ward serve (MCP), 100 variables and 20 functions kept", K_SERVE);
+	for (k = 0; k < N_CMDS; k++)
+		snprintf(c->cmdline[k], sizeof(c->cmdline[k]),
+			 "as the row above, after a first tools/call that set %s", "V1..V100 and f1..f20");
+	if (ok(c) && !(c->serve = servecase_new(&so, why, sizeof(why))))
+		snprintf(c->status, sizeof(c->status), "%s", why);
+	if (ok(c)) {
+		char setup[8192], out[BENCH_STATUS_MAX];
+		size_t n = 0;
+		double ms;
+		int i;
+
+		for (i = 1; i <= 100; i++)
+			n += (size_t)snprintf(setup + n, sizeof(setup) - n, "V%d=value-of-variable-%d; ", i, i);
+		for (i = 1; i <= 20; i++)
+			n += (size_t)snprintf(setup + n, sizeof(setup) - n,
+					      "f%d() { echo \"function %d: $*\"; return 0; }; ", i, i);
+		snprintf(setup + n, sizeof(setup) - n, "true");
+		if (servecase_run(c->serve, setup, out, sizeof(out), &ms) < 0)
+			snprintf(c->status, sizeof(c->status), "failed: the state: %.200s", out);
+	}
+	validate(c);
 }
 
 static void build_ladder(const struct tier_options *o)
@@ -887,7 +914,7 @@ int bench_tier(const struct tier_options *o0)
 	}
 	tier_info(f, &o, rounds);
 	fflush(f);
-	if (o.only) {
+	if (o.only && strcmp(o.only, "ladder") != 0) {
 		rc = strcmp(o.only, "network") == 0 ? bench_network(&o, f) : bench_throughput(&o, f);
 		goto out;
 	}
@@ -895,12 +922,15 @@ int bench_tier(const struct tier_options *o0)
 	fprintf(stderr, "ward-bench: uid %d, %d rounds%s\n", (int)geteuid(), rounds,
 		o.quick ? " (quick)" : "");
 	build_ladder(&o);
-	build_peers(&o);
+	if (!o.only)
+		build_peers(&o);
 	for (i = 0; i < n_cases; i++)
 		fprintf(stderr, "ward-bench:   %-15s %s\n", cases[i].key, cases[i].status);
 	measure(rounds, o.quick ? 2 : 10);
 	write_cases(f, &o);
 	fflush(f);
+	if (o.only)
+		goto out;
 
 	if (bench_throughput(&o, f) < 0 || bench_output(&o, f) < 0 || bench_network(&o, f) < 0)
 		rc = -1;

@@ -12,7 +12,7 @@
 
 static const char usage[] =
 	"usage: ward-bench tier --ward PATH --policy FILE --dir DIR --out FILE [--quick]\n"
-	"                       [--rounds N] [--only network|throughput]\n"
+	"                       [--rounds N] [--only ladder|network|throughput]\n"
 	"       ward-bench report --tier NAME=FILE [--tier NAME=FILE] --md FILE --plot DIR\n"
 	"                         --png FILE\n"
 	"       ward-bench spawn-rss FILE -- CMD [ARGS...]\n"
@@ -22,8 +22,8 @@ static const char usage[] =
 	"\n"
 	"tier: run the ladder, the peers, throughput, output and network sections as the\n"
 	"      calling user and write their records to FILE (DIR: scratch space);\n"
-	"      --only network|throughput: that section alone (to measure the proxy, or\n"
-	"      the 1 and 2 worker rates).\n"
+	"      --only ladder|network|throughput: that section alone (ward's own rows\n"
+	"      and the sessions', no peer; the proxy; the 1 and 2 worker rates).\n"
 	"report: the tiers' records into a Markdown report and a gnuplot chart script.\n"
 	"spawn-rss: run CMD, write its peak RSS in KiB (wait4 ru_maxrss) to FILE, exit\n"
 	"      with its status.\n"
@@ -106,9 +106,10 @@ static int cmd_tier(int argc, char **argv)
 			}
 			break;
 		case 'O':
-			if (strcmp(optarg, "network") != 0 && strcmp(optarg, "throughput") != 0) {
-				fprintf(stderr, "ward-bench: --only '%s': the sections are network "
-						"and throughput\n",
+			if (strcmp(optarg, "network") != 0 && strcmp(optarg, "throughput") != 0 &&
+			    strcmp(optarg, "ladder") != 0) {
+				fprintf(stderr, "ward-bench: --only '%s': the sections are ladder, "
+						"network and throughput\n",
 					optarg);
 				return 2;
 			}

@@ -7,7 +7,10 @@
 #                              VM tier's qemu, the fuzzers' clang, ssh for the remote
 #                              sessions, node/python/git for the tests' tools, shells
 #                              and man-page linters for the completion and docs tests,
-#                              the container set for the container and deb tiers)
+#                              the container set for the container and deb tiers, and
+#                              the MCP TypeScript SDK the MCP client test drives
+#                              ward serve with (npm ci in tests/mcp-client, from its
+#                              package-lock.json; the registry once, the cache after))
 #   scripts/deps.sh deb        build + dpkg-dev, debhelper, lintian (`make deb`)
 #   scripts/deps.sh bench      test + the peer sandboxes the benchmark compares with
 #   scripts/deps.sh container  build + podman, runc, catatonit (the Pod's pause), mmdebstrap
@@ -51,12 +54,26 @@ if [ -n "$list" ]; then
 	exit 0
 fi
 
+# The npm packages of the test set (tests/mcp-client), after the Debian ones.
+npm_deps() {
+	case ${1:-test} in test | bench) ;; *) return 0 ;; esac
+	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/mcp-client
+	[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] && return 0
+	echo "deps: npm ci in $dir" >&2
+	(cd "$dir" && npm ci --no-audit --no-fund --prefer-offline >/dev/null)
+}
+
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	case $st in *" installed") ;; *) missing="$missing $p" ;; esac
 done
-[ -z "$missing" ] && exit 0
+# npm: Debian's package beside Debian's nodejs; NodeSource's nodejs has its own
+case " $PKGS " in *" nodejs "*) command -v npm >/dev/null || missing="$missing npm" ;; esac
+if [ -z "$missing" ]; then
+	npm_deps "${1:-test}"
+	exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing Debian packages:$missing" >&2
@@ -68,3 +85,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+npm_deps "${1:-test}"

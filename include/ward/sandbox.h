@@ -92,6 +92,7 @@ enum ward_net_transport {
 #define WARD_NET_DEFAULT_SUBNET "10.0.2.0/30"
 struct ward_session_options;
 struct ward_rules;
+struct ward_outbuf;
 
 struct ward_mount {
 	enum ward_mount_kind kind;
@@ -213,6 +214,13 @@ struct ward_config {
 	/* Make the command's cgroup (default). false, for measurements only:
 	 * rlimits alone, and a limit asked for explicitly is refused. */
 	bool cgroup;
+	/* Progress while the command runs (captured output only): called on
+	 * ward_run()'s thread at most every half second, when the command wrote
+	 * since the last call, with its stdout and stderr so far (borrowed for
+	 * the call). It must not block: the command's deadline waits on it.
+	 * NULL (default): none. */
+	void (*progress)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *progress_ctx;
 };
 
 /* Defaults: required mode, every namespace, the view, hostname "ward",

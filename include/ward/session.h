@@ -213,6 +213,8 @@ WARD_API int ward_session_set_cwd(struct ward_session *s, const char *dir, const
 
 /* ---- running commands ------------------------------------------------------ */
 
+struct ward_outbuf;
+
 struct ward_session_exec_options {
 	int timeout;        /* seconds ≥ 1; 0: the session's default */
 	bool concurrent;    /* run alongside other commands instead of after them */
@@ -233,6 +235,11 @@ struct ward_session_exec_options {
 	 * cancellation writes), instead of the policy's cancel_fd; the session
 	 * goes on, its state as before the command. */
 	int cancel_fd;
+	/* The output so far while the command runs (ward_config.progress:
+	 * at most every half second, only when it wrote since, never blocking).
+	 * Local sessions; NULL: none. */
+	void (*progress)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *progress_ctx;
 };
 
 struct ward_session_result {

@@ -21,6 +21,7 @@
 #include "runtime/cli/cli-internal.h"
 #include "runtime/util/util-internal.h"
 #include "runtime/cli/serve-internal.h"
+#include "ward/outbuf.h"
 #include "ward/env.h"
 #include "ward/policy.h"
 #include "ward/request.h"
@@ -274,6 +275,10 @@ static json_t *session_info(const char *id, struct ward_session *s)
 	 * the rest is not kept */
 	if (o) {
 		json_object_set_new(o, "keeps",
+				    bash && shared ?
+					   json_pack("[s,s,s,s,s,s,s,s]", "directory", "variables",
+						     "functions", "aliases", "shell options",
+						     "umask", "history", "background jobs") :
 				    bash ? json_pack("[s,s,s,s,s,s,s]", "directory", "variables",
 						     "functions", "aliases", "shell options",
 						     "umask", "history") :
@@ -281,9 +286,8 @@ static json_t *session_info(const char *id, struct ward_session *s)
 						     "history"));
 		json_object_set_new(o, "not_kept",
 				    json_string(shared ?
-					"processes: every process a command starts is killed when it "
-					"ends (the session's sandbox lives on, its leader kills the "
-					"command's descendants)" :
+					"processes of a command that timed out or was cancelled (a "
+					"cancel ends the sandbox and every job with it)" :
 					"processes: every command runs in a sandbox of its own, gone "
 					"with the command; nothing it started survives it"));
 	}
@@ -437,12 +441,49 @@ struct question {
 	uint64_t replay;
 };
 
+/* MCP progress (2025-06-18): a tools/call whose _meta has a progressToken
+ * gets notifications/progress while its command runs — the output so far,
+ * its byte count as the progress (which only grows), at most every half
+ * second and only when there is more. Set by m_tools_call for the call
+ * running on this thread. */
+static __thread json_t *progress_token;
+
+/* The longest progress token taken (a string; a number is any JSON
+ * integer), and the most output one notification carries. */
+#define PROGRESS_TOKEN_MAX 256
+#define PROGRESS_TEXT_MAX 8192
+
+struct progress {
+	struct server *sv;
+	json_t *token;
+};
+
+static void send_progress(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err)
+{
+	struct progress *p = ctx;
+	size_t len = 0;
+	char *text = ward_output_combine(out, err, PROGRESS_TEXT_MAX, &len, NULL);
+	json_t *msg;
+
+	if (!text)
+		return;
+	msg = json_pack("{s:s, s:s, s:{s:O, s:I, s:s%}}", "jsonrpc", "2.0", "method",
+			"notifications/progress", "params", "progressToken", p->token, "progress",
+			(json_int_t)(ward_outbuf_total(out) + ward_outbuf_total(err)), "message",
+			text, len);
+	free(text);
+	if (msg)
+		rpc_emit_nowait(p->sv, msg);
+	json_decref(msg);
+}
+
 static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t replay,
 		  const struct ward_session_exec_options *eo_in, json_t **result,
 		  struct rpc_error *e)
 {
 	struct ward_session_exec_options eo = { 0 };
 	struct question q = { .sv = sv, .command = cmd, .replay = replay };
+	struct progress pr = { .sv = sv, .token = progress_token };
 	struct ward_session_result r;
 	struct ward_error *w = NULL;
 	struct entry *en = mcp_take_session(sv, params, e);
@@ -459,6 +500,10 @@ static int run_in(struct server *sv, json_t *params, const char *cmd, uint64_t r
 	 * client, when it can ask (MCP elicitation); never approved by what the
 	 * tool call says. */
 	eo.cancel_fd = rpc_current_cancel_fd();
+	if (pr.token) {
+		eo.progress = send_progress;
+		eo.progress_ctx = &pr;
+	}
 	if (!eo.approved) {
 		eo.ask = ask_client;
 		eo.ask_ctx = &q;
@@ -1110,9 +1155,8 @@ static char *sandbox_instructions(struct server *sv)
 		     "unless the host's is visible. A command times out after %d s by default "
 		     "(the shell tool's timeout argument changes it). A session is a shell kept "
 		     "open (%s isolation): variables, functions, shell options, umask, aliases and "
-		     "the directory carry over to the next command; processes do not (a server "
-		     "started with & ends with its command). Some commands are refused or need a "
-		     "person's approval.",
+		     "the directory carry over to the next command; %s. Some commands are refused "
+		     "or need a person's approval.",
 		     cfg.mode == WARD_SANDBOX_OFF ? " (off: no isolation)" : "", net,
 		     cfg.net == WARD_NET_PROXY && cfg.mode != WARD_SANDBOX_OFF ? " " : "",
 		     cfg.net == WARD_NET_PROXY && cfg.mode != WARD_SANDBOX_OFF ?
@@ -1122,7 +1166,11 @@ static char *sandbox_instructions(struct server *sv)
 		     cfg.workdir_mode == WARD_WORKDIR_OVERLAY ?
 			     "writes are kept as a change set a person applies" :
 			     "writes go to the directory itself",
-		     opt.timeout, opt.isolation == WARD_SESSION_SHARED ? "shared" : "fresh") < 0)
+		     opt.timeout, opt.isolation == WARD_SESSION_SHARED ? "shared" : "fresh",
+		     opt.isolation == WARD_SESSION_SHARED ?
+			     "so do background jobs (a server started with & is reached by later "
+			     "commands; jobs and kill %N work on them) until the session closes" :
+			     "processes do not (a server started with & ends with its command)") < 0)
 		out = NULL;
 	ward_config_release(&cfg);
 	ward_session_options_release(&opt);
@@ -1225,8 +1273,9 @@ static int tool_arguments_check(json_t *tool, const char *name, json_t *args,
 static int m_tools_call(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
 	const char *name;
-	json_t *args = NULL, *meta = NULL, *r = NULL;
+	json_t *args = NULL, *meta = NULL, *r = NULL, *token;
 	const struct method *m = NULL;
+	int rc;
 	struct rpc_error te = { 0 };
 	json_t *tool;
 	char *text;
@@ -1243,6 +1292,19 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 		m = find_method(json_string_value(json_object_get(tool, "method")));
 	if (!m)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "unknown tool \"%s\"", name);
+	/* a progress token is a string or a number (MCP); anything else, or a
+	 * string past PROGRESS_TOKEN_MAX bytes, is the client's mistake */
+	if (meta && !json_is_object(meta))
+		return rpc_fail(e, RPC_INVALID_PARAMS, "_meta: must be an object, got %s",
+				ward_json_type_name(meta));
+	token = meta ? json_object_get(meta, "progressToken") : NULL;
+	if (token && !json_is_integer(token) &&
+	    !(json_is_string(token) && json_string_length(token) <= PROGRESS_TOKEN_MAX))
+		return rpc_fail(e, RPC_INVALID_PARAMS,
+				"_meta.progressToken: must be an integer or a string of at most %d "
+				"bytes, got %s",
+				PROGRESS_TOKEN_MAX,
+				json_is_string(token) ? "a longer string" : ward_json_type_name(token));
 	if (!args)
 		args = json_object();
 	else
@@ -1258,8 +1320,11 @@ static int m_tools_call(struct server *sv, json_t *params, json_t **result, stru
 	}
 	/* A tool's failure is the tool's result (isError), so the model sees it.
 	 * Applying changes is the person's word, not the model's (tool_apply). */
-	if ((strcmp(m->name, "session.changes.apply") == 0 ? tool_apply(sv, args, &r, &te)
-							   : m->fn(sv, args, &r, &te)) < 0) {
+	progress_token = token;
+	rc = strcmp(m->name, "session.changes.apply") == 0 ? tool_apply(sv, args, &r, &te) :
+							     m->fn(sv, args, &r, &te);
+	progress_token = NULL;
+	if (rc < 0) {
 		json_decref(args);
 		*result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text",
 				    te.message, "isError", 1);

@@ -160,6 +160,43 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* Queue a notification only if there is room now: dropped, not waited for,
+ * when the client is not reading (a progress notification must never hold
+ * up the command loop that sends it, whose deadline it would stall). */
+void rpc_emit_nowait(struct server *sv, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t len = s ? strlen(s) : 0;
+	struct outmsg *m;
+
+	if (!s)
+		return;
+	m = len <= sv->lim.response_bytes ? malloc(sizeof(*m) + len + 1) : NULL;
+	if (!m) {
+		free(s);
+		return;
+	}
+	memcpy(m->data, s, len);
+	m->data[len] = '\n';
+	m->len = len + 1;
+	m->next = NULL;
+	free(s);
+	pthread_mutex_lock(&sv->out_lock);
+	if (sv->stopping || (sv->oq_bytes > 0 && sv->oq_bytes + m->len > sv->lim.response_bytes / 2)) {
+		pthread_mutex_unlock(&sv->out_lock);
+		free(m);
+		return;
+	}
+	if (sv->oq_tail)
+		sv->oq_tail->next = m;
+	else
+		sv->oq_head = m;
+	sv->oq_tail = m;
+	sv->oq_bytes += m->len;
+	pthread_cond_broadcast(&sv->out_cond);
+	pthread_mutex_unlock(&sv->out_lock);
+}
+
 /* Queue one message. The queue holds at most a response's worth
  * (session.limits.response_bytes) beyond the message being written; a
  * sender waits for room, or drops the message once the server stops. */

@@ -179,6 +179,8 @@ int rpc_from(struct rpc_error *e, struct ward_error *w);
 /* Queue one message for the writer thread (it blocks while the queue is
  * full and the client does not read). */
 void rpc_emit(struct server *sv, json_t *msg);
+/* The same, dropped instead of waiting when the queue is half full. */
+void rpc_emit_nowait(struct server *sv, json_t *msg);
 
 /* ---- mcp.c */
 

@@ -106,6 +106,32 @@ static int kill_children(void)
 	return killed;
 }
 
+/* How many children we have (none killed). */
+static int count_children(void)
+{
+	char buf[4096];
+	pid_t self = getpid();
+	int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n_kids = 0;
+	long n;
+
+	if (proc < 0)
+		return 0;
+	while ((n = syscall(SYS_getdents64, proc, buf, sizeof(buf))) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct linux_dirent64_ *d = (struct linux_dirent64_ *)(buf + off);
+
+			off += d->d_reclen;
+			if (d->d_name[0] >= '1' && d->d_name[0] <= '9' &&
+			    stat_ppid(proc, d->d_name) == self)
+				n_kids++;
+		}
+	}
+	close(proc);
+	return n_kids;
+}
+
 /* Kill and reap until no child is left: a process killed hands its own
  * children to us (the subreaper), which the next round kills. */
 static void kill_all_descendants(void)
@@ -137,7 +163,7 @@ static long long mono_ns(void)
  * frame before execve. In its own function so no caller's variable is live
  * across the vfork. */
 __attribute__((noinline)) static pid_t start_shell(const char *shell, char **argv, char **envp,
-						   const int fds[AGENT_NFDS])
+						   const int fds[AGENT_NFDS], int side)
 {
 	pid_t pid = vfork();
 
@@ -152,12 +178,50 @@ __attribute__((noinline)) static pid_t start_shell(const char *shell, char **arg
 		setpgid(0, 0);
 		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(fds[AGENT_FD_OUT], 1) < 0 ||
-		    dup2(fds[AGENT_FD_ERR], 2) < 0 || dup2(fds[AGENT_FD_SIDE], 3) < 0)
+		    dup2(fds[AGENT_FD_ERR], 2) < 0 || dup2(side, 3) < 0)
 			_exit(125);
 		execve(shell, argv, envp);
 		_exit(127);
 	}
 	return pid;
+}
+
+/* What the shell's fd 3 holds now, to the supervisor's pipe (see leader()).
+ * false at end of file: no writer is left. */
+static bool relay(int sock, pid_t shell, int out, struct agent_report *rep, bool *ok)
+{
+	char buf[8192];
+
+	for (;;) {
+		union {
+			char b[CMSG_SPACE(sizeof(struct ucred))];
+			struct cmsghdr align;
+		} c;
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = c.b, .msg_controllen = sizeof(c.b) };
+		struct cmsghdr *cm;
+		pid_t from = 0;
+		ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 && errno == EAGAIN;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+				struct ucred u;
+
+				memcpy(&u, CMSG_DATA(cm), sizeof(u));
+				from = u.pid;
+			}
+		if (from != shell)
+			rep->forged = 1;
+		/* drained whatever happens, so no writer blocks on a full socket;
+		 * relayed while the supervisor takes it and nothing was forged */
+		if (*ok && !rep->forged && ward_write_all(out, buf, (size_t)n) < 0)
+			*ok = false;
+	}
 }
 
 __attribute__((noreturn)) static void leader(const struct agent_msg *m, const int fds[AGENT_NFDS])
@@ -169,9 +233,11 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 	struct stat st;
 	size_t i, n_env = 0, off;
 	long long deadline;
+	struct signalfd_siginfo si;
 	sigset_t chld;
 	pid_t cmd;
-	int sig;
+	int sv[2], sfd, on = 1;
+	bool side_ok = true, sock_open = true;
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -193,22 +259,38 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 	envp[n_env] = NULL;
 
 	deadline = mono_ns() + (long long)m->timeout_s * 1000000000LL;
+	/* The shell's fd 3 is a stream socket of ours with SO_PASSCRED, which
+	 * we relay to the supervisor's pipe: the kernel names the process that
+	 * wrote each piece (a read never joins two writers), so only the
+	 * shell's own bytes are passed on. Anything else in the sandbox — a
+	 * program that took the socket from the shell with pidfd_getfd or
+	 * /proc, a background job of this command or an earlier one, another
+	 * command's — marks the report forged and nothing more is relayed. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+	    shutdown(sv[0], SHUT_WR) < 0)
+		goto fail;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		goto fail;
 	/* one of two, never a path the message could point anywhere */
 	if (strcmp(m->shell, "/bin/bash") == 0)
 		argv[0] = (char *)"/bin/bash";
-	cmd = start_shell(argv[0], argv, envp, fds);
+	cmd = start_shell(argv[0], argv, envp, fds, sv[1]);
 	if (cmd < 0)
 		goto fail;
+	close(sv[1]);
 	for (i = 0; i < AGENT_NFDS; i++)
-		if (i != AGENT_FD_REPORT)
+		if (i != AGENT_FD_REPORT && i != AGENT_FD_SIDE)
 			close(fds[i]);
 	rep.started = 1;
 
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
 	for (;;) {
 		long long left = deadline - mono_ns();
-		struct timespec ts;
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
+					{ .fd = sock_open ? sv[0] : -1, .events = POLLIN } };
 		int status;
 		pid_t r;
 
@@ -216,21 +298,33 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 			rep.timed_out = 1;
 			break;
 		}
-		ts.tv_sec = left / 1000000000LL;
-		ts.tv_nsec = left % 1000000000LL;
-		sig = sigtimedwait(&chld, NULL, &ts);
-		if (sig < 0 && errno == EAGAIN) {
-			rep.timed_out = 1;
+		if (poll(pf, 2, (int)(left / 1000000 + 1)) < 0 && errno != EINTR)
 			break;
-		}
+		if (pf[1].revents)
+			sock_open = relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side_ok);
+		if (!pf[0].revents)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
 		while ((r = waitpid(-1, &status, WNOHANG)) > 0)
 			if (r == cmd) {
 				rep.status = status;
+				/* what it wrote before it ended, all in the socket */
+				relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side_ok);
 				goto done;
 			}
 	}
 done:
-	kill_all_descendants();
+	/* At the deadline everything this command started is killed. At the
+	 * shell's own exit what it left running — its background jobs, a
+	 * server started with & — stays, as in a terminal: handed to init (we
+	 * exit, init is the next subreaper up), killed with the sandbox when
+	 * the session closes, bounded by the session's cgroup meanwhile. */
+	if (rep.timed_out)
+		kill_all_descendants();
+	else
+		rep.kept = count_children();
+	close(fds[AGENT_FD_SIDE]);
 	ward_write_all(fds[AGENT_FD_REPORT], &rep, sizeof(rep));
 	_exit(0);
 fail:
@@ -242,7 +336,7 @@ fail:
 void ward_session_agent_main(const struct spawn_plan *p)
 {
 	sigset_t all, chld;
-	int sfd;
+	int sfd, drain[AGENT_DRAIN_MAX], n_drain = 0;
 
 	/* From here the sandbox lives as long as the control socket: closed by
 	 * the session, or by the kernel when the supervisor's process dies.
@@ -258,11 +352,26 @@ void ward_session_agent_main(const struct spawn_plan *p)
 	close(p->report_fd); /* end of file there: set up, ready */
 
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = p->agent_fd, .events = POLLIN },
-					{ .fd = sfd, .events = POLLIN } };
+		struct pollfd pf[2 + AGENT_DRAIN_MAX];
+		int k;
 
-		if (poll(pf, 2, -1) < 0)
+		pf[0] = (struct pollfd){ .fd = p->agent_fd, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (k = 0; k < n_drain; k++)
+			pf[2 + k] = (struct pollfd){ .fd = drain[k], .events = POLLIN };
+		if (poll(pf, (nfds_t)(2 + n_drain), -1) < 0)
 			continue;
+		/* a finished command's output its jobs still write: dropped */
+		for (k = n_drain - 1; k >= 0; k--) {
+			char sink[4096];
+
+			if (!pf[2 + k].revents)
+				continue;
+			if (read(drain[k], sink, sizeof(sink)) > 0)
+				continue;
+			close(drain[k]);
+			drain[k] = drain[--n_drain];
+		}
 		if (pf[1].revents) {
 			struct signalfd_siginfo si;
 			int status;
@@ -305,6 +414,14 @@ void ward_session_agent_main(const struct spawn_plan *p)
 					close(sfd);
 					leader(&m, fds);
 				}
+			}
+			if (n == (ssize_t)sizeof(m) && m.magic == AGENT_DRAIN && nfds <= AGENT_DRAIN_FDS) {
+				/* kept, not closed below; past the bound the jobs'
+				 * output pipe is closed (they get EPIPE) */
+				for (i = 0; i < nfds && n_drain < AGENT_DRAIN_MAX; i++)
+					drain[n_drain++] = fds[i];
+				memmove(fds, fds + i, (size_t)(nfds - i) * sizeof(int));
+				nfds -= i;
 			}
 			for (i = 0; i < nfds; i++)
 				close(fds[i]);

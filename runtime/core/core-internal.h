@@ -348,6 +348,17 @@ struct supervisor {
 	long long deadline_ns;   /* monotonic */
 	struct ward_proxy *proxy; /* the network proxy to drive, or NULL */
 	int cancel_fd;           /* readable: kill the child now; -1: none */
+	/* Without a child of the loop's: the command is over when capture[0]
+	 * (its leader's report) is complete; what the output pipes hold then is
+	 * read and the loop ends, though background jobs keep them open
+	 * (out_fd and err_fd are left open then, for the caller). */
+	bool end_with_report;
+	/* Called on the loop's thread at most every tick_ns while the command
+	 * runs, when out or err took bytes since the last call (progress for a
+	 * client). Must not block. NULL: none. */
+	void (*tick)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *tick_ctx;
+	long long tick_ns;
 	/* out */
 	bool timed_out;
 	bool cancelled;          /* killed because cancel_fd became readable */
@@ -365,6 +376,9 @@ struct supervisor {
  * the loop itself failed (the child is then killed and reaped). */
 int ward_supervise(struct supervisor *s, struct ward_error **err);
 
+/* How often a progress callback may be called (ward_config.progress). */
+#define WARD_PROGRESS_NS (500LL * 1000000)
+
 
 /* ---- agent.c: the messages between a session's supervisor and the init
  * of its long-lived sandbox (core/agent.c). */
@@ -372,6 +386,13 @@ int ward_supervise(struct supervisor *s, struct ward_error **err);
 #include <stdint.h>
 
 #define AGENT_MAGIC 0x77617264u /* "ward" */
+/* A message with this magic and up to AGENT_DRAIN_FDS descriptors instead:
+ * read ends of a finished command's stdout and stderr that its background
+ * jobs still hold, for init to read and drop until the jobs close them (so a
+ * job never blocks on a full pipe nor dies of SIGPIPE). */
+#define AGENT_DRAIN 0x64726169u /* "drai" */
+#define AGENT_DRAIN_FDS 2
+#define AGENT_DRAIN_MAX 64
 
 /* The descriptors sent with each message, in this order. */
 enum {
@@ -394,6 +415,8 @@ struct agent_report {
 	int32_t status;    /* its wait status */
 	int32_t timed_out; /* the deadline passed: everything was killed */
 	int32_t err_no;    /* why it could not start */
+	int32_t forged;    /* fd 3 had bytes from another process than the shell */
+	int32_t kept;      /* processes left running at the shell's exit (jobs) */
 };
 
 /* ---- policy-session.c: the policy file's "session" object ------------------- */

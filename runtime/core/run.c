@@ -980,6 +980,9 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	sv.deadline_ns = start + (long long)cfg->timeout * 1000000000LL;
 	sv.proxy = st.proxy;
 	sv.cancel_fd = cfg->cancel_fd;
+	sv.tick = cfg->progress;
+	sv.tick_ctx = cfg->progress_ctx;
+	sv.tick_ns = WARD_PROGRESS_NS;
 	rc = ward_supervise(&sv, err);
 	if (sv.out_fd >= 0)
 		close(sv.out_fd);

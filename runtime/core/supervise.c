@@ -103,6 +103,31 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
 	}
 }
 
+/* What a pipe holds now, at most what the largest pipe holds (a job writing
+ * as fast as we read must not keep us here); false at its end. */
+static bool drain_now(int fd, struct ward_outbuf *b, int sink, char *chunk)
+{
+	size_t budget = 1 << 20;
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, READ_CHUNK);
+
+		if (n > 0) {
+			if (sink >= 0)
+				sink_write(sink, chunk, (size_t)n);
+			else if (b)
+				ward_outbuf_append(b, chunk, (size_t)n);
+			if ((size_t)n >= budget)
+				return true;
+			budget -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN;
+	}
+}
+
 /* More of a captured pipe; false at its end (end of file, an error, or the
  * buffer full). */
 static bool capture_read(struct supervise_capture *c)
@@ -278,7 +303,8 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	sigset_t fwd, blk, old;
 	bool exited = false, masked = false, raw = false;
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
-	long long drain_until = 0;
+	long long drain_until = 0, next_tick = 0;
+	uint64_t ticked = 0;
 	int rc = 0, reraise = 0;
 	size_t k;
 
@@ -363,9 +389,32 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		long long now = ward_now_ns(), until = exited ? drain_until : s->deadline_ns;
 		long long proxy_due = s->proxy && !exited ? ward_proxy_deadline(s->proxy) : 0;
 		long long wake = proxy_due && proxy_due < until ? proxy_due : until;
-		int timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
-		int n, i;
+		int timeout_ms, n, i;
 
+		if (s->tick && s->out && s->err && !exited) {
+			uint64_t total = ward_outbuf_total(s->out) + ward_outbuf_total(s->err);
+
+			if (!next_tick)
+				next_tick = now + s->tick_ns;
+			if (now >= next_tick) {
+				/* at most every tick_ns, and only with something new */
+				if (total != ticked)
+					s->tick(s->tick_ctx, s->out, s->err);
+				ticked = total;
+				next_tick = now + s->tick_ns;
+			}
+			if (total != ticked && next_tick < wake)
+				wake = next_tick;
+		}
+		timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
+		if (s->end_with_report && exited) {
+			/* what the pipes hold now, not what jobs write later */
+			if (s->out_fd >= 0 && !drain_now(s->out_fd, s->out, s->out_sink, chunk))
+				stop_watching(ep, &s->out_fd);
+			if (s->err_fd >= 0 && !drain_now(s->err_fd, s->err, s->err_sink, chunk))
+				stop_watching(ep, &s->err_fd);
+			break;
+		}
 		n = epoll_wait(ep, evs, ARRAY_SIZE(evs), timeout_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -377,6 +426,8 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			ward_proxy_dispatch(s->proxy); /* a connection's own timeout */
 			continue;
 		}
+		if (n == 0 && ward_now_ns() < until)
+			continue; /* woken for a tick */
 		if (n == 0) {
 			if (exited)
 				break; /* drained long enough */
@@ -394,6 +445,11 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 
 				if (!capture_read(c))
 					stop_watching(ep, &c->fd);
+				if (s->end_with_report && c == &s->capture[0] && c->fd < 0 && !exited) {
+					/* the shell is gone: what it wrote is in the pipes */
+					exited = true;
+					drain_until = ward_now_ns();
+				}
 				continue;
 			}
 			switch (evs[i].data.u32) {

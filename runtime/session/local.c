@@ -21,13 +21,54 @@
 
 /* fd 3, drained while the command runs (a bash session's report may be
  * larger than a pipe holds): at most cap bytes kept, the rest read and
- * dropped, which leaves the report incomplete. */
+ * dropped, which leaves the report incomplete.
+ *
+ * With creds, fd 3 is a stream socket with SO_PASSCRED: the kernel tells
+ * who wrote each piece (one read never joins two writers' bytes). The first
+ * piece is the script's hello, sent before the command runs, when nothing
+ * but the shell is in the sandbox; a piece from any other process — a
+ * program that took the socket from the shell (pidfd_getfd), a background
+ * job — marks the report forged, and none of it is taken. */
 struct side_reader {
 	int fd;
 	char *buf;
 	size_t cap, len;
 	pthread_t thread;
+	bool creds, forged;
+	pid_t writer;
 };
+
+static ssize_t side_read(struct side_reader *r, char *to, size_t room)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = to, .iov_len = room };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	struct cmsghdr *cm;
+	pid_t pid = 0;
+	ssize_t n;
+
+	if (!r->creds)
+		return read(r->fd, to, room);
+	n = recvmsg(r->fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred u;
+
+			memcpy(&u, CMSG_DATA(cm), sizeof(u));
+			pid = u.pid;
+		}
+	if (r->writer == 0 && r->len == 0 && pid > 0 && to[0] == 'W')
+		r->writer = pid; /* the hello */
+	if (pid <= 0 || pid != r->writer)
+		r->forged = true;
+	return n;
+}
 
 static void *side_drain(void *arg)
 {
@@ -37,7 +78,7 @@ static void *side_drain(void *arg)
 	for (;;) {
 		char *to = r->len < r->cap ? r->buf + r->len : sink;
 		size_t room = r->len < r->cap ? r->cap - r->len : sizeof(sink);
-		ssize_t n = read(r->fd, to, room);
+		ssize_t n = side_read(r, to, room);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -51,11 +92,18 @@ static void *side_drain(void *arg)
 	return NULL;
 }
 
-static void side_parse(const char *buf, size_t len, bool whole, struct session_outcome *out)
+/* The report, its hello stripped. forged: bytes from another process than
+ * the shell (see side_reader): nothing of it is taken, not even the cwd. */
+static void side_parse(const char *buf, size_t len, bool whole, bool forged,
+		       struct session_outcome *out)
 {
-	ward_session_parse_cwd(buf, len, out);
+	if (forged || len == 0 || buf[0] != 'W') {
+		out->forged = forged;
+		return;
+	}
+	ward_session_parse_cwd(buf + 1, len - 1, out);
 	if (whole)
-		ward_session_parse_state(buf, len, out);
+		ward_session_parse_state(buf + 1, len - 1, out);
 }
 
 static size_t count(char *const *v)
@@ -115,14 +163,29 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	rd.buf = malloc(rd.cap);
 	if (!rd.buf)
 		return ward_error_make(err, ENOMEM, "session");
-	if (pipe2(side, O_CLOEXEC) < 0) {
+	/* Without a sandbox a process that left the command's group might hold
+	 * fd 3 open past the command: read then, what the pipe holds. Nor is
+	 * the shell alone on the host at its start: no writer check there (the
+	 * command runs as the user, unconfined, anyway). */
+	threaded = c.mode != WARD_SANDBOX_OFF;
+	rd.creds = threaded;
+	if (threaded ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, side) < 0 :
+		       pipe2(side, O_CLOEXEC) < 0) {
 		free(rd.buf);
 		return ward_error_make(err, errno, "pipe");
 	}
+	if (rd.creds) {
+		int on = 1;
+
+		if (setsockopt(side[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+		    shutdown(side[0], SHUT_WR) < 0) {
+			close(side[0]);
+			close(side[1]);
+			free(rd.buf);
+			return ward_error_make(err, errno, "setsockopt SO_PASSCRED");
+		}
+	}
 	rd.fd = side[0];
-	/* Without a sandbox a process that left the command's group might hold
-	 * fd 3 open past the command: read then, what the pipe holds. */
-	threaded = c.mode != WARD_SANDBOX_OFF;
 	if (!threaded)
 		fcntl(side[1], F_SETPIPE_SZ, 1 << 20);
 	if (threaded && pthread_create(&rd.thread, NULL, side_drain, &rd) != 0) {
@@ -138,6 +201,8 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	c.pass_fd = side[1];
 	c.forward_signals = job->forward_signals;
 	c.cancel_fd = job->cancel_fd;
+	c.progress = job->progress;
+	c.progress_ctx = job->progress_ctx;
 	if (c.workdir_mode == WARD_WORKDIR_OVERLAY) {
 		/* over the session's set: each command sees the ones before */
 		pthread_mutex_lock(&s->changes_lock);
@@ -161,7 +226,7 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 		side_drain(&rd);
 	}
 	if (rc == 0)
-		side_parse(rd.buf, rd.len, rd.cap != 0, out);
+		side_parse(rd.buf, rd.len, rd.cap != 0, rd.forged, out);
 	close(side[0]);
 	free(rd.buf);
 	return rc;
@@ -320,7 +385,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 				goto out;
 			}
 			/* Killed at a deadline, or gone: a new sandbox, with the
-			 * session's state (which lives here) intact. */
+			 * session's state (which lives here) intact, not its
+			 * jobs. */
+			out->sandbox_new = true;
 			shared_stop(sh);
 			if (shared_start(s, sh, &e) < 0) {
 				sh->dead = true;
@@ -368,12 +435,47 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		sv.err = eb;
 		sv.deadline_ns = start + (long long)job->timeout * 1000000000LL + BACKSTOP_NS;
 		sv.cancel_fd = job->cancel_fd;
+		sv.end_with_report = true;
+		sv.tick = job->progress;
+		sv.tick_ctx = job->progress_ctx;
+		sv.tick_ns = WARD_PROGRESS_NS;
 		if (ward_supervise(&sv, err) < 0) {
 			if (sv.out_fd >= 0)
 				close(sv.out_fd);
 			if (sv.err_fd >= 0)
 				close(sv.err_fd);
 			goto out;
+		}
+		/* Background jobs hold the output pipes: init reads and drops
+		 * what they write from now on. */
+		if (sv.out_fd >= 0 || sv.err_fd >= 0) {
+			struct agent_msg dm = { .magic = AGENT_DRAIN };
+			int dfds[AGENT_DRAIN_FDS] = { sv.out_fd, sv.err_fd }, nd = 0;
+			union {
+				char buf[CMSG_SPACE(sizeof(int) * AGENT_DRAIN_FDS)];
+				struct cmsghdr align;
+			} dc;
+			struct iovec iov = { .iov_base = &dm, .iov_len = sizeof(dm) };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+					     .msg_control = dc.buf };
+			struct cmsghdr *cm;
+
+			memset(dc.buf, 0, sizeof(dc.buf));
+			if (dfds[0] < 0)
+				dfds[0] = dfds[1], dfds[1] = -1;
+			nd = dfds[1] >= 0 ? 2 : 1;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nd);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nd);
+			memcpy(CMSG_DATA(cm), dfds, sizeof(int) * (size_t)nd);
+			pthread_mutex_lock(&sh->lock);
+			if (!sh->dead && sh->ctl >= 0)
+				sendmsg(sh->ctl, &mh, MSG_NOSIGNAL);
+			pthread_mutex_unlock(&sh->lock);
+			for (int d = 0; d < nd; d++)
+				close(dfds[d]);
 		}
 		killed = sv.timed_out;
 		cancelled = sv.cancelled;
@@ -401,7 +503,9 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	res->nested = sh->a.nested;
 	res->fenced = sh->a.fenced;
 	res->fences = sh->a.fences;
+	out->kept = lost ? 0 : rep.kept;
 	if (cancelled) {
+		out->sandbox_new = true; /* killed, its jobs with it */
 		res->exit_code = WARD_EXIT_OWN_ERROR;
 		res->signal = SIGKILL;
 		ward_error_make(&res->error, 0,
@@ -414,6 +518,18 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		res->exit_code = WARD_EXIT_TIMEOUT;
 		ward_error_make_kind(&res->error, WARD_ERR_TIMEOUT, 0,
 				     "command timed out after %d s", job->timeout);
+	} else if (!lost && !rep.started && rep.err_no == EAGAIN) {
+		/* No room for one more process: the session's jobs fill its
+		 * pids limit. A command could not even kill them: the next one
+		 * gets a new sandbox. */
+		pthread_mutex_lock(&sh->lock);
+		sh->dead = true;
+		pthread_mutex_unlock(&sh->lock);
+		res->exit_code = WARD_EXIT_OWN_ERROR;
+		ward_error_make(&res->error, EAGAIN,
+				"start the command in the session's sandbox: its processes reached "
+				"the pids limit; the next command starts a new sandbox, without "
+				"the background jobs");
 	} else if (lost || !rep.started) {
 		pthread_mutex_lock(&sh->lock);
 		sh->dead = sh->dead || lost;
@@ -430,7 +546,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		} else {
 			res->exit_code = WEXITSTATUS(rep.status);
 		}
-		side_parse(side, side_len, !side_full, out);
+		side_parse(side, side_len, !side_full, rep.forged != 0, out);
 	}
 	rc = 0;
 out:

@@ -85,7 +85,11 @@ static char *ansi_quote(const char *s)
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
 	"printf \"\\0O\"; set +o; shopt -p; umask -p; printf \"\\0\"; "
-	"set +eufx; shopt -u nocasematch; __ward_v=(); for __ward_n in "
+	"set +eufx; shopt -u nocasematch; printf \"J\"; builtin jobs -l; printf \"\\0K\"; "
+	"for __ward_n in \"${!__ward_jp[@]}\"; do builtin kill -0 \"${__ward_jp[__ward_n]}\" && "
+	"printf \"%s \" \"$__ward_n\"; done; printf \"\\0\"; "
+	"unset -f __ward_jobs __ward_kill; [[ -n $__ward_fj ]] && unset -f jobs; "
+	"[[ -n $__ward_fk ]] && unset -f kill; __ward_v=(); for __ward_n in "
 	"\"${!A@}\" \"${!B@}\" \"${!C@}\" \"${!D@}\" \"${!E@}\" \"${!F@}\" \"${!G@}\" \"${!H@}\" \"${!I@}\" "
 	"\"${!J@}\" \"${!K@}\" \"${!L@}\" \"${!M@}\" \"${!N@}\" \"${!O@}\" \"${!P@}\" \"${!Q@}\" \"${!R@}\" "
 	"\"${!S@}\" \"${!T@}\" \"${!U@}\" \"${!V@}\" \"${!W@}\" \"${!X@}\" \"${!Y@}\" \"${!Z@}\" \"${!a@}\" "
@@ -101,8 +105,80 @@ static const char bash_trap[] =
 	"printf \"Sshopt -s extglob\\n\"; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; "
 	"declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
+/* The script's first write on fd 3, before anything of the command runs: in
+ * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
+ * shell, and the reader takes the rest of the report from that process only
+ * (local.c). Stripped before the report is parsed. */
+#define HELLO "printf W >&3; "
+
+/* A shared session's background jobs, started by earlier commands (each
+ * command is a new bash, whose own job table starts empty): `jobs` lists
+ * them and `kill %N` reaches them, through functions of those names unless
+ * the session defined its own. __ward_jp and __ward_jt (pid and text by job
+ * number) are set before. The trap reports which are still running. */
+static const char jobs_fns[] =
+	"__ward_jobs() { local n; for n in \"${!__ward_jp[@]}\"; do "
+	"builtin kill -0 \"${__ward_jp[n]}\" 2>/dev/null || continue; case $1 in "
+	"-p) echo \"${__ward_jp[n]}\";; "
+	"-l) printf \"[%s]  %s Running                 %s\\n\" \"$n\" \"${__ward_jp[n]}\" \"${__ward_jt[n]}\";; "
+	"*) printf \"[%s]  Running                 %s\\n\" \"$n\" \"${__ward_jt[n]}\";; esac; "
+	"done; builtin jobs \"$@\"; }; "
+	"__ward_kill() { local a; local -a v=(); for a; do "
+	"if [[ $a =~ ^%([0-9]+)$ && -n ${__ward_jp[${BASH_REMATCH[1]}]} ]]; then "
+	"v+=(\"${__ward_jp[${BASH_REMATCH[1]}]}\"); else v+=(\"$a\"); fi; done; "
+	"builtin kill \"${v[@]}\"; }; "
+	"declare -F jobs >/dev/null || { __ward_fj=1; jobs() { __ward_jobs \"$@\"; }; }; "
+	"declare -F kill >/dev/null || { __ward_fk=1; kill() { __ward_kill \"$@\"; }; }; ";
+
+/* The session's jobs ("N PID TEXT" lines) as bash: the two arrays and the
+ * functions, or "" without jobs. malloc'd, NULL on ENOMEM. */
+static char *jobs_setup(const char *jobs)
+{
+	char *out = NULL, *p;
+	const char *line;
+	size_t cap;
+
+	if (!jobs || !*jobs)
+		return strdup("");
+	/* per line at most 5 times its length (quoted) and 80 more */
+	cap = sizeof(jobs_fns) + 64;
+	for (line = jobs; *line; line++)
+		cap += 5 + (*line == '\n' ? 80 : 0);
+	cap += 80;
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	p = out + sprintf(out, "__ward_jp=(); __ward_jt=(); ");
+	for (line = jobs; *line;) {
+		const char *nl = strchr(line, '\n'), *sp1, *sp2;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		_cleanup_free_ char *one = strndup(line, len);
+		_cleanup_free_ char *qt = NULL;
+
+		line += len + (nl ? 1 : 0);
+		if (!one)
+			goto fail;
+		sp1 = strchr(one, ' ');
+		sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+		if (!sp2)
+			continue;
+		qt = ward_shell_quote(sp2 + 1);
+		if (!qt)
+			goto fail;
+		p += sprintf(p, "__ward_jp[%d]=%d; __ward_jt[%d]=%s; ", atoi(one), atoi(sp1 + 1),
+			     atoi(one), qt);
+	}
+	memcpy(p, jobs_fns, sizeof(jobs_fns));
+	return out;
+fail:
+	free(out);
+	return NULL;
+}
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
+	_cleanup_free_ char *qjobs = NULL;
+	_cleanup_free_ char *jset = jobs_setup(job->jobs);
 	_cleanup_free_ char *qcwd = ward_shell_quote(job->cwd);
 	_cleanup_free_ char *qold = ward_shell_quote(job->oldpwd ? job->oldpwd : job->cwd);
 	_cleanup_free_ char *qstart = ward_shell_quote(s->workdir);
@@ -113,7 +189,10 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	char *out = NULL;
 	int rc;
 
-	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !qopt)
+	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !qopt || !jset)
+		return NULL;
+	qjobs = ansi_quote(jset);
+	if (!qjobs)
 		return NULL;
 	/* The state first (a variable, a function, umask), then the directory
 	 * and the trap, then the options (so `set -x` traces the command, not
@@ -122,17 +201,18 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * fd 3 (3>&-). */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap %s EXIT; eval -- %s 2>/dev/null; eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qold, qtrap, qopt, qcmd);
+			      "trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; eval -- %s 3>&-",
+			      qstart, qstate, qcwd, qold, qtrap, qjobs, qopt, qcmd);
 	else
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
-			      "OLDPWD=%s; trap %s EXIT; eval -- %s 2>/dev/null; eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qopt, qcmd);
+			      "OLDPWD=%s; trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; "
+			      "eval -- %s 3>&-",
+			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, qopt, qcmd);
 	return rc < 0 ? NULL : out;
 }
 static char *sh_script(const struct ward_session *s, const struct session_job *job)
@@ -155,12 +235,12 @@ static char *sh_script(const struct ward_session *s, const struct session_job *j
 	 * on fd 3; the shell keeps the command's exit status after it. */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
 			      REPORT_TRAP "%s",
 			      qstart, qcwd, qold, job->command);
 	else
 		rc = asprintf(&out,
-			      "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; "
 			      "cd -- %s; }; OLDPWD=%s; "
 			      REPORT_TRAP "%s",
@@ -238,6 +318,14 @@ void ward_session_parse_state(const char *text, size_t len, struct session_outco
 			free(out->options);
 			out->options = strndup(p + 1, n - 1);
 			break;
+		case 'J':
+			free(out->jobs_new);
+			out->jobs_new = strndup(p + 1, n - 1);
+			break;
+		case 'K':
+			free(out->jobs_alive);
+			out->jobs_alive = strndup(p + 1, n - 1);
+			break;
 		case 'Z':
 			out->complete = out->state && out->options;
 			return;
@@ -257,5 +345,7 @@ void ward_session_outcome_release(struct session_outcome *out)
 	ward_env_free(out->aliases);
 	free(out->state);
 	free(out->options);
+	free(out->jobs_new);
+	free(out->jobs_alive);
 	memset(out, 0, sizeof(*out));
 }

@@ -26,14 +26,19 @@ struct session_job {
 	const char *shell;     /* the shell binary: "/bin/bash" or "/bin/sh" */
 	const char *state;     /* bash: the shell state to restore first, or NULL */
 	const char *options;   /* bash: `set +o` lines, restored just before the command */
+	const char *jobs;      /* shared: earlier commands' jobs, "N PID TEXT\n" lines, or NULL */
 	size_t report_cap;     /* how much of fd 3 to read at most */
 	int cancel_fd;         /* readable: kill the command now; -1: none */
+	void (*progress)(void *ctx, const struct ward_outbuf *out, const struct ward_outbuf *err);
+	void *progress_ctx;    /* see ward_session_exec_options */
 };
 
 /* Where the command ended, as the backend learnt it. */
 struct session_outcome {
 	char *cwd, *oldpwd;    /* NULL: not reported (the command replaced the trap...) */
 	bool checked;          /* the backend already applied the policy (SSH: remote) */
+	bool forged;           /* the report had bytes another process than the shell
+				* wrote: nothing of it taken */
 	char *refused;         /* with checked: the directory the remote refused */
 	/* bash: the shell's state at the end, from fd 3 (untrusted: the command
 	 * could write there too; each part is checked as the API checks it).
@@ -43,10 +48,15 @@ struct session_outcome {
 	char **env;            /* the exported variables, "K=V" */
 	char **aliases;        /* "name=value" as the shell defined them */
 	char *state, *options; /* variables, functions, shopt, umask; set +o */
+	char *jobs_new;        /* `jobs -l` of the command's shell */
+	char *jobs_alive;      /* numbers of the session's jobs still running, "N N " */
+	bool sandbox_new;      /* shared: the sandbox was replaced: earlier jobs are gone */
+	int kept;              /* shared: processes left running when the shell ended */
 };
 
 /* The side channel's records after "DIR\nOLDPWD\n\0" (bash sessions):
- * E<K=V>\0 A<name=value>\0 S<state>\0 O<options>\0 and Z\0 last. Parse them
+ * O<options>\0 J<jobs -l>\0 K<job numbers alive>\0 E<K=V>\0 A<name=value>\0
+ * S<state>\0 and Z\0 last. Parse them
  * into out (complete only with Z). */
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out);
 void ward_session_outcome_release(struct session_outcome *out);
@@ -99,6 +109,8 @@ struct ward_session {
 	const char *shell;          /* "/bin/bash" when installed, else "/bin/sh" */
 	char *state, *options;      /* bash: the shell state kept (see session_outcome) */
 	char *state_note;           /* why the last command's state was not kept, or NULL */
+	char *jobs;                 /* shared: background jobs, "N PID TEXT\n" lines, or NULL */
+	char *jobs_note;            /* jobs ended with a replaced sandbox, told with the next result */
 };
 
 /* The shell text a backend runs for a job: start in job->cwd (or fall back to

@@ -905,6 +905,10 @@ static void keep_state(struct ward_session *s, struct session_outcome *oc,
 	s->state_note = NULL;
 	if (!oc->complete && !r->run.started)
 		return; /* nothing ran: nothing changed, nothing to say */
+	if (oc->forged) {
+		why = "its report on fd 3 had bytes from another process than the session's shell";
+		goto note;
+	}
 	if (!oc->complete) {
 		why = r->run.timed_out ? "the command timed out" :
 		      r->run.signal	 ? "the shell was killed" :
@@ -966,6 +970,96 @@ note:
 	r->state_note = s->state_note ? strdup(s->state_note) : NULL;
 }
 
+static size_t count_lines(const char *t)
+{
+	size_t n = 0;
+
+	for (; t && *t; t++)
+		n += *t == '\n';
+	return n;
+}
+
+/* The most background jobs a session lists, and of each one's text. */
+#define JOBS_MAX 64
+#define JOB_TEXT_MAX 200
+
+/* A shared session's jobs after a command (lock held): the earlier ones the
+ * shell saw still running, then the command's own from its `jobs -l`,
+ * numbered on. A report not complete or not the shell's changes nothing
+ * (the pids are checked again by the next command's shell); a sandbox
+ * replaced or killed takes them all. */
+static void keep_jobs(struct ward_session *s, struct session_outcome *oc)
+{
+	char *out = NULL, *line;
+	size_t len = 0, count = 0;
+	FILE *f;
+	int next = 1;
+
+	if (oc->sandbox_new) {
+		free(s->jobs);
+		s->jobs = NULL;
+	}
+	if (!oc->complete || oc->forged || !oc->jobs_new || !oc->jobs_alive)
+		return;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return;
+	for (line = s->jobs; line && *line;) {
+		char *nl = strchr(line, '\n'), key[24];
+		int n = atoi(line);
+
+		snprintf(key, sizeof(key), " %d ", n);
+		if (nl && (strncmp(oc->jobs_alive, key + 1, strlen(key) - 1) == 0 ||
+			   strstr(oc->jobs_alive, key))) {
+			fwrite(line, 1, (size_t)(nl + 1 - line), f);
+			count++;
+		}
+		if (n >= next)
+			next = n + 1;
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	/* "[1]+ 1234 Running                 text &" (continuation lines of a
+	 * pipeline start with spaces: skipped) */
+	for (line = oc->jobs_new; *line && count < JOBS_MAX;) {
+		char *nl = strchr(line, '\n'), *p = line, *text;
+		size_t tl;
+		long pid;
+
+		if (nl)
+			*nl = '\0';
+		if (*p++ != '[' || !(p = strchr(p, ']')))
+			goto next;
+		p += strspn(p + 1, "+- ") + 1;
+		pid = strtol(p, &p, 10);
+		if (pid <= 0 || *p != ' ')
+			goto next;
+		p += strspn(p, " ");
+		if (strncmp(p, "Running", 7) != 0)
+			goto next;
+		text = p + 7 + strspn(p + 7, " ");
+		tl = strlen(text);
+		if (tl >= 2 && strcmp(text + tl - 2, " &") == 0)
+			tl -= 2;
+		if (tl > JOB_TEXT_MAX)
+			tl = JOB_TEXT_MAX;
+		fprintf(f, "%d %ld ", next++, pid);
+		for (size_t i = 0; i < tl; i++)
+			fputc((unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i], f);
+		fputc('\n', f);
+		count++;
+	next:
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	if (fclose(f) != 0) {
+		free(out);
+		return;
+	}
+	free(s->jobs);
+	s->jobs = len ? out : NULL;
+	if (!len)
+		free(out);
+}
+
 static int exec_typed(struct ward_session *s, const char *cmd,
 		      const struct ward_session_exec_options *opt, uint64_t replay_of,
 		      struct ward_session_result *r, struct ward_error **err)
@@ -975,7 +1069,8 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 	struct session_outcome oc = { 0 };
 	struct ward_history_entry he = { 0 };
 	struct ward_error *why = NULL;
-	_cleanup_free_ char *start_cwd = NULL, *start_old = NULL, *state = NULL, *options = NULL;
+	_cleanup_free_ char *start_cwd = NULL, *start_old = NULL, *state = NULL, *options = NULL,
+			    *jobs = NULL;
 	char **env = NULL;
 	long long t0;
 	int timeout, rc = 0;
@@ -1020,6 +1115,7 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 	env = strv_copy(s->env);
 	state = s->state ? strdup(s->state) : NULL;
 	options = s->options ? strdup(s->options) : NULL;
+	jobs = s->jobs ? strdup(s->jobs) : NULL;
 	start_cwd = opt->workdir ? join_path(s->cwd, opt->workdir) : strdup(s->cwd);
 	start_old = strdup(s->oldpwd);
 	pthread_mutex_unlock(&s->lock);
@@ -1056,6 +1152,9 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 		job.cancel_fd = opt->cancel_fd > 0 ? opt->cancel_fd : s->cfg.cancel_fd;
 		job.state = state;
 		job.options = options;
+		job.jobs = jobs;
+		job.progress = opt->progress;
+		job.progress_ctx = opt->progress_ctx;
 		job.report_cap = 2 * PATH_MAX + 8 + s->opt.limits.env_bytes +
 				 s->opt.limits.alias_bytes + 2 * WARD_SESSION_STATE_BYTES + 4096;
 		rc = s->backend->exec(s, &job, &r->run, &oc, err);
@@ -1081,6 +1180,37 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 	r->cwd = strdup(s->cwd);
 	if (rc == 0 && strcmp(s->shell, "/bin/bash") == 0 && s->backend != &ward_session_ssh_backend)
 		keep_state(s, &oc, r);
+	if (rc == 0 && s->backend == &ward_session_local_shared) {
+		size_t before = count_lines(s->jobs), after;
+		char *note = NULL;
+
+		keep_jobs(s, &oc);
+		after = count_lines(s->jobs);
+		/* What a timeout or a cancel left of the jobs. A cancelled
+		 * request gets no answer over MCP: the next result says it too. */
+		if (oc.sandbox_new && before) {
+			if (asprintf(&note, "the session's sandbox was replaced: its %zu background "
+					    "job%s ended", before, before == 1 ? "" : "s") < 0)
+				note = NULL;
+			free(s->jobs_note);
+			s->jobs_note = note ? strdup(note) : NULL;
+		} else if (s->jobs_note) {
+			note = steal_ptr(s->jobs_note);
+		} else if (!oc.complete && r->run.started && after &&
+			 asprintf(&note, "%zu background job%s of earlier commands still running",
+				  after, after == 1 ? "" : "s") < 0)
+			note = NULL;
+		if (note) {
+			char *joined = NULL;
+
+			if (r->state_note && asprintf(&joined, "%s; %s", r->state_note, note) >= 0) {
+				free(note);
+				note = joined;
+			}
+			free(r->state_note);
+			r->state_note = note;
+		}
+	}
 	if (rc == 0 && !opt->no_history) {
 		he.command = (char *)cmd;
 		he.expanded = r->expanded;
@@ -1374,6 +1504,8 @@ void ward_session_free(struct ward_session *s)
 	free(s->changes); /* the set itself stays kept, under its name */
 	free(s->state);
 	free(s->options);
+	free(s->jobs);
+	free(s->jobs_note);
 	free(s->state_note);
 	free(s);
 }

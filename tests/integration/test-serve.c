@@ -353,7 +353,8 @@ START_TEST(test_mcp_cancel)
 	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
 			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}"));
 	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
-		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes\"}}}");
+		     "\"name\":\"shell\",\"arguments\":{\"command\":\"export KEPT=yes; "
+		     "sleep 300 >/dev/null &\"}}}");
 	json_decref(r);
 	/* 100 s against next()'s 30: without the cancellation the test fails */
 	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
@@ -366,6 +367,102 @@ START_TEST(test_mcp_cancel)
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 4);
 	ck_assert_str_eq(gets_(r, "structuredContent.stdout"),
 			 access("/bin/bash", X_OK) == 0 ? "yes\n" : "\n");
+	/* a shared session's job ended with the sandbox the cancel killed:
+	 * the cancelled call has no answer, the next one says so */
+	if (_i && access("/bin/bash", X_OK) == 0)
+		ck_assert_msg(strstr(gets_(r, "structuredContent.state_note"), "1 background job ended"),
+			      "%s", json_dumps(r, JSON_COMPACT));
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
+/* workdir/rel in a static buffer. */
+static const char *at(const char *rel)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", workdir, rel);
+	return buf;
+}
+
+/* The next message: a progress notification for token whose output holds
+ * want. */
+static json_t *wait_progress(struct srv *s, const char *token, const char *want)
+{
+	json_t *m = next(s);
+	const char *method = json_string_value(json_object_get(m, "method"));
+	json_t *p = json_object_get(m, "params");
+
+	ck_assert_msg(method && strcmp(method, "notifications/progress") == 0,
+		      "expected progress with '%s', got %s", want, json_dumps(m, JSON_COMPACT));
+	ck_assert_str_eq(json_string_value(json_object_get(p, "progressToken")), token);
+	ck_assert_msg(strstr(json_string_value(json_object_get(p, "message")), want),
+		      "progress without '%s': %s", want, json_dumps(m, JSON_COMPACT));
+	return m;
+}
+
+/* A tools/call with _meta.progressToken gets notifications/progress with the
+ * output so far while its command runs, the progress growing; none without
+ * a token; a token of a wrong type or too long is refused (-32602). Each
+ * step waits for the notification before letting the command go on. */
+START_TEST(test_mcp_progress)
+{
+	struct srv s;
+	json_t *r, *m;
+	char line[1024], token[300];
+	long long p1, p2;
+
+	start(&s, _i ? "--isolation=shared" : NULL);
+	json_decref(call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+			     "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}"));
+	/* without the notifications the command times out: its result comes first */
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+		      "\"name\":\"shell\",\"_meta\":{\"progressToken\":\"tok\"},\"arguments\":{"
+		      "\"command\":\"echo first; until [ -e go1 ]; do sleep 0.05; done; echo second; "
+		      "until [ -e go2 ]; do sleep 0.05; done; echo third\",\"timeout\":10}}}");
+	m = wait_progress(&s, "tok", "first");
+	p1 = json_integer_value(json_object_get(json_object_get(m, "params"), "progress"));
+	json_decref(m);
+	ck_assert_int_eq(close(open(at("go1"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+	m = wait_progress(&s, "tok", "second");
+	p2 = json_integer_value(json_object_get(json_object_get(m, "params"), "progress"));
+	json_decref(m);
+	ck_assert_int_gt(p2, p1);
+	ck_assert_int_eq(close(open(at("go2"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+	/* then (perhaps after one more notification) the result */
+	for (;;) {
+		r = next(&s);
+		if (!json_object_get(r, "method"))
+			break;
+		json_decref(r);
+	}
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 2);
+	ck_assert_str_eq(gets_(r, "structuredContent.stdout"), "first\nsecond\nthird\n");
+	json_decref(r);
+	/* no token, no notification: the result is the next message */
+	unlink(at("go1"));
+	send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+		      "\"name\":\"shell\",\"arguments\":{\"command\":\"echo first; sleep 1.2; "
+		      "echo done\",\"timeout\":10}}}");
+	r = next(&s);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 3);
+	json_decref(r);
+	/* hostile tokens */
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"shell\",\"_meta\":{\"progressToken\":[1]},\"arguments\":{"
+		     "\"command\":\"echo ran\"}}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	memset(token, 'x', 299);
+	token[299] = '\0';
+	snprintf(line, sizeof(line),
+		 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"shell\",\"_meta\":{\"progressToken\":\"%s\"},\"arguments\":{"
+		 "\"command\":\"echo ran\"}}}",
+		 token);
+	r = call(&s, line);
+	ck_assert_int_eq(geti(r, "!code"), -32602);
 	json_decref(r);
 	stop(&s);
 }
@@ -906,6 +1003,7 @@ int main(void)
 	tcase_add_test(tc, test_mcp_structured_state);
 	tcase_add_test(tc, test_serve_sandbox_flags);
 	tcase_add_loop_test(tc, test_mcp_cancel, 0, 2);
+	tcase_add_loop_test(tc, test_mcp_progress, 0, 2);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
 	tcase_add_test(tc, test_session_changes);
 	tcase_add_test(tc, test_malformed);

@@ -374,14 +374,17 @@ START_TEST(test_timeout)
 	ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a process of the timed-out command survived");
 	/* the session goes on */
 	expect(s, "echo after", "after\n");
-	/* leftovers of a command that ended normally are gone too */
+	/* what a command that ended normally left running: gone with a fresh
+	 * sandbox; kept by a shared one (its jobs) until the session closes */
 	{
 		char *cmd;
 
 		ck_assert_int_ge(asprintf(&cmd, "setsid sleep %s9 & echo started", marker), 0);
 		free(ok(s, cmd));
 		free(cmd);
-		ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a background process outlived its command");
+		ck_assert_msg(harness_cmdline_alive(NULL, marker) == (_i == 1),
+			      "a background process %s its command",
+			      _i == 1 ? "did not outlive" : "outlived");
 	}
 	/* the session default, and the 1 s minimum */
 	eo.timeout = 0;
@@ -391,6 +394,7 @@ START_TEST(test_timeout)
 	ck_assert_int_eq(r.run.error->kind, WARD_ERR_INVALID_PARAMETERS);
 	ward_session_result_release(&r);
 	ward_session_free(s);
+	ck_assert_msg(!harness_cmdline_alive(NULL, marker), "a job outlived its session");
 }
 END_TEST
 
@@ -1056,6 +1060,95 @@ START_TEST(test_shell_state_forge)
 }
 END_TEST
 
+/* Processes whose command line holds mark, on this host (sandboxes' too). */
+static int count_marked(const char *mark)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[4096];
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (ssize_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len > 0 ? len : 0] = '\0';
+		n += strstr(buf, mark) != NULL;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Background jobs (issue 17): in a shared session a server started with &
+ * in one command is reached by a later one, `jobs` lists it, `kill %1` ends
+ * it; the command that started it returns though the job holds its output;
+ * a command that times out leaves the earlier jobs running and says so;
+ * closing the session leaves nothing. A fresh session's sandbox ends with
+ * each command: nothing is kept there. */
+START_TEST(test_jobs)
+{
+	struct ward_session *s;
+	struct ward_session_exec_options eo = { .timeout = 1 };
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char cmd[8192], mark[64], *out;
+
+	if (access("/bin/bash", X_OK) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/tcp-hello'", harness_path("tests/helpers/tcp-hello"),
+		 workdir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(mark, sizeof(mark), "ward-job-%ld-%d", (long)getpid(), _i);
+	s = open_session(iso_of(_i), false);
+	/* the job keeps stdout open: the command returns all the same */
+	snprintf(cmd, sizeof(cmd), "./tcp-hello port %s & echo started", mark);
+	expect(s, cmd, "started\n");
+	if (_i == 0) {
+		/* fresh: gone with the command's sandbox */
+		expect(s, "jobs; echo none", "none\n");
+		ward_session_free(s);
+		ck_assert_int_eq(count_marked(mark), 0);
+		return;
+	}
+	expect(s, "while [ ! -s port ]; do sleep 0.02; done; ./tcp-hello -c port", "hello\n");
+	out = ok(s, "jobs");
+	ck_assert_msg(strncmp(out, "[1]", 3) == 0 && strstr(out, "tcp-hello port"), "jobs: %s", out);
+	free(out);
+	/* a command that times out: killed, the job before it still runs */
+	ck_assert_int_eq(ward_session_exec(s, "sleep 100", &eo, &r, &err), 0);
+	ck_assert(r.run.timed_out);
+	ck_assert_msg(r.state_note && strstr(r.state_note, "1 background job"), "note: %s",
+		      r.state_note ? r.state_note : "(none)");
+	ward_session_result_release(&r);
+	expect(s, "./tcp-hello -c port", "hello\n");
+	/* kill %1 ends it */
+	expect(s, "p=$(jobs -p); kill %1; while kill -0 $p 2>/dev/null; do sleep 0.02; done; "
+		  "jobs; echo gone",
+	       "gone\n");
+	ck_assert_int_eq(count_marked(mark), 0);
+	/* one more, and a double fork outside the job table: closing ends both */
+	snprintf(cmd, sizeof(cmd), "./tcp-hello port2 %s-a & (./tcp-hello port3 %s-b &); echo ok", mark,
+		 mark);
+	expect(s, cmd, "ok\n");
+	expect(s, "while [ ! -s port2 ] || [ ! -s port3 ]; do sleep 0.02; done; echo up", "up\n");
+	ck_assert_int_eq(count_marked(mark), 2);
+	ward_session_free(s);
+	ck_assert_int_eq(count_marked(mark), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session");
@@ -1087,5 +1180,6 @@ int main(void)
 	tcase_add_loop_test(tc, test_shell_state_bounds, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
+	tcase_add_loop_test(tc, test_jobs, 0, 2);
 	return harness_main(s);
 }

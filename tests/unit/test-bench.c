@@ -204,8 +204,8 @@ START_TEST(test_net_pieces)
 }
 END_TEST
 
-/* ward-bench's sections to run alone: network and throughput, and a clear
- * refusal of anything else, before anything is measured. */
+/* ward-bench's sections to run alone: ladder, network and throughput, and a
+ * clear refusal of anything else, before anything is measured. */
 START_TEST(test_only_sections)
 {
 	char *bench = harness_path("bench/ward-bench"), cmd[PATH_MAX + 200], out[512] = "";
@@ -214,15 +214,15 @@ START_TEST(test_only_sections)
 	int st;
 
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' tier --ward /x --policy /x --dir /x --out /dev/null --only ladder 2>&1", bench);
+		 "'%s' tier --ward /x --policy /x --dir /x --out /dev/null --only peers 2>&1", bench);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = '\0';
 	st = pclose(f);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, out);
-	ck_assert_msg(strstr(out, "--only 'ladder': the sections are network and throughput"), "%s",
-		      out);
+	ck_assert_msg(strstr(out, "--only 'peers': the sections are ladder, network and throughput"),
+		      "%s", out);
 	free(bench);
 }
 END_TEST
