@@ -103,6 +103,10 @@ struct ctx {
 	struct var {
 		char *name, *value;
 		bool known;   /* set to a literal value: no substitution, no unknown variable */
+		bool assoc;   /* bash: declared -A (its subscripts are keys, not arithmetic) */
+		char **elems; /* bash: NAME=(…) of literal elements (value is the first) */
+		size_t n_elems;
+		bool array;
 	} *vars;
 	size_t n_vars;
 	bool bash;            /* the string is run by bash (ward_validate_shell()) */
@@ -186,6 +190,11 @@ void ward_vd_command_opts(struct ctx *c, struct view *v, int depth);
 
 /* Whether variable name is set to a literal value earlier in the string. */
 bool ward_vd_var_known(const struct ctx *c, const char *name);
+
+/* bash: whether arithmetic text names a variable not set literally in the
+ * string, or holds a substitution: its value is evaluated, and a value
+ * `a[$(cmd)]` runs cmd. Names the text itself assigns (`i=0`) count as set. */
+bool ward_vd_arith_unknown(const struct ctx *c, const char *text);
 
 /* Its value as far as known ("~" for HOME, "" when not known). */
 const char *ward_vd_var_value(const struct ctx *c, const char *name);

@@ -1096,7 +1096,7 @@ static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
 
 		if (p->kind != WARD_SH_P_PARAM)
 			continue;
-		if (p->op[0] || !ward_vd_var_known(c, p->text))
+		if (p->op[0] || p->index || p->indirect || !ward_vd_var_known(c, p->text))
 			return true;
 		if (c->ifs_changed && p->quote == WARD_SH_Q_NONE)
 			return true;
@@ -1202,6 +1202,7 @@ static void remember_var(struct ctx *c, const struct word *w)
 		return;
 	}
 	c->vars = g;
+	memset(&g[c->n_vars], 0, sizeof(*g));
 	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
 	g[c->n_vars].value = strdup(val);
 	g[c->n_vars].known = !w->unresolved;
@@ -1229,9 +1230,16 @@ static void forget_var(struct ctx *c, const char *name, size_t len)
 		return;
 	}
 	c->vars = g;
+	memset(&g[c->n_vars], 0, sizeof(*g));
 	g[c->n_vars].name = strndup(name, len);
 	g[c->n_vars].value = strdup("");
 	g[c->n_vars].known = false;
+	/* declare -A m; m[k]=v: still an associative array */
+	for (size_t i = c->n_vars; i-- > 0;)
+		if (g[c->n_vars].name && strcmp(g[i].name, g[c->n_vars].name) == 0) {
+			g[c->n_vars].assoc = g[i].assoc;
+			break;
+		}
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
 		free(g[c->n_vars].name);
 		free(g[c->n_vars].value);
@@ -1268,6 +1276,202 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 			if (strcmp(v->w[i].text, "-v") == 0 ||
 			    (prog[0] != 'p' && !strchr(v->w[i + 1].text, '=') && v->w[i].text[0] == '-'))
 				forget_var(c, v->w[i + 1].text, strlen(v->w[i + 1].text));
+}
+
+static const struct var *find_var(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (c->vars_untrusted)
+		return NULL;
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return &c->vars[i];
+	return NULL;
+}
+
+/* bash: NAME=(…) with every element a literal: remembered element by element,
+ * so "${NAME[@]}" as a program is what it holds; otherwise not known. */
+static void remember_array(struct ctx *c, const struct ward_sh_word *w)
+{
+	const char *eq = strchr(w->text, '=');
+	size_t nlen, i;
+	bool known = true;
+	struct var *g;
+
+	if (!eq || eq == w->text)
+		return;
+	nlen = (size_t)(eq - w->text);
+	if (eq[-1] == '+') {
+		forget_var(c, w->text, nlen - 1);
+		return;
+	}
+	for (i = 0; i < w->n_elems && known; i++) {
+		const struct ward_sh_word *e = &w->elems[i];
+
+		if (word_unresolved(c, e) || (e->flags & (WARD_SH_W_GLOB | WARD_SH_W_BRACE | WARD_SH_W_TILDE)) ||
+		    e->text[0] == '[' || strlen(e->text) != e->text_len)
+			known = false;
+	}
+	forget_var(c, w->text, nlen);
+	if (c->failed || !known)
+		return;
+	g = &c->vars[c->n_vars - 1];
+	g->known = true;
+	g->array = true;
+	g->elems = calloc(w->n_elems + 1, sizeof(char *));
+	if (!g->elems) {
+		c->failed = 1;
+		return;
+	}
+	for (i = 0; i < w->n_elems; i++) {
+		g->elems[i] = strdup(w->elems[i].text);
+		if (!g->elems[i]) {
+			c->failed = 1;
+			return;
+		}
+		g->n_elems++;
+	}
+	if (w->n_elems) {
+		free(g->value);
+		g->value = strdup(g->elems[0]);
+		if (!g->value)
+			c->failed = 1;
+	}
+}
+
+/* declare -A NAME: its subscripts are keys */
+static void remember_assoc(struct ctx *c, const struct view *v)
+{
+	bool assoc = false;
+
+	if (!ward_vd_in_list(ward_vd_prog_of(v), "declare typeset local"))
+		return;
+	for (size_t i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-') {
+			assoc = assoc || strchr(t, 'A');
+			continue;
+		}
+		if (!assoc)
+			continue;
+		size_t k = strcspn(t, "=[");
+
+		for (size_t j = c->n_vars; j-- > 0;)
+			if (strlen(c->vars[j].name) == k && strncmp(c->vars[j].name, t, k) == 0) {
+				c->vars[j].assoc = true;
+				goto next;
+			}
+		forget_var(c, t, k);
+		if (!c->failed)
+			c->vars[c->n_vars - 1].assoc = true;
+next:;
+	}
+}
+
+static bool is_assoc(const struct ctx *c, const char *name, size_t len)
+{
+	for (size_t j = c->n_vars; j-- > 0;)
+		if (strlen(c->vars[j].name) == len && strncmp(c->vars[j].name, name, len) == 0)
+			return c->vars[j].assoc;
+	return false;
+}
+
+/* bash evaluates an indexed array's subscript as arithmetic: a variable in
+ * it whose value is not known, or a substitution, may run code. Returns the
+ * offending word part's offset, or (size_t)-1. */
+static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree *t,
+				 const struct ward_sh_word *w)
+{
+	size_t i, r;
+
+	if ((w->flags & WARD_SH_W_SUBSCRIPT) && !is_assoc(c, w->text, strcspn(w->text, "["))) {
+		char *ix = strndup(t->src + w->index_off, w->index_len);
+
+		if (!ix)
+			return w->off;
+		r = ward_vd_arith_unknown(c, ix) ? w->off : (size_t)-1;
+		free(ix);
+		if (r != (size_t)-1)
+			return r;
+	}
+	for (i = 0; i < w->n_elems; i++)
+		if ((r = word_dynamic_index(c, t, &w->elems[i])) != (size_t)-1)
+			return r;
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		if (p->kind == WARD_SH_P_PARAM && p->index && !p->indirect &&
+		    strcmp(p->index->text, "@") != 0 && strcmp(p->index->text, "*") != 0 &&
+		    !is_assoc(c, p->text, strlen(p->text)) && ward_vd_arith_unknown(c, p->index->text))
+			return p->off;
+		if (p->arg && (r = word_dynamic_index(c, t, p->arg)) != (size_t)-1)
+			return r;
+		if (p->index && (r = word_dynamic_index(c, t, p->index)) != (size_t)-1)
+			return r;
+	}
+	return (size_t)-1;
+}
+
+/* bash: (( … )), for (( … )), a subscript, [[ x -eq y ]]: code in values. */
+static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
+{
+	struct ctx *c = wk->c;
+	size_t at = (size_t)-1, i;
+	struct cmd cmd;
+
+	if (!c->bash)
+		return;
+	if (n->kind == WARD_SH_ARITH || n->kind == WARD_SH_ARITH_FOR) {
+		char *all = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&all, &len);
+
+		if (!f) {
+			c->failed = 1;
+			return;
+		}
+		for (i = 0; i < n->n_words; i++)
+			fprintf(f, "%s;", n->words[i].text);
+		if (fclose(f) != 0) {
+			free(all);
+			c->failed = 1;
+			return;
+		}
+		if (ward_vd_arith_unknown(c, all))
+			at = n->off;
+		free(all);
+	}
+	if (n->kind == WARD_SH_COND)
+		for (i = 0; i < n->n_words && at == (size_t)-1; i++) {
+			const char *op = n->words[i].text;
+
+			if (ward_vd_in_list(op, "-eq -ne -lt -le -gt -ge") &&
+			    ((i > 0 && ward_vd_arith_unknown(c, n->words[i - 1].text)) ||
+			     (i + 1 < n->n_words && ward_vd_arith_unknown(c, n->words[i + 1].text))))
+				at = n->words[i].off;
+			if (strcmp(op, "-v") == 0 && i + 1 < n->n_words &&
+			    strchr(n->words[i + 1].text, '[') &&
+			    strpbrk(strchr(n->words[i + 1].text, '['), "$`"))
+				at = n->words[i].off;
+		}
+	for (i = 0; i < n->n_assigns && at == (size_t)-1; i++)
+		at = word_dynamic_index(c, wk->t, &n->assigns[i]);
+	for (i = 0; i < n->n_words && at == (size_t)-1; i++)
+		at = word_dynamic_index(c, wk->t, &n->words[i]);
+	for (i = 0; i < n->n_redirs && at == (size_t)-1; i++)
+		at = word_dynamic_index(c, wk->t, &n->redirs[i].target);
+	if (at == (size_t)-1)
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	span(wk, n->off, n->len, &cmd.off, &cmd.len);
+	cmd.depth = wk->depth;
+	ward_vd_refuse_synthetic(c, "dangerous.dynamic-code",
+				 "bash evaluates this arithmetic or array subscript, and a value it "
+				 "reads (a variable not set literally, a substitution) can run commands",
+				 &cmd, ward_sh_kind_name(n->kind));
+	/* (( i = 0 )): known numbers from here on */
 }
 
 static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
@@ -1345,6 +1549,48 @@ static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const 
 		char **parts = NULL;
 		size_t n_parts = 0, k;
 
+		/* bash: "${a[@]}" of an array of literals is its elements */
+		const struct var *arr = NULL;
+
+		if (w->n_parts == 1 && w->parts[0].kind == WARD_SH_P_PARAM && w->parts[0].index &&
+		    !w->parts[0].op[0] && !w->parts[0].indirect && !c->ifs_changed)
+			arr = find_var(c, w->parts[0].text);
+		if (arr && arr->array && arr->known) {
+			const char *ix = w->parts[0].index->text;
+			size_t from = 0, to = arr->n_elems;
+			bool ok = true;
+
+			if (strcmp(ix, "@") != 0 && strcmp(ix, "*") != 0) {
+				char *end;
+				unsigned long at = strtoul(ix, &end, 10);
+
+				ok = *ix && !*end && at < arr->n_elems;
+				from = at;
+				to = at + 1;
+			}
+			for (k = from; ok && k < to; k++)
+				if (w->parts[0].quote == WARD_SH_Q_NONE && strpbrk(arr->elems[k], " \t\n*?["))
+					ok = false;
+			if (ok && *ix == '*' && w->parts[0].quote != WARD_SH_Q_NONE)
+				ok = false; /* "${a[*]}" is one word */
+			if (ok) {
+				struct word *g = realloc(*out, (cap += to - from) * sizeof(*g));
+
+				if (!g) {
+					c->failed = 1;
+					return;
+				}
+				*out = g;
+				for (k = from; k < to; k++) {
+					size_t o, l;
+
+					span(wk, w->off, w->len, &o, &l);
+					if (ward_vd_word_init(c, &(*out)[*n_out], arr->elems[k], 0, o, l))
+						(*n_out)++;
+				}
+				continue;
+			}
+		}
 		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
 		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
 		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
@@ -1532,8 +1778,23 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 
 	if (c->failed)
 		return 1;
-	if (n->kind == WARD_SH_FOR && n->name)
+	if ((n->kind == WARD_SH_FOR || n->kind == WARD_SH_SELECT) && n->name) {
 		forget_var(c, n->name->text, strlen(n->name->text)); /* for x in …: each in turn */
+		/* for i in "${!a[@]}" over an indexed array: numbers */
+		if (n->kind == WARD_SH_FOR && n->n_words == 1 && n->words[0].n_parts == 1 &&
+		    n->words[0].parts[0].indirect && n->words[0].parts[0].index &&
+		    !is_assoc(c, n->words[0].parts[0].text, strlen(n->words[0].parts[0].text)) &&
+		    !c->failed) {
+			struct var *g = &c->vars[c->n_vars - 1];
+
+			free(g->value);
+			g->value = strdup("0");
+			g->known = g->value != NULL;
+			if (!g->value)
+				c->failed = 1;
+		}
+	}
+	check_bash_node(wk, n);
 	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
 		return 0;
 	fill_cmd(wk, &cmd, n);
@@ -1545,12 +1806,25 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		add_segment(c, &cmd, v.w, v.n);
 		for (i = 0; i < cmd.n_assigns; i++) {
 			ward_vd_assignment(c, &v, &cmd.assigns[i], wk->depth);
-			if (!v.n)
+			if (v.n)
+				continue;
+			if (n->assigns[i].flags & WARD_SH_W_ARRAY)
+				remember_array(c, &n->assigns[i]);
+			else if (n->assigns[i].flags & WARD_SH_W_SUBSCRIPT)
+				forget_var(c, n->assigns[i].text, strcspn(n->assigns[i].text, "[+="));
+			else
 				remember_var(c, &cmd.assigns[i]);
 		}
-		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local"))
+		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local")) {
 			for (i = 1; i < v.n; i++)
 				remember_var(c, &v.w[i]);
+			for (i = 1; i < n->n_words; i++)
+				if (n->words[i].flags & WARD_SH_W_ARRAY)
+					remember_array(c, &n->words[i]);
+				else if (n->words[i].flags & WARD_SH_W_SUBSCRIPT)
+					forget_var(c, n->words[i].text, strcspn(n->words[i].text, "[+="));
+			remember_assoc(c, &v);
+		}
 		if (v.n)
 			forget_set_vars(c, &v);
 		/* an unquoted $x as the program is split into words: `x='rm -rf /';
@@ -1614,6 +1888,7 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	for (size_t i = 0; i < c->n_vars; i++) {
 		free(c->vars[i].name);
 		free(c->vars[i].value);
+		ward_sh_strv_free(c->vars[i].elems, c->vars[i].n_elems);
 	}
 	free(c->vars);
 	for (size_t i = 0; i < c->n_downloads; i++)

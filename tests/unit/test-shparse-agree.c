@@ -762,7 +762,11 @@ static void run_node(struct ev *e, const struct ward_sh_node *n)
 		e->status = 0;
 		return;
 	case WARD_SH_COND:
-		unsupported(e, "[[", n->off);
+	case WARD_SH_ARITH:
+	case WARD_SH_ARITH_FOR:
+	case WARD_SH_SELECT:
+	case WARD_SH_COPROC:
+		unsupported(e, ward_sh_kind_name(n->kind), n->off);
 		return;
 	}
 }
