@@ -104,6 +104,7 @@ struct ctx {
 		char *name, *value;
 		bool known;   /* set to a literal value: no substitution, no unknown variable */
 		bool assoc;   /* bash: declared -A (its subscripts are keys, not arithmetic) */
+		bool integer; /* bash: declared -i (a value assigned is arithmetic) */
 		char **elems; /* bash: NAME=(…) of literal elements (value is the first) */
 		size_t n_elems;
 		bool array;

@@ -1179,6 +1179,17 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 
 static void forget_var(struct ctx *c, const char *name, size_t len);
 
+/* declare -A m; m[k]=v: still an associative array (and -i an integer) */
+static void inherit_attrs(struct ctx *c, struct var *g)
+{
+	for (size_t i = c->n_vars; g->name && i-- > 0;)
+		if (strcmp(c->vars[i].name, g->name) == 0) {
+			g->assoc = c->vars[i].assoc;
+			g->integer = c->vars[i].integer;
+			return;
+		}
+}
+
 /* x=value alone on its line: remember it for the words after. */
 static void remember_var(struct ctx *c, const struct word *w)
 {
@@ -1206,6 +1217,7 @@ static void remember_var(struct ctx *c, const struct word *w)
 	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
 	g[c->n_vars].value = strdup(val);
 	g[c->n_vars].known = !w->unresolved;
+	inherit_attrs(c, &g[c->n_vars]);
 	if (strcmp(g[c->n_vars].name ? g[c->n_vars].name : "", "IFS") == 0)
 		c->ifs_changed = true;
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
@@ -1234,12 +1246,7 @@ static void forget_var(struct ctx *c, const char *name, size_t len)
 	g[c->n_vars].name = strndup(name, len);
 	g[c->n_vars].value = strdup("");
 	g[c->n_vars].known = false;
-	/* declare -A m; m[k]=v: still an associative array */
-	for (size_t i = c->n_vars; i-- > 0;)
-		if (g[c->n_vars].name && strcmp(g[i].name, g[c->n_vars].name) == 0) {
-			g[c->n_vars].assoc = g[i].assoc;
-			break;
-		}
+	inherit_attrs(c, &g[c->n_vars]);
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
 		free(g[c->n_vars].name);
 		free(g[c->n_vars].value);
@@ -1309,7 +1316,7 @@ static void remember_array(struct ctx *c, const struct ward_sh_word *w)
 	for (i = 0; i < w->n_elems && known; i++) {
 		const struct ward_sh_word *e = &w->elems[i];
 
-		if (word_unresolved(c, e) || (e->flags & (WARD_SH_W_GLOB | WARD_SH_W_BRACE | WARD_SH_W_TILDE)) ||
+		if (word_unresolved(c, e) || (e->flags & (WARD_SH_W_GLOB | WARD_SH_W_BRACE)) ||
 		    e->text[0] == '[' || strlen(e->text) != e->text_len)
 			known = false;
 	}
@@ -1340,10 +1347,11 @@ static void remember_array(struct ctx *c, const struct ward_sh_word *w)
 	}
 }
 
-/* declare -A NAME: its subscripts are keys */
+/* declare -A NAME: its subscripts are keys; declare -i NAME: what it is
+ * assigned is arithmetic */
 static void remember_assoc(struct ctx *c, const struct view *v)
 {
-	bool assoc = false;
+	bool assoc = false, integer = false;
 
 	if (!ward_vd_in_list(ward_vd_prog_of(v), "declare typeset local"))
 		return;
@@ -1352,22 +1360,40 @@ static void remember_assoc(struct ctx *c, const struct view *v)
 
 		if (t[0] == '-') {
 			assoc = assoc || strchr(t, 'A');
+			integer = integer || strchr(t, 'i');
 			continue;
 		}
-		if (!assoc)
+		if (!assoc && !integer)
 			continue;
 		size_t k = strcspn(t, "=[");
 
 		for (size_t j = c->n_vars; j-- > 0;)
 			if (strlen(c->vars[j].name) == k && strncmp(c->vars[j].name, t, k) == 0) {
-				c->vars[j].assoc = true;
+				c->vars[j].assoc |= assoc;
+				c->vars[j].integer |= integer;
 				goto next;
 			}
 		forget_var(c, t, k);
-		if (!c->failed)
-			c->vars[c->n_vars - 1].assoc = true;
+		if (!c->failed) {
+			c->vars[c->n_vars - 1].assoc = assoc;
+			c->vars[c->n_vars - 1].integer = integer;
+		}
 next:;
 	}
+}
+
+/* x=VALUE to a variable declared -i: VALUE is arithmetic */
+static bool integer_assign_dynamic(const struct ctx *c, const struct ward_sh_word *w)
+{
+	size_t k = strcspn(w->text, "+=[");
+	const char *eq = strchr(w->text, '=');
+
+	if (!c->bash || !eq)
+		return false;
+	for (size_t j = c->n_vars; j-- > 0;)
+		if (strlen(c->vars[j].name) == k && strncmp(c->vars[j].name, w->text, k) == 0)
+			return c->vars[j].integer && ward_vd_arith_unknown(c, eq + 1);
+	return false;
 }
 
 static bool is_assoc(const struct ctx *c, const char *name, size_t len)
@@ -1456,8 +1482,11 @@ static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
 			    strpbrk(strchr(n->words[i + 1].text, '['), "$`"))
 				at = n->words[i].off;
 		}
-	for (i = 0; i < n->n_assigns && at == (size_t)-1; i++)
+	for (i = 0; i < n->n_assigns && at == (size_t)-1; i++) {
 		at = word_dynamic_index(c, wk->t, &n->assigns[i]);
+		if (at == (size_t)-1 && integer_assign_dynamic(c, &n->assigns[i]))
+			at = n->assigns[i].off;
+	}
 	for (i = 0; i < n->n_words && at == (size_t)-1; i++)
 		at = word_dynamic_index(c, wk->t, &n->words[i]);
 	for (i = 0; i < n->n_redirs && at == (size_t)-1; i++)
@@ -1800,6 +1829,10 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 	fill_cmd(wk, &cmd, n);
 	cmd.in_subst = info->sub_depth > 0;
 	cmd.piped = find_pipe(wk, n, &cmd);
+	/* bash: >(…) reads what the command around it writes: a pipe */
+	if (!cmd.piped && info->context == WARD_SH_CTX_PROCSUB && info->sub_part &&
+	    info->sub_part->procsub_dir == '>')
+		cmd.piped = true;
 	v.cmd = &cmd;
 	if (n->kind == WARD_SH_SIMPLE) {
 		build_view_words(c, n, wk, &v.w, &v.n);
