@@ -1309,9 +1309,21 @@ static void remember_array(struct ctx *c, const struct ward_sh_word *w)
 	if (!eq || eq == w->text)
 		return;
 	nlen = (size_t)(eq - w->text);
+	const struct var *old = NULL;
+	char *name = NULL;
+
 	if (eq[-1] == '+') {
-		forget_var(c, w->text, nlen - 1);
-		return;
+		/* a+=(…): appended to an array of literals, still known */
+		nlen--;
+		name = strndup(w->text, nlen);
+		if (!name) {
+			c->failed = 1;
+			return;
+		}
+		old = find_var(c, name);
+		free(name);
+		if (!old || !old->array || !old->known)
+			known = false;
 	}
 	for (i = 0; i < w->n_elems && known; i++) {
 		const struct ward_sh_word *e = &w->elems[i];
@@ -1324,22 +1336,37 @@ static void remember_array(struct ctx *c, const struct ward_sh_word *w)
 	if (c->failed || !known)
 		return;
 	g = &c->vars[c->n_vars - 1];
+	/* find_var's pointer may have moved with the realloc: look again */
+	old = NULL;
+	for (i = c->n_vars - 1; eq[-1] == '+' && i-- > 0;)
+		if (strcmp(c->vars[i].name, g->name) == 0) {
+			old = &c->vars[i];
+			break;
+		}
 	g->known = true;
 	g->array = true;
-	g->elems = calloc(w->n_elems + 1, sizeof(char *));
+	g->elems = calloc(w->n_elems + (old ? old->n_elems : 0) + 1, sizeof(char *));
 	if (!g->elems) {
 		c->failed = 1;
 		return;
 	}
-	for (i = 0; i < w->n_elems; i++) {
-		g->elems[i] = strdup(w->elems[i].text);
-		if (!g->elems[i]) {
+	for (i = 0; old && i < old->n_elems; i++) {
+		g->elems[g->n_elems] = strdup(old->elems[i]);
+		if (!g->elems[g->n_elems]) {
 			c->failed = 1;
 			return;
 		}
 		g->n_elems++;
 	}
-	if (w->n_elems) {
+	for (i = 0; i < w->n_elems; i++) {
+		g->elems[g->n_elems] = strdup(w->elems[i].text);
+		if (!g->elems[g->n_elems]) {
+			c->failed = 1;
+			return;
+		}
+		g->n_elems++;
+	}
+	if (g->n_elems) {
 		free(g->value);
 		g->value = strdup(g->elems[0]);
 		if (!g->value)
