@@ -86,6 +86,7 @@ complete -c ward -n "__fish_seen_subcommand_from serve" -l allow-workdir-anywher
 complete -c ward -n "__fish_seen_subcommand_from serve" -l allow-home-workdir
 complete -c ward -n $s -s t -l timeout -x
 complete -c ward -n $s -l isolation -x -a 'fresh shared'
+complete -c ward -n $s -l shell -x -a 'sh bash'
 complete -c ward -n $s -l empty-env
 complete -c ward -n $s -l sandbox -x -a 'required off'
 complete -c ward -n $s -l policy -r
