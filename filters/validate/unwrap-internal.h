@@ -111,6 +111,9 @@ struct ctx {
 	} *vars;
 	size_t n_vars;
 	bool bash;            /* the string is run by bash (ward_validate_shell()) */
+	bool overlay;         /* WARD_VALIDATE_OVERLAY: the workdir's writes are a change set */
+	bool saw_cd;          /* a cd (pushd, popd) came before: relative paths may leave the workdir */
+	const struct rule *cur_rule; /* the rule ward_vd_match_rules() is trying */
 	bool ifs_changed;
 	bool vars_untrusted;  /* a file was sourced: any variable may hold anything */     /* IFS assigned in the string: unquoted expansions split unknowably */
 	/* Words of views built for upstream commands, freed at the end. */

@@ -1529,6 +1529,8 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		return;
 	}
 	prog = ward_vd_prog_of(v);
+	if (ward_vd_in_list(prog, "cd pushd popd"))
+		c->saw_cd = true;
 	/* What the view does decides some conditions: find it out first. */
 	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
 		v->dynamic = true;

@@ -824,7 +824,7 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 /* An argument an `arg` line's except names: a relative path with no `..`,
  * `~`, variable or substitution, whose last component matches (rm -rf
  * node_modules, build/, web/dist). */
-static bool arg_excepted(const struct cond *cd, const struct word *w)
+static bool arg_excepted(const struct ctx *c, const struct cond *cd, const struct word *w)
 {
 	const char *p = word_norm(w, false);
 	size_t i;
@@ -833,8 +833,14 @@ static bool arg_excepted(const struct cond *cd, const struct word *w)
 
 	if (!p || !*p || (w->flags & WARD_SH_W_DYNAMIC & ~WARD_SH_W_GLOB) || w->unresolved || p[0] == '/' ||
 	    p[0] == '~' || p[0] == '-' || strcmp(p, "..") == 0 || strncmp(p, "../", 3) == 0 ||
-	    strstr(p, "/../") || strcmp(p, ".") == 0)
+	    strstr(p, "/../") || strcmp(p, ".") == 0 || strcmp(p, "./") == 0 ||
+	    (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
 		return false;
+	/* overlay mode: whatever is removed inside the workdir is still there
+	 * until a person applies the change set */
+	if (c->overlay && !c->saw_cd && c->cur_rule &&
+	    strcmp(c->cur_rule->id, "approval.rm-recursive-force") == 0)
+		return true;
 	/* a glob only as the except item itself (*.egg-info): it names nothing else */
 	if (glob && strpbrk(p, "*?[") < strrchr(p, '/'))
 		return false;
@@ -869,7 +875,7 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
-			if (cd->n_except && arg_excepted(cd, &v->w[i]))
+			if (cd->n_except && arg_excepted(c, cd, &v->w[i]))
 				continue;
 			/* with an except line, `*` crosses `/`: every argument not excepted */
 			p = word_norm(&v->w[i], false);
@@ -979,6 +985,7 @@ void ward_vd_match_rules(struct ctx *c, const struct view *v)
 			continue;
 		if (c->best.kind > kind || (c->best.kind == kind && c->best.rank <= i))
 			continue;
+		c->cur_rule = r;
 		for (k = 0; k < r->n_conds && all; k++) {
 			all = cond_holds(c, &r->conds[k], v, roles);
 			if (all && c->hit)
@@ -1467,6 +1474,39 @@ static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree 
 	return (size_t)-1;
 }
 
+/* After arithmetic that reads only known values, the names it assigns
+ * (NAME = …, NAME op= …) hold numbers. */
+static void remember_arith_assigns(struct ctx *c, const char *text)
+{
+	for (const char *s = text; *s && !c->failed; s++) {
+		const char *e;
+
+		if (!(isalpha((unsigned char)*s) || *s == '_') ||
+		    (s > text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+			continue;
+		for (e = s; isalnum((unsigned char)*e) || *e == '_'; e++)
+			;
+		const char *q = e;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if ((q[0] == '=' && q[1] != '=') || (q[0] && strchr("+-*/%&|^", q[0]) && q[1] == '=') ||
+		    (q[0] == '+' && q[1] == '+') || (q[0] == '-' && q[1] == '-')) {
+			forget_var(c, s, (size_t)(e - s));
+			if (!c->failed) {
+				struct var *g = &c->vars[c->n_vars - 1];
+
+				free(g->value);
+				g->value = strdup("0");
+				g->known = g->value != NULL;
+				if (!g->value)
+					c->failed = 1;
+			}
+		}
+		s = e - 1;
+	}
+}
+
 /* bash: (( … )), for (( … )), a subscript, [[ x -eq y ]]: code in values. */
 static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
 {
@@ -1494,6 +1534,8 @@ static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
 		}
 		if (ward_vd_arith_unknown(c, all))
 			at = n->off;
+		else
+			remember_arith_assigns(c, all);
 		free(all);
 	}
 	if (n->kind == WARD_SH_COND)
@@ -1994,7 +2036,9 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 int ward_validate_shell(const struct ward_rules *rules, const char *command,
 			enum ward_shell shell, struct ward_verdict *v, struct ward_error **err)
 {
-	struct ctx c = { .rules = rules, .top = command, .err = err, .bash = shell == WARD_SHELL_BASH };
+	struct ctx c = { .rules = rules, .top = command, .err = err,
+			 .bash = (shell & ~WARD_VALIDATE_OVERLAY) == WARD_SHELL_BASH,
+			 .overlay = (shell & WARD_VALIDATE_OVERLAY) != 0 };
 	struct ward_sh_tree *t = NULL;
 	struct walk wk = { .c = &c, .span_len = (size_t)-1 };
 

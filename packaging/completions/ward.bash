@@ -17,7 +17,7 @@ _ward_opts_shell="-C --workdir -t --timeout --isolation --shell --empty-env --sa
  -h --help"
 _ward_opts_serve="-C --workdir --workdir-root --allow-workdir-anywhere --allow-home-workdir
  -t --timeout --isolation --shell --empty-env --sandbox --policy --no-policy -h --help"
-_ward_opts_validate="-c --command --shell --json --policy --no-policy --rules -h --help"
+_ward_opts_validate="-c --command --shell --workdir-mode --json --policy --no-policy --rules -h --help"
 _ward_opts_doctor="--json -h --help"
 _ward_opts_changes="--all -C --workdir -h --help"
 _ward_opts_diff="-h --help"

@@ -101,6 +101,7 @@ complete -c ward -n $v -l policy -r
 complete -c ward -n $v -l no-policy
 complete -c ward -n $v -l rules
 complete -c ward -n $v -l shell -x -a 'sh bash'
+complete -c ward -n $v -l workdir-mode -x -a 'direct overlay'
 complete -c ward -n $v -s h -l help
 complete -c ward -n "__fish_seen_subcommand_from doctor" -l json
 complete -c ward -n "__fish_seen_subcommand_from doctor" -s h -l help
