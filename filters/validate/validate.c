@@ -1243,6 +1243,11 @@ static void forget_var(struct ctx *c, const char *name, size_t len)
 
 	if (!len || name[0] == '-')
 		return;
+	/* printf -v 'a[0]', read 'a[1]': the array a */
+	if (memchr(name, '[', len))
+		len = (size_t)((const char *)memchr(name, '[', len) - name);
+	if (!len)
+		return;
 	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
 	if (!g) {
 		c->failed = 1;
@@ -1272,19 +1277,21 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 	const char *prog = ward_vd_prog_of(v);
 	size_t i;
 
-	if (ward_vd_in_list(prog, "source ."))
+	/* a sourced file may set any variable; so may trap code, which runs
+	 * before any later command (DEBUG) */
+	if (ward_vd_in_list(prog, "source . trap"))
 		c->vars_untrusted = true;
 	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].text[0] != '-')
 				forget_var(c, v->w[i].text, strlen(v->w[i].text));
 	}
-	/* declare -n x=y: x names y, whose value is not known */
+	/* declare -n x=y: x names y, and an assignment to x sets y (or
+	 * whatever x is made to name later): no variable is known from here */
 	if (ward_vd_in_list(prog, "declare typeset local"))
 		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
 			if (strchr(v->w[i].text, 'n'))
-				for (size_t k = i + 1; k < v->n; k++)
-					forget_var(c, v->w[k].text, strcspn(v->w[k].text, "="));
+				c->vars_untrusted = true;
 	if (ward_vd_in_list(prog, "printf declare typeset local export readonly"))
 		for (i = 1; i + 1 < v->n; i++)
 			if (strcmp(v->w[i].text, "-v") == 0 ||
@@ -1893,6 +1900,10 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		}
 	}
 	check_bash_node(wk, n);
+	/* a function's body runs when it is called, maybe after later
+	 * assignments it overwrites: `f() { x=rm; }; x=ls; f; $x` */
+	if (n->kind == WARD_SH_FUNCTION)
+		c->vars_untrusted = true;
 	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
 		return 0;
 	fill_cmd(wk, &cmd, n);

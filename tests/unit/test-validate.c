@@ -957,6 +957,15 @@ static bool expected_in(const struct expect *e, size_t n, const char *rule)
 /* issue 16: bash as agents write it (--shell bash). Each construct the bash
  * dialect reads is a new place to hide a command: these must be refused. */
 static const struct expect bash_refusals[] = {
+	/* namerefs, functions and traps change variables where ward does not look */
+	{ "validator.unresolved-program", "x=ls; declare -n r=x; r=rm; $x -rf ~" },
+	{ "validator.unresolved-program", "a=(ls); declare -n ref=a; ref=(rm -rf ~); \"${a[@]}\"" },
+	{ "validator.unresolved-program", "a=(ls); f() { local -n r=$1; r=(rm -rf ~); }; f a; \"${a[@]}\"" },
+	{ "validator.unresolved-program", "a=(ls); printf -v \"a[0]\" rm; \"${a[@]}\" -rf ~" },
+	{ "validator.unresolved-program", "a=(ls); read \"a[0]\" < f; \"${a[@]}\" -rf ~" },
+	{ "validator.unresolved-program", "f() { x=rm; }; x=ls; f; $x -rf ~" },
+	{ "validator.unresolved-program", "f() { a=(rm -rf ~); }; a=(ls); f; \"${a[@]}\"" },
+	{ "validator.unresolved-program", "trap \"x=rm\" DEBUG; x=ls; $x -rf ~" },
 	{ "blocked.rm-root", "a=(x); a[$(rm -rf ~)]=1" },
 	{ "blocked.rm-root", "a=(x); a[`rm -rf ~`]=1" },
 	{ "blocked.rm-root", "a=([$(rm -rf ~)]=1)" },
