@@ -1495,6 +1495,12 @@ static void remember_arith_assigns(struct ctx *c, const char *text)
 			;
 		const char *q = e;
 
+		if (*q == '[') { /* (( a[0] = 5 )): the array changes */
+			forget_var(c, s, (size_t)(e - s));
+			s = e - 1;
+			continue;
+		}
+
 		while (*q == ' ' || *q == '\t')
 			q++;
 		if ((q[0] == '=' && q[1] != '=') || (q[0] && strchr("+-*/%&|^", q[0]) && q[1] == '=') ||
@@ -1913,6 +1919,10 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 	if (!cmd.piped && info->context == WARD_SH_CTX_PROCSUB && info->sub_part &&
 	    info->sub_part->procsub_dir == '>')
 		cmd.piped = true;
+	/* and a coproc reads what the string writes to ${COPROC[1]} */
+	for (const struct ward_sh_node *up = n->parent; up && !cmd.piped; up = up->parent)
+		if (up->kind == WARD_SH_COPROC)
+			cmd.piped = true;
 	v.cmd = &cmd;
 	if (n->kind == WARD_SH_SIMPLE) {
 		build_view_words(c, n, wk, &v.w, &v.n);

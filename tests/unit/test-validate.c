@@ -957,6 +957,10 @@ static bool expected_in(const struct expect *e, size_t n, const char *rule)
 /* issue 16: bash as agents write it (--shell bash). Each construct the bash
  * dialect reads is a new place to hide a command: these must be refused. */
 static const struct expect bash_refusals[] = {
+	/* a coproc reads what the string writes to it */
+	{ "dangerous.pipe-to-shell", "coproc sh; echo 'rm -rf ~' >&\"${COPROC[1]}\"" },
+	{ "dangerous.pipe-to-shell", "coproc W { bash; }; echo x >&\"${W[1]}\"" },
+	{ "validator.unresolved-program", "a=(ls); (( a[0] = 5 )); \"${a[@]}\"" },
 	/* namerefs, functions and traps change variables where ward does not look */
 	{ "validator.unresolved-program", "x=ls; declare -n r=x; r=rm; $x -rf ~" },
 	{ "validator.unresolved-program", "a=(ls); declare -n ref=a; ref=(rm -rf ~); \"${a[@]}\"" },
