@@ -766,6 +766,65 @@ static size_t bracket_ahead(const struct P *p)
 	return 0;
 }
 
+/* bash: whether the [ at p->pos has a matching ] (as bash's reader finds it:
+ * quotes and substitutions skipped) with a blank or an operator character
+ * between them at its own level. */
+static bool subscript_has_blank_at(const struct P *p, size_t at)
+{
+	size_t i = at + 1;
+	int depth = 0;
+	bool blank = false;
+
+	for (; i < p->n; i++) {
+		char c = p->s[i];
+
+		if (c == '\\') {
+			i++;
+		} else if (c == '\'') {
+			while (++i < p->n && p->s[i] != '\'')
+				;
+		} else if (c == '"' || c == '`') {
+			while (++i < p->n && p->s[i] != c)
+				if (p->s[i] == '\\')
+					i++;
+		} else if (c == '$' && i + 1 < p->n && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+			char open = p->s[i + 1], close = open == '(' ? ')' : '}';
+			int d = 0;
+
+			for (i++; i < p->n; i++) {
+				if (p->s[i] == '\\') {
+					i++;
+				} else if (p->s[i] == '\'') {
+					while (++i < p->n && p->s[i] != '\'')
+						;
+				} else if (p->s[i] == open) {
+					d++;
+				} else if (p->s[i] == close && --d == 0) {
+					break;
+				}
+			}
+		} else if (c == '[') {
+			depth++;
+		} else if (c == ']') {
+			if (depth-- == 0)
+				return blank;
+		} else if (is_delim((unsigned char)c)) {
+			blank = true;
+		}
+	}
+	return false;
+}
+
+static bool subscript_has_blank(const struct P *p)
+{
+	return subscript_has_blank_at(p, p->pos);
+}
+
+bool ward_sh_subscript_has_blank(const struct P *p, size_t at)
+{
+	return subscript_has_blank_at(p, at);
+}
+
 static bool wb_empty(const struct wb *b)
 {
 	return b->parts.n == 0 && !b->lit_open;
@@ -960,6 +1019,14 @@ static void lex_into(struct P *p, struct wb *b, enum wmode mode)
 				b->flags |= WARD_SH_W_GLOB;
 				b->name_ok = false;
 				continue;
+			}
+			if (c == '[' && BASH(p) && b->name_ok && !start &&
+			    is_name_start((unsigned char)p->s[b->off]) && subscript_has_blank(p)) {
+				/* bash reads NAME[ … ]=v, blanks and all, as one
+				 * assignment word at a command's start (where a['$(cmd)']
+				 * runs cmd), and as several words elsewhere */
+				fail(p, at, "array subscript with a blank is not supported");
+				return;
 			}
 			if (c == '[') {
 				size_t close = bracket_ahead(p);

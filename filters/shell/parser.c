@@ -451,6 +451,11 @@ static bool parse_array_elems(struct P *p, struct ward_sh_word *w)
 			ward_sh_unexpected(p);
 			return false;
 		}
+		if (p->s[t->off] == '[' && ward_sh_subscript_has_blank(p, t->off)) {
+			/* bash reads ([ k ]=v) as one element */
+			fail(p, t->off, "array subscript with a blank is not supported");
+			return false;
+		}
 		if (p->s[t->off] == '[') {
 			size_t i = t->off + 1, depth = 0;
 

@@ -1449,9 +1449,27 @@ static bool is_assoc(const struct ctx *c, const char *name, size_t len)
  * it whose value is not known, or a substitution, may run code. Returns the
  * offending word part's offset, or (size_t)-1. */
 static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree *t,
-				 const struct ward_sh_word *w)
+				 const struct ward_sh_word *w, bool assoc_decl)
 {
 	size_t i, r;
+
+	/* a=([k]=v …): the keys of an indexed array are arithmetic too */
+	if ((w->flags & WARD_SH_W_ARRAY) && !assoc_decl && !is_assoc(c, w->text, strcspn(w->text, "+=")))
+		for (i = 0; i < w->n_elems; i++) {
+			const struct ward_sh_word *e = &w->elems[i];
+			size_t k;
+
+			if (e->text[0] != '[' || !(k = strcspn(e->text, "]")) || !e->text[k])
+				continue;
+			char *key = strndup(e->text + 1, k - 1);
+
+			if (!key)
+				return e->off;
+			r = ward_vd_arith_unknown(c, key) ? e->off : (size_t)-1;
+			free(key);
+			if (r != (size_t)-1)
+				return r;
+		}
 
 	if ((w->flags & WARD_SH_W_SUBSCRIPT) && !is_assoc(c, w->text, strcspn(w->text, "["))) {
 		char *ix = strndup(t->src + w->index_off, w->index_len);
@@ -1464,7 +1482,7 @@ static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree 
 			return r;
 	}
 	for (i = 0; i < w->n_elems; i++)
-		if ((r = word_dynamic_index(c, t, &w->elems[i])) != (size_t)-1)
+		if ((r = word_dynamic_index(c, t, &w->elems[i], assoc_decl)) != (size_t)-1)
 			return r;
 	for (i = 0; i < w->n_parts; i++) {
 		const struct ward_sh_part *p = &w->parts[i];
@@ -1473,9 +1491,9 @@ static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree 
 		    strcmp(p->index->text, "@") != 0 && strcmp(p->index->text, "*") != 0 &&
 		    !is_assoc(c, p->text, strlen(p->text)) && ward_vd_arith_unknown(c, p->index->text))
 			return p->off;
-		if (p->arg && (r = word_dynamic_index(c, t, p->arg)) != (size_t)-1)
+		if (p->arg && (r = word_dynamic_index(c, t, p->arg, false)) != (size_t)-1)
 			return r;
-		if (p->index && (r = word_dynamic_index(c, t, p->index)) != (size_t)-1)
+		if (p->index && (r = word_dynamic_index(c, t, p->index, false)) != (size_t)-1)
 			return r;
 	}
 	return (size_t)-1;
@@ -1564,15 +1582,21 @@ static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
 			    strpbrk(strchr(n->words[i + 1].text, '['), "$`"))
 				at = n->words[i].off;
 		}
+	bool assoc_decl = false;
+
+	for (i = 1; n->kind == WARD_SH_SIMPLE && n->n_words && i < n->n_words &&
+		    ward_vd_in_list(n->words[0].text, "declare typeset local"); i++)
+		if (n->words[i].text[0] == '-' && strchr(n->words[i].text, 'A'))
+			assoc_decl = true;
 	for (i = 0; i < n->n_assigns && at == (size_t)-1; i++) {
-		at = word_dynamic_index(c, wk->t, &n->assigns[i]);
+		at = word_dynamic_index(c, wk->t, &n->assigns[i], false);
 		if (at == (size_t)-1 && integer_assign_dynamic(c, &n->assigns[i]))
 			at = n->assigns[i].off;
 	}
 	for (i = 0; i < n->n_words && at == (size_t)-1; i++)
-		at = word_dynamic_index(c, wk->t, &n->words[i]);
+		at = word_dynamic_index(c, wk->t, &n->words[i], assoc_decl);
 	for (i = 0; i < n->n_redirs && at == (size_t)-1; i++)
-		at = word_dynamic_index(c, wk->t, &n->redirs[i].target);
+		at = word_dynamic_index(c, wk->t, &n->redirs[i].target, false);
 	if (at == (size_t)-1)
 		return;
 	memset(&cmd, 0, sizeof(cmd));

@@ -210,6 +210,9 @@ static const struct row rows[] = {
 	{ "declare -a a=(x $(id)) b[$(uname)]=1", 0, "declare -a a=(x $(id)) b[$(uname)]=1",
 	  "id / uname / declare -a a=(x $(id)) b[$(uname)]=1", NULL },
 	{ "a[1]=(x)", 0, NULL, NULL, "syntax error: a list assigned to an array element at 1" },
+	{ "a[ '$(id)' ]=1", 0, NULL, NULL, "array subscript with a blank is not supported at 2" },
+	{ "a=([ '$(id)' ]=1)", 0, NULL, NULL, "array subscript with a blank is not supported at 4" },
+	{ "echo a[ x", 0, "echo a[ x", NULL, NULL },
 	{ "a=(1 2)", P, NULL, NULL, "syntax error: unexpected '(' at 3" },
 	{ "A+=x cmd", 0, "A+=x cmd", "cmd", NULL },
 	/* subshells and groups */

@@ -957,6 +957,8 @@ static bool expected_in(const struct expect *e, size_t n, const char *rule)
 /* issue 16: bash as agents write it (--shell bash). Each construct the bash
  * dialect reads is a new place to hide a command: these must be refused. */
 static const struct expect bash_refusals[] = {
+	{ "dangerous.dynamic-code", "x=$(cat f); a=([$x]=1)" },
+	{ "dangerous.dynamic-code", "a=([k]=$(id))" },
 	/* a coproc reads what the string writes to it */
 	{ "dangerous.pipe-to-shell", "coproc sh; echo 'rm -rf ~' >&\"${COPROC[1]}\"" },
 	{ "dangerous.pipe-to-shell", "coproc W { bash; }; echo x >&\"${W[1]}\"" },
@@ -1262,7 +1264,8 @@ START_TEST(test_bash_dialect)
 	/* not modelled yet: refused with the column, in bash as in sh */
 	{
 		const char *unmodelled[] = { "y=rm; x=y; ${!x} -rf ~", "echo ${x@P}",
-					     "a['$(id)']=1", "!(rm -rf ~)" };
+					     "a['$(id)']=1", "!(rm -rf ~)",
+					     "a[ '$(rm -rf ~)' ]=1", "a=([ '$(rm -rf ~)' ]=1)" };
 
 		for (i = 0; i < ARRAY_N(unmodelled); i++) {
 			struct ward_verdict v;
