@@ -21,7 +21,8 @@
  * here-document bodies whose delimiter is unquoted. A construct the parser
  * cannot model is refused with its position, so
  * nothing is passed on unseen: `${!x}` indirection, `${x@P}`, a single
- * quote inside an array subscript (bash expands $(…) there even so), `!(`
+ * quote inside an array subscript (bash expands $(…) there even so), a
+ * blank inside NAME[ … ] (one word to bash at a command's start), `!(`
  * at a command's start (a subshell or, under extglob, a pattern), aliases.
  *
  * Dialects. The default is the bash-compatible superset agents write:
