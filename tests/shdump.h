@@ -8,6 +8,8 @@
  *   compounds    sub(…) brace(…) if(c)then(t)elif(c)then(t)else(e)
  *                for x in(a b)do(…) while(c)do(b) until(c)do(b)
  *                case w in(p|q)=>(…);; fn name(…) [[ … ]]
+ *                ((expr)) for((a;b;c))do(…) select x in(a)do(…) coproc N(…)
+ *                arrays: a=(x y) as "a=(x y)"
  *
  * shdump_cmds() lists every simple command the visitor reports, "/"-separated.
  */
@@ -56,6 +58,12 @@ static void sd_word(struct shdump *d, const struct ward_sh_word *w)
 		sd_put(d, "<%s>", w->text);
 	else
 		sd_put(d, "%s", w->text);
+	if (w->flags & WARD_SH_W_ARRAY) {
+		sd_put(d, "(");
+		for (size_t i = 0; i < w->n_elems; i++)
+			sd_put(d, "%s", i ? " " : ""), sd_word(d, &w->elems[i]);
+		sd_put(d, ")");
+	}
 }
 
 static void sd_node(struct shdump *d, const struct ward_sh_node *n);
@@ -165,6 +173,32 @@ static void sd_node(struct shdump *d, const struct ward_sh_node *n)
 		break;
 	case WARD_SH_FUNCTION:
 		sd_put(d, "fn %s(", n->name->text);
+		sd_node(d, n->kids[0]);
+		sd_put(d, ")");
+		break;
+	case WARD_SH_ARITH:
+		sd_put(d, "((");
+		sd_word(d, &n->words[0]);
+		sd_put(d, "))");
+		break;
+	case WARD_SH_ARITH_FOR:
+		sd_put(d, "for((");
+		for (i = 0; i < 3; i++)
+			sd_put(d, "%s", i ? ";" : ""), sd_word(d, &n->words[i]);
+		sd_put(d, "))do(");
+		sd_node(d, n->kids[0]);
+		sd_put(d, ")");
+		break;
+	case WARD_SH_SELECT:
+		sd_put(d, "select %s in(", n->name->text);
+		for (i = 0; i < n->n_words; i++)
+			sd_put(d, "%s", i ? " " : ""), sd_word(d, &n->words[i]);
+		sd_put(d, ")do(");
+		sd_node(d, n->kids[0]);
+		sd_put(d, ")");
+		break;
+	case WARD_SH_COPROC:
+		sd_put(d, "coproc %s(", n->name ? n->name->text : "");
 		sd_node(d, n->kids[0]);
 		sd_put(d, ")");
 		break;

@@ -130,6 +130,10 @@ enum wmode {
 	WM_BRACE_ARG, /* the operand of ${NAME op word}: ends at the matching } */
 	WM_ARITH,     /* $((…)): ends at the matching )) */
 	WM_HEREDOC,   /* a here-document body: ends at p->n */
+	WM_SUBSCRIPT, /* bash: an array subscript: ends at the matching ] */
+	WM_EXTGLOB,   /* bash: the inside of @(…) and its kin: ends at the matching ) */
+	WM_ARITH_FOR, /* bash: an expression of for ((…)): ends at ; or the matching ) */
+	WM_REGEX,     /* bash: the right side of [[ … =~ … ]]: ( ) | are its own */
 };
 
 static void lex_dollar(struct P *p, struct wb *b, bool in_dq);
@@ -344,8 +348,8 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 	size_t open = p->pos;
 	size_t name_off, name_end;
 	char op[4] = "";
-	bool len_op = false;
-	struct ward_sh_word *arg = NULL;
+	bool len_op = false, indirect = false;
+	struct ward_sh_word *arg = NULL, *index = NULL;
 	int c;
 
 	if (!enter(p, open))
@@ -359,8 +363,25 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 		c = peekc(p, 0);
 	}
 	if (c == '!' && BASH(p) && peekc(p, 1) != '}') {
-		fail(p, open, "indirect expansion is not supported");
-		return;
+		/* ${!a[@]} (the keys) and ${!PREFIX*} (the names) are lists of
+		 * names; ${!x} takes x's value as the name, and a value
+		 * `a[$(cmd)]` runs cmd: only known when it runs */
+		size_t i = p->pos + 1;
+
+		while (i < p->n && is_name_char((unsigned char)p->s[i]))
+			i++;
+		if (i > p->pos + 1 && is_name_start((unsigned char)p->s[p->pos + 1]) &&
+		    i + 1 < p->n &&
+		    (((p->s[i] == '*' || p->s[i] == '@') && p->s[i + 1] == '}') ||
+		     (i + 3 < p->n && p->s[i] == '[' && (p->s[i + 1] == '@' || p->s[i + 1] == '*') &&
+		      p->s[i + 2] == ']' && p->s[i + 3] == '}'))) {
+			indirect = true;
+			p->pos++;
+			c = peekc(p, 0);
+		} else {
+			fail(p, open, "indirect expansion is not supported");
+			return;
+		}
 	}
 	name_off = p->pos;
 	if (is_name_start(c)) {
@@ -380,8 +401,36 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 	}
 	name_end = p->pos;
 	c = peekc(p, 0);
-	if (c == '[' && BASH(p)) {
-		fail(p, p->pos, "array subscript is not supported");
+	if (c == '[' && BASH(p) && is_name_start((unsigned char)p->s[name_off])) {
+		struct wb ib;
+
+		p->pos++;
+		wb_init(&ib, p->pos);
+		lex_into(p, &ib, WM_SUBSCRIPT);
+		if (p->failed)
+			return;
+		if (peekc(p, 0) != ']') {
+			fail(p, open, "unterminated array subscript");
+			return;
+		}
+		index = wb_finish(p, &ib, NULL);
+		if (!index)
+			return;
+		b->flags |= ib.flags & ~(WARD_SH_W_QUOTED);
+		p->pos++;
+		c = peekc(p, 0);
+	} else if (indirect && c == '*') {
+		/* ${!PREFIX*}: the operator is the * or @ */
+		op[0] = (char)c;
+		p->pos++;
+		c = peekc(p, 0);
+	} else if (indirect && c == '@') {
+		op[0] = (char)c;
+		p->pos++;
+		c = peekc(p, 0);
+	}
+	if (indirect && c != '}') {
+		fail(p, open, "bad substitution");
 		return;
 	}
 	if (len_op) {
@@ -410,10 +459,19 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 			if (peekc(p, 1) == c)
 				op[k++] = (char)c;
 		} else if (BASH(p) && c == '@') {
+			int d = peekc(p, 1);
+
 			/* ${x@P} expands prompt escapes, $(…) included, from the
 			 * variable's value: commands no parser can see */
-			fail(p, open, "parameter transformation is not supported");
-			return;
+			if (d == 'P' || !d || !strchr("QEAKkaUuL", d) || peekc(p, 2) != '}') {
+				fail(p, open, "parameter transformation '@%c' is not supported",
+				     d > 32 && d < 127 ? d : '?');
+				return;
+			}
+			op[0] = '@';
+			op[1] = (char)d;
+			p->pos += 3;
+			goto done;
 		} else if (BASH(p) && (c == '/' || c == '^' || c == ',')) {
 			op[k++] = (char)c;
 			if (peekc(p, 1) == c)
@@ -448,6 +506,7 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 		}
 	}
 	p->pos++; /* } */
+done:
 	p->depth--;
 	struct ward_sh_part *pt = wb_part(p, b, WARD_SH_P_PARAM, open, p->pos);
 
@@ -457,6 +516,8 @@ static void lex_brace_param(struct P *p, struct wb *b, bool in_dq)
 	pt->braced = true;
 	memcpy(pt->op, op, sizeof(op));
 	pt->arg = arg;
+	pt->index = index;
+	pt->indirect = indirect;
 	pt->text_len = name_end - name_off;
 	pt->text = palloc(p, pt->text_len + 1);
 	if (pt->text) {
@@ -705,6 +766,65 @@ static size_t bracket_ahead(const struct P *p)
 	return 0;
 }
 
+/* bash: whether the [ at p->pos has a matching ] (as bash's reader finds it:
+ * quotes and substitutions skipped) with a blank or an operator character
+ * between them at its own level. */
+static bool subscript_has_blank_at(const struct P *p, size_t at)
+{
+	size_t i = at + 1;
+	int depth = 0;
+	bool blank = false;
+
+	for (; i < p->n; i++) {
+		char c = p->s[i];
+
+		if (c == '\\') {
+			i++;
+		} else if (c == '\'') {
+			while (++i < p->n && p->s[i] != '\'')
+				;
+		} else if (c == '"' || c == '`') {
+			while (++i < p->n && p->s[i] != c)
+				if (p->s[i] == '\\')
+					i++;
+		} else if (c == '$' && i + 1 < p->n && (p->s[i + 1] == '(' || p->s[i + 1] == '{')) {
+			char open = p->s[i + 1], close = open == '(' ? ')' : '}';
+			int d = 0;
+
+			for (i++; i < p->n; i++) {
+				if (p->s[i] == '\\') {
+					i++;
+				} else if (p->s[i] == '\'') {
+					while (++i < p->n && p->s[i] != '\'')
+						;
+				} else if (p->s[i] == open) {
+					d++;
+				} else if (p->s[i] == close && --d == 0) {
+					break;
+				}
+			}
+		} else if (c == '[') {
+			depth++;
+		} else if (c == ']') {
+			if (depth-- == 0)
+				return blank;
+		} else if (is_delim((unsigned char)c)) {
+			blank = true;
+		}
+	}
+	return false;
+}
+
+static bool subscript_has_blank(const struct P *p)
+{
+	return subscript_has_blank_at(p, p->pos);
+}
+
+bool ward_sh_subscript_has_blank(const struct P *p, size_t at)
+{
+	return subscript_has_blank_at(p, at);
+}
+
 static bool wb_empty(const struct wb *b)
 {
 	return b->parts.n == 0 && !b->lit_open;
@@ -766,6 +886,40 @@ static void lex_into(struct P *p, struct wb *b, enum wmode mode)
 			break;
 		case WM_HEREDOC:
 			break;
+		case WM_SUBSCRIPT:
+			if (c == '[')
+				paren++;
+			if (c == ']' && paren-- == 0)
+				return;
+			/* bash expands a subscript with quotes as plain characters:
+			 * a['$(cmd)']=1 runs cmd */
+			if (c == '\'' || (c == '$' && peekc(p, 1) == '\'')) {
+				fail(p, at, "single quote in an array subscript is not supported");
+				return;
+			}
+			break;
+		case WM_EXTGLOB:
+			if (c == '(')
+				paren++;
+			if (c == ')' && paren-- == 0)
+				return;
+			break;
+		case WM_ARITH_FOR:
+			if (c == ';' && paren == 0)
+				return;
+			if (c == '(')
+				paren++;
+			if (c == ')' && paren-- == 0)
+				return;
+			break;
+		case WM_REGEX:
+			if (c == '(')
+				paren++;
+			if (c == ')' && paren-- == 0)
+				return;
+			if (paren <= 0 && c != '|' && c != '(' && c != ')' && is_delim(c))
+				return;
+			break;
 		}
 		if (c == '\\') {
 			int d = peekc(p, 1);
@@ -819,7 +973,41 @@ static void lex_into(struct P *p, struct wb *b, enum wmode mode)
 			b->name_ok = false;
 			continue;
 		}
-		if (mode == WM_NORMAL) {
+		if ((mode == WM_NORMAL || mode == WM_EXTGLOB) && BASH(p) && c > 0 &&
+		    strchr("@+?*!", c) && peekc(p, 1) == '(') {
+			/* an extglob pattern: under shopt -s extglob a pattern whose
+			 * inside may hold substitutions; without it bash stops with a
+			 * syntax error (or, at a command's start, reads `!(` as `! (`:
+			 * the parser refuses that there) */
+			struct ward_sh_part *pt = wb_part(p, b, WARD_SH_P_GLOB, at, at + 2);
+
+			if (pt) {
+				pt->text = palloc(p, 3);
+				if (pt->text) {
+					memcpy(pt->text, p->s + at, 2);
+					pt->text[2] = '\0';
+				}
+				pt->text_len = 2;
+			}
+			p->pos += 2;
+			lex_into(p, b, WM_EXTGLOB);
+			if (p->failed)
+				return;
+			if (peekc(p, 0) != ')') {
+				fail(p, at, "unterminated extglob pattern");
+				return;
+			}
+			pt = wb_part(p, b, WARD_SH_P_GLOB, p->pos, p->pos + 1);
+			if (pt) {
+				pt->text = ")";
+				pt->text_len = 1;
+			}
+			p->pos++;
+			b->flags |= WARD_SH_W_GLOB;
+			b->name_ok = false;
+			continue;
+		}
+		if (mode == WM_NORMAL || mode == WM_EXTGLOB) {
 			if (c == '*' || c == '?') {
 				struct ward_sh_part *pt = wb_part(p, b, WARD_SH_P_GLOB, at, at + 1);
 
@@ -831,6 +1019,14 @@ static void lex_into(struct P *p, struct wb *b, enum wmode mode)
 				b->flags |= WARD_SH_W_GLOB;
 				b->name_ok = false;
 				continue;
+			}
+			if (c == '[' && BASH(p) && b->name_ok && !start &&
+			    is_name_start((unsigned char)p->s[b->off]) && subscript_has_blank(p)) {
+				/* bash reads NAME[ … ]=v, blanks and all, as one
+				 * assignment word at a command's start (where a['$(cmd)']
+				 * runs cmd), and as several words elsewhere */
+				fail(p, at, "array subscript with a blank is not supported");
+				return;
 			}
 			if (c == '[') {
 				size_t close = bracket_ahead(p);
@@ -880,6 +1076,69 @@ static void lex_into(struct P *p, struct wb *b, enum wmode mode)
 		       at + 1);
 		p->pos++;
 	}
+}
+
+/* bash: an arithmetic expression from p->pos, up to the ")" that closes it
+ * (or, in_for, a ";" at its level): the parser checks what ends it. */
+struct ward_sh_word *ward_sh_lex_arith(struct P *p, bool in_for)
+{
+	struct wb b;
+
+	wb_init(&b, p->pos);
+	lex_into(p, &b, in_for ? WM_ARITH_FOR : WM_ARITH);
+	if (p->failed)
+		return NULL;
+	return wb_finish(p, &b, NULL);
+}
+
+/* bash: the regular expression after =~ in [[ … ]], where ( ) and | are
+ * part of the word. */
+struct ward_sh_word *ward_sh_lex_regex(struct P *p)
+{
+	struct wb b;
+
+	ward_sh_skip_blanks(p);
+	wb_init(&b, p->pos);
+	lex_into(p, &b, WM_REGEX);
+	if (p->failed)
+		return NULL;
+	if (p->pos == b.off) {
+		fail(p, p->pos, "syntax error: expected a regular expression after '=~'");
+		return NULL;
+	}
+	return wb_finish(p, &b, NULL);
+}
+
+/* Whether "((" at i opens arithmetic: its parentheses close with "))"
+ * together (otherwise it is a subshell in a subshell). */
+bool ward_sh_arith_ahead(const struct P *p, size_t i)
+{
+	int depth = 0;
+	char q = 0;
+
+	for (i += 2; i < p->n; i++) {
+		char c = p->s[i];
+
+		if (q) {
+			if (c == '\\' && q == '"')
+				i++;
+			else if (c == q)
+				q = 0;
+			continue;
+		}
+		if (c == '\\') {
+			i++;
+		} else if (c == '\'' || c == '"') {
+			q = c;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			if (depth == 0)
+				return i + 1 < p->n && p->s[i + 1] == ')';
+			depth--;
+		}
+	}
+	return true; /* unterminated: report it as arithmetic */
 }
 
 /* ---- tokens ------------------------------------------------------------------------ */

@@ -72,6 +72,19 @@ static struct ward_sh_node *parse_pipeline(struct P *p)
 
 	if (!n)
 		return NULL;
+	/* bash: `time [-p]` is a keyword that times the pipeline, not a
+	 * command (`time { …; }`); bare `time` stays a command */
+	if (BASH(p) && ward_sh_tok_is(p, "time")) {
+		size_t i = p->pos;
+
+		while (i < p->n && is_blank((unsigned char)p->s[i]))
+			i++;
+		if (i < p->n && !strchr("\n;&|)#", p->s[i])) {
+			ward_sh_consume(p);
+			if (ward_sh_tok_is(p, "-p"))
+				ward_sh_consume(p);
+		}
+	}
 	while (ward_sh_tok_is(p, "!")) {
 		bang = !bang;
 		ward_sh_consume(p);
@@ -317,6 +330,46 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+/* bash: the end (offset of its `]`) of the subscript of a word NAME[…]=… or
+ * NAME[…]+=…, or 0. Quotes inside are skipped as the shell's reader does. */
+static size_t subscript_end(const struct P *p, const struct ward_sh_word *w)
+{
+	size_t i = w->off, end = w->off + w->len;
+	int depth = 0;
+
+	if (!BASH(p) || !w->n_parts || w->parts[0].kind != WARD_SH_P_LITERAL ||
+	    w->parts[0].quote != WARD_SH_Q_NONE || !is_name_start((unsigned char)p->s[i]))
+		return 0;
+	while (i < end && is_name_char((unsigned char)p->s[i]))
+		i++;
+	if (i >= end || p->s[i] != '[')
+		return 0;
+	for (; i < end; i++) {
+		char c = p->s[i];
+
+		if (c == '\\') {
+			i++;
+		} else if (c == '\'' || c == '"') {
+			size_t q = i++;
+
+			while (i < end && p->s[i] != c)
+				i += p->s[i] == '\\' && c == '"' ? 2 : 1;
+			if (i >= end)
+				return 0;
+			(void)q;
+		} else if (c == '[') {
+			depth++;
+		} else if (c == ']' && --depth == 0) {
+			if (i + 1 < end && p->s[i + 1] == '=')
+				return i;
+			if (i + 2 < end && p->s[i + 1] == '+' && p->s[i + 2] == '=')
+				return i;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* Whether w is an assignment NAME=… (or NAME+=… in bash). */
 static bool is_assignment(const struct P *p, const struct ward_sh_word *w)
 {
@@ -325,6 +378,8 @@ static bool is_assignment(const struct P *p, const struct ward_sh_word *w)
 
 	if (!w->n_parts)
 		return false;
+	if (subscript_end(p, w))
+		return true;
 	pt = &w->parts[0];
 	if (pt->kind != WARD_SH_P_LITERAL || pt->quote != WARD_SH_Q_NONE)
 		return false;
@@ -349,6 +404,99 @@ static void assignment_fixup(struct ward_sh_word *w)
 	w->flags &= ~(WARD_SH_W_GLOB | WARD_SH_W_BRACE);
 }
 
+/* bash: the subscript of an assignment NAME[…]=…, whose text the shell
+ * expands with single quotes as plain characters (a['$(cmd)']=1 runs cmd):
+ * a single quote there is refused. Marks the word. */
+static bool subscript_assignment(struct P *p, struct ward_sh_word *w)
+{
+	size_t close = subscript_end(p, w), open;
+
+	if (!close)
+		return true;
+	open = w->off + strcspn(p->s + w->off, "[");
+	for (size_t i = open + 1; i < close; i++)
+		if (p->s[i] == '\'') {
+			fail(p, i, "single quote in an array subscript is not supported");
+			return false;
+		}
+	w->flags |= WARD_SH_W_SUBSCRIPT;
+	w->index_off = open + 1;
+	w->index_len = close - open - 1;
+	return true;
+}
+
+/* bash: NAME=( … ) after its "=" word: the elements, as argv words, up to
+ * the ")". Keyed elements [k]=v keep their text; a single quote in the key
+ * is refused as in NAME[k]=v. */
+static bool parse_array_elems(struct P *p, struct ward_sh_word *w)
+{
+	struct vec elems = { .elt = sizeof(struct ward_sh_word) };
+
+	ward_sh_consume(p); /* ( */
+	for (;;) {
+		struct tok *t = ward_sh_peek(p);
+
+		if (p->failed)
+			return false;
+		if (t->t == T_NEWLINE) {
+			ward_sh_consume(p);
+			continue;
+		}
+		if (t->t == T_RPAREN) {
+			w->len = t->off + 1 - w->off;
+			ward_sh_consume(p);
+			break;
+		}
+		if (t->t != T_WORD) {
+			ward_sh_unexpected(p);
+			return false;
+		}
+		if (p->s[t->off] == '[' && ward_sh_subscript_has_blank(p, t->off)) {
+			/* bash reads ([ k ]=v) as one element */
+			fail(p, t->off, "array subscript with a blank is not supported");
+			return false;
+		}
+		if (p->s[t->off] == '[') {
+			size_t i = t->off + 1, depth = 0;
+
+			for (; i < t->off + t->len; i++) {
+				if (p->s[i] == '\'') {
+					fail(p, i, "single quote in an array subscript is not supported");
+					return false;
+				}
+				if (p->s[i] == '[')
+					depth++;
+				if (p->s[i] == ']' && depth-- == 0)
+					break;
+			}
+		}
+		struct ward_sh_word *e = vpush(p->A, &elems);
+
+		if (!e)
+			return false;
+		*e = *t->w;
+		ward_sh_consume(p);
+	}
+	w->elems = elems.p;
+	w->n_elems = elems.n;
+	w->flags |= WARD_SH_W_ARRAY;
+	return true;
+}
+
+/* Whether the next token opens NAME=( right after the word that ended at end. */
+static bool array_opens(struct P *p, const struct ward_sh_word *w, size_t end)
+{
+	return BASH(p) && w->text_len && w->text[w->text_len - 1] == '=' &&
+	       ward_sh_peek(p)->t == T_LPAREN && ward_sh_peek(p)->off == end;
+}
+
+static bool is_decl_builtin(const struct ward_sh_word *w)
+{
+	return ward_sh_word_is(w, "declare") || ward_sh_word_is(w, "typeset") ||
+	       ward_sh_word_is(w, "local") || ward_sh_word_is(w, "readonly") ||
+	       ward_sh_word_is(w, "export");
+}
+
 static struct ward_sh_node *parse_simple(struct P *p)
 {
 	struct ward_sh_node *n = new_node(p, WARD_SH_SIMPLE, ward_sh_peek(p)->off);
@@ -368,6 +516,13 @@ static struct ward_sh_node *parse_simple(struct P *p)
 		}
 		if (t->t != T_WORD)
 			break;
+		if (words.n == 0 && !assigns.n && t->w->n_parts &&
+		    t->w->parts[0].kind == WARD_SH_P_GLOB && strcmp(t->w->parts[0].text, "!(") == 0) {
+			/* bash reads `!(…)` here as `! (…)` without extglob, as a
+			 * pattern naming the program with it */
+			fail(p, t->off, "'!(' at a command's start (write '! (') is not supported");
+			return NULL;
+		}
 		if (words.n == 0 && is_assignment(p, t->w)) {
 			struct ward_sh_word *w = vpush(p->A, &assigns);
 			size_t end;
@@ -378,10 +533,15 @@ static struct ward_sh_node *parse_simple(struct P *p)
 			assignment_fixup(w);
 			end = t->off + t->len;
 			ward_sh_consume(p);
-			if (w->text[w->text_len - 1] == '=' && ward_sh_peek(p)->t == T_LPAREN &&
-			    ward_sh_peek(p)->off == end) {
-				fail(p, w->off, "array assignment is not supported");
+			if (!subscript_assignment(p, w))
 				return NULL;
+			if (array_opens(p, w, end)) {
+				if (w->flags & WARD_SH_W_SUBSCRIPT) {
+					fail(p, w->off, "syntax error: a list assigned to an array element");
+					return NULL;
+				}
+				if (!parse_array_elems(p, w))
+					return NULL;
 			}
 			continue;
 		}
@@ -390,7 +550,18 @@ static struct ward_sh_node *parse_simple(struct P *p)
 		if (!w)
 			return NULL;
 		*w = *t->w;
+		size_t end = t->off + t->len;
+
 		ward_sh_consume(p);
+		/* declare a=(…), local -a a=(…), declare a[k]=v */
+		if (words.n > 1 && is_decl_builtin(&((struct ward_sh_word *)words.p)[0]) &&
+		    is_assignment(p, w)) {
+			assignment_fixup(w);
+			if (!subscript_assignment(p, w))
+				return NULL;
+			if (array_opens(p, w, end) && !parse_array_elems(p, w))
+				return NULL;
+		}
 	}
 	if (p->failed)
 		return NULL;
@@ -468,6 +639,78 @@ static struct ward_sh_node *parse_loop(struct P *p, enum ward_sh_kind kind)
 	return n;
 }
 
+/* bash: (( expr )) at off (the peeked token is its first "("). */
+static struct ward_sh_node *parse_arith(struct P *p, size_t off)
+{
+	struct ward_sh_node *n = new_node(p, WARD_SH_ARITH, off);
+	struct ward_sh_word *w;
+
+	if (!n)
+		return NULL;
+	ward_sh_consume(p);
+	p->pos = off + 2;
+	w = ward_sh_lex_arith(p, false);
+	if (!w)
+		return NULL;
+	if (peekc(p, 0) != ')' || peekc(p, 1) != ')') {
+		fail(p, off, "unterminated arithmetic command");
+		return NULL;
+	}
+	p->pos += 2;
+	n->words = w;
+	n->n_words = 1;
+	finish_node(p, n, p->pos);
+	return n;
+}
+
+/* bash: for (( a; b; c )) — p->pos at the "((" */
+static struct ward_sh_node *parse_arith_for(struct P *p, struct ward_sh_node *n)
+{
+	struct vec kids = { .elt = sizeof(struct ward_sh_node *) };
+	struct ward_sh_word *ws = palloc(p, 3 * sizeof(*ws));
+	struct ward_sh_node *c;
+	size_t open = p->pos;
+
+	if (!ws)
+		return NULL;
+	n->kind = WARD_SH_ARITH_FOR;
+	p->pos += 2;
+	for (int i = 0; i < 3; i++) {
+		struct ward_sh_word *w = ward_sh_lex_arith(p, i < 2);
+
+		if (!w)
+			return NULL;
+		ws[i] = *w;
+		if (i < 2 && peekc(p, 0) != ';') {
+			fail(p, open, "syntax error: expected ';' in for ((…))");
+			return NULL;
+		}
+		if (i < 2)
+			p->pos++;
+	}
+	if (peekc(p, 0) != ')' || peekc(p, 1) != ')') {
+		fail(p, open, "unterminated for ((…))");
+		return NULL;
+	}
+	p->pos += 2;
+	n->words = ws;
+	n->n_words = 3;
+	if (ward_sh_peek(p)->t == T_SEMI)
+		ward_sh_consume(p);
+	ward_sh_skip_newlines(p);
+	if (ward_sh_tok_is(p, "{")) {
+		c = parse_command(p);
+	} else {
+		if (!ward_sh_expect_word(p, "do"))
+			return NULL;
+		c = parse_body(p, "done");
+	}
+	if (!c || !add_kid(p, n, &kids, c))
+		return NULL;
+	set_kids(n, &kids);
+	return n;
+}
+
 static struct ward_sh_node *parse_for(struct P *p)
 {
 	struct ward_sh_node *n = new_node(p, WARD_SH_FOR, ward_sh_peek(p)->off), *c;
@@ -479,10 +722,8 @@ static struct ward_sh_node *parse_for(struct P *p)
 		return NULL;
 	ward_sh_consume(p); /* for */
 	ward_sh_skip_blanks(p);
-	if (BASH(p) && peekc(p, 0) == '(' && peekc(p, 1) == '(' && !p->have_tok) {
-		fail(p, p->pos, "arithmetic for loop is not supported");
-		return NULL;
-	}
+	if (BASH(p) && peekc(p, 0) == '(' && peekc(p, 1) == '(' && !p->have_tok)
+		return parse_arith_for(p, n);
 	t = ward_sh_peek(p);
 	if (t->t != T_WORD || !valid_name(t->w->text) || t->w->n_parts != 1 ||
 	    t->w->parts[0].quote != WARD_SH_Q_NONE) {
@@ -655,7 +896,23 @@ static struct ward_sh_node *parse_cond(struct P *p)
 		w = vpush(p->A, &words);
 		if (!w)
 			return NULL;
-		if (t->t == T_WORD) {
+		if (t->t == T_WORD && ward_sh_word_is(t->w, "=~")) {
+			*w = *t->w;
+			ward_sh_consume(p);
+			if (p->have_tok) {
+				fail(p, t->off, "syntax error: unexpected token after '=~'");
+				return NULL;
+			}
+			struct ward_sh_word *re = ward_sh_lex_regex(p);
+
+			if (!re)
+				return NULL;
+			w = vpush(p->A, &words);
+			if (!w)
+				return NULL;
+			*w = *re;
+			continue;
+		} else if (t->t == T_WORD) {
 			*w = *t->w;
 		} else if (t->t == T_AND || t->t == T_OR || t->t == T_LPAREN || t->t == T_RPAREN ||
 			   (t->t == T_REDIR && !t->fd_explicit &&
@@ -716,6 +973,50 @@ static struct ward_sh_node *parse_function(struct P *p, struct ward_sh_word *nam
 	return n;
 }
 
+/* bash: coproc [NAME] command. NAME only before a compound command. */
+static struct ward_sh_node *parse_coproc(struct P *p)
+{
+	struct ward_sh_node *n = new_node(p, WARD_SH_COPROC, ward_sh_peek(p)->off), *c;
+	struct vec kids = { .elt = sizeof(struct ward_sh_node *) };
+	struct tok *t;
+
+	if (!n)
+		return NULL;
+	ward_sh_consume(p);
+	t = ward_sh_peek(p);
+	if (t->t == T_WORD && valid_name(t->w->text) && !(t->w->flags & WARD_SH_W_QUOTED)) {
+		static const char *const compound[] = { "{", "if", "while", "until", "for", "case",
+							"select", "[[", NULL };
+		size_t i = p->pos;
+		bool named = false;
+
+		while (i < p->n && is_blank((unsigned char)p->s[i]))
+			i++;
+		if (i < p->n && p->s[i] == '(')
+			named = true;
+		for (int k = 0; compound[k] && !named; k++) {
+			size_t l = strlen(compound[k]);
+
+			if (strncmp(p->s + i, compound[k], l) == 0 &&
+			    (i + l >= p->n || is_delim((unsigned char)p->s[i + l])))
+				named = true;
+		}
+		if (named) {
+			n->name = palloc(p, sizeof(*n->name));
+			if (!n->name)
+				return NULL;
+			*n->name = *t->w;
+			ward_sh_consume(p);
+		}
+	}
+	c = parse_command(p);
+	if (!c || !add_kid(p, n, &kids, c))
+		return NULL;
+	set_kids(n, &kids);
+	finish_node(p, n, c->off + c->len);
+	return n;
+}
+
 static struct ward_sh_node *parse_command(struct P *p)
 {
 	struct tok *t = ward_sh_peek(p);
@@ -726,11 +1027,10 @@ static struct ward_sh_node *parse_command(struct P *p)
 		return NULL;
 	if (!enter(p, off))
 		return NULL;
-	if (t->t == T_LPAREN) {
-		if (BASH(p) && off + 1 < p->n && p->s[off + 1] == '(') {
-			fail(p, off, "arithmetic command is not supported");
-			return NULL;
-		}
+	if (t->t == T_LPAREN && BASH(p) && off + 1 < p->n && p->s[off + 1] == '(' &&
+	    ward_sh_arith_ahead(p, off)) {
+		n = parse_arith(p, off);
+	} else if (t->t == T_LPAREN) {
 		ward_sh_consume(p);
 		n = new_node(p, WARD_SH_SUBSHELL, off);
 		if (!n)
@@ -781,9 +1081,12 @@ static struct ward_sh_node *parse_command(struct P *p)
 		n = parse_case(p);
 	} else if (BASH(p) && ward_sh_tok_is(p, "[[")) {
 		n = parse_cond(p);
-	} else if (BASH(p) && (ward_sh_tok_is(p, "select") || ward_sh_tok_is(p, "coproc"))) {
-		fail(p, off, "'%s' is not supported", t->w->text);
-		return NULL;
+	} else if (BASH(p) && ward_sh_tok_is(p, "select")) {
+		n = parse_for(p);
+		if (n)
+			n->kind = WARD_SH_SELECT;
+	} else if (BASH(p) && ward_sh_tok_is(p, "coproc")) {
+		n = parse_coproc(p);
 	} else if (BASH(p) && ward_sh_tok_is(p, "function")) {
 		ward_sh_consume(p);
 		t = ward_sh_peek(p);
@@ -917,7 +1220,11 @@ static void fix_bodies_word(struct ward_sh_word *w)
 			ward_sh_fix_bodies_node(pt->sub);
 		if (pt->arg)
 			fix_bodies_word(pt->arg);
+		if (pt->index)
+			fix_bodies_word(pt->index);
 	}
+	for (size_t i = 0; i < w->n_elems; i++)
+		fix_bodies_word(&w->elems[i]);
 }
 
 static void fix_bodies_redirs(struct ward_sh_redir *r, size_t n)
@@ -979,7 +1286,13 @@ static void remap_word(struct ward_sh_word *w, const size_t *map, size_t mlen)
 			ward_sh_remap_node(pt->sub, map, mlen);
 		if (pt->arg)
 			remap_word(pt->arg, map, mlen);
+		if (pt->index)
+			remap_word(pt->index, map, mlen);
 	}
+	for (size_t i = 0; i < w->n_elems; i++)
+		remap_word(&w->elems[i], map, mlen);
+	if (w->index_len)
+		remap_span(&w->index_off, &w->index_len, map, mlen);
 }
 
 void ward_sh_remap_node(struct ward_sh_node *n, const size_t *map, size_t mlen)
@@ -1107,6 +1420,10 @@ const char *ward_sh_kind_name(enum ward_sh_kind kind)
 	case WARD_SH_CASE: return "case statement";
 	case WARD_SH_FUNCTION: return "function definition";
 	case WARD_SH_COND: return "conditional expression";
+	case WARD_SH_ARITH: return "arithmetic command";
+	case WARD_SH_ARITH_FOR: return "arithmetic for loop";
+	case WARD_SH_SELECT: return "select";
+	case WARD_SH_COPROC: return "coproc";
 	}
 	return "?";
 }
@@ -1162,6 +1479,8 @@ static int v_word(struct vctx *c, const struct ward_sh_word *w)
 	for (size_t i = 0; i < w->n_parts; i++) {
 		const struct ward_sh_part *pt = &w->parts[i];
 
+		if (pt->index && (r = v_word(c, pt->index)))
+			return r;
 		if (pt->arg && (r = v_word(c, pt->arg)))
 			return r;
 		if (pt->sub) {
@@ -1178,6 +1497,9 @@ static int v_word(struct vctx *c, const struct ward_sh_word *w)
 				return r;
 		}
 	}
+	for (size_t i = 0; i < w->n_elems; i++)
+		if ((r = v_word(c, &w->elems[i])))
+			return r;
 	return 0;
 }
 

@@ -243,6 +243,10 @@ static inline bool enter(struct P *p, size_t off)
 
 /* ---- lexer.c: words, tokens and heredocs ---------------------------------------- */
 
+bool ward_sh_arith_ahead(const struct P *p, size_t i);
+bool ward_sh_subscript_has_blank(const struct P *p, size_t at);
+struct ward_sh_word *ward_sh_lex_arith(struct P *p, bool in_for);
+struct ward_sh_word *ward_sh_lex_regex(struct P *p);
 bool ward_sh_at_stop_word(struct P *p);
 void ward_sh_consume(struct P *p);
 bool ward_sh_expect_word(struct P *p, const char *kw);

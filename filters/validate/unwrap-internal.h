@@ -103,9 +103,17 @@ struct ctx {
 	struct var {
 		char *name, *value;
 		bool known;   /* set to a literal value: no substitution, no unknown variable */
+		bool assoc;   /* bash: declared -A (its subscripts are keys, not arithmetic) */
+		bool integer; /* bash: declared -i (a value assigned is arithmetic) */
+		char **elems; /* bash: NAME=(…) of literal elements (value is the first) */
+		size_t n_elems;
+		bool array;
 	} *vars;
 	size_t n_vars;
 	bool bash;            /* the string is run by bash (ward_validate_shell()) */
+	bool overlay;         /* WARD_VALIDATE_OVERLAY: the workdir's writes are a change set */
+	bool saw_cd;          /* a cd (pushd, popd) came before: relative paths may leave the workdir */
+	const struct rule *cur_rule; /* the rule ward_vd_match_rules() is trying */
 	bool ifs_changed;
 	bool vars_untrusted;  /* a file was sourced: any variable may hold anything */     /* IFS assigned in the string: unquoted expansions split unknowably */
 	/* Words of views built for upstream commands, freed at the end. */
@@ -186,6 +194,11 @@ void ward_vd_command_opts(struct ctx *c, struct view *v, int depth);
 
 /* Whether variable name is set to a literal value earlier in the string. */
 bool ward_vd_var_known(const struct ctx *c, const char *name);
+
+/* bash: whether arithmetic text names a variable not set literally in the
+ * string, or holds a substitution: its value is evaluated, and a value
+ * `a[$(cmd)]` runs cmd. Names the text itself assigns (`i=0`) count as set. */
+bool ward_vd_arith_unknown(const struct ctx *c, const char *text);
 
 /* Its value as far as known ("~" for HOME, "" when not known). */
 const char *ward_vd_var_value(const struct ctx *c, const char *name);

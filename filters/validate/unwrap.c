@@ -894,6 +894,7 @@ static const struct command_opt {
 	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
 	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
+	{ "mapfile readarray", NULL, "-C", NULL, RUN_SHELL }, /* bash: the callback is code */
 	{ "cargo", NULL, "--config", "target.*.runner= target.*.runner = build.rustc-wrapper= "
 	  "build.rustc-wrapper = build.rustc= build.rustc = target.*.linker= target.*.linker = "
 	  "registry.credential-provider= registry.credential-provider = "
@@ -1449,13 +1450,32 @@ static const struct wrapper *find_wrapper(const struct wrapper *table, size_t n,
 	return NULL;
 }
 
-/* Whether the arithmetic in text names a variable not set literally in the
- * string (its value, evaluated as arithmetic by bash, could run $(…)). */
-static bool arith_names_unknown(const struct ctx *c, const char *text)
+/* Whether the arithmetic text assigns NAME (NAME = …, not ==): its value
+ * there is the expression's, not an old one. */
+static bool arith_assigns(const char *text, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (const char *s = strstr(text, name); s; s = strstr(s + 1, name)) {
+		const char *e = s + k;
+
+		if (s > text && (isalnum((unsigned char)s[-1]) || s[-1] == '_' || s[-1] == '$'))
+			continue;
+		while (*e == ' ' || *e == '\t')
+			e++;
+		if (e[0] == '=' && e[1] != '=')
+			return true;
+	}
+	return false;
+}
+
+bool ward_vd_arith_unknown(const struct ctx *c, const char *text)
 {
 	const char *s = strstr(text, "$((");
 
 	for (s = s ? s + 3 : text; *s; s++) {
+		if (*s == '`' || (*s == '$' && s[1] == '('))
+			return true; /* the output of a command is arithmetic code here */
 		if (isalpha((unsigned char)*s) || *s == '_') {
 			char name[64];
 			size_t k = 0;
@@ -1464,7 +1484,8 @@ static bool arith_names_unknown(const struct ctx *c, const char *text)
 				name[k++] = *s++;
 			name[k] = '\0';
 			/* a value with a subscript or an expansion is code to $((…)) */
-			if (!ward_vd_var_known(c, name) || strpbrk(ward_vd_var_value(c, name), "[$`"))
+			if ((!ward_vd_var_known(c, name) || strpbrk(ward_vd_var_value(c, name), "[$`")) &&
+			    !arith_assigns(text, name))
 				return true;
 			s--;
 		} else if (isdigit((unsigned char)*s)) {
@@ -1508,13 +1529,41 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		return;
 	}
 	prog = ward_vd_prog_of(v);
+	if (ward_vd_in_list(prog, "cd pushd popd"))
+		c->saw_cd = true;
 	/* What the view does decides some conditions: find it out first. */
 	if (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
 		v->dynamic = true;
 	/* bash: $((x)) evaluates x's value, and a value `a[$(cmd)]` runs cmd */
 	for (size_t i = 0; c->bash && i < v->n; i++)
-		if ((v->w[i].flags & WARD_SH_W_ARITH) && arith_names_unknown(c, v->w[i].text))
+		if ((v->w[i].flags & WARD_SH_W_ARITH) && ward_vd_arith_unknown(c, v->w[i].text))
 			v->dynamic = true;
+	/* bash evaluates let's words as arithmetic; a variable named with a
+	 * subscript holding an expansion runs it when assigned or tested
+	 * (declare 'x[$(cmd)]=1', printf -v, read, mapfile, test -v) */
+	if (c->bash && strcmp(prog, "let") == 0) {
+		char *all = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&all, &len);
+
+		if (!f) {
+			c->failed = 1;
+			return;
+		}
+		for (size_t i = 1; i < v->n; i++)
+			fprintf(f, "%s;", v->w[i].text);
+		if (fclose(f) == 0 && ward_vd_arith_unknown(c, all))
+			v->dynamic = true;
+		free(all);
+	}
+	if (c->bash && ward_vd_in_list(prog, "declare typeset local readonly export printf read mapfile "
+					     "readarray test [ unset getopts wait"))
+		for (size_t i = 1; i < v->n; i++) {
+			const char *br = strchr(v->w[i].text, '[');
+
+			if (br && (strchr(br, '$') || strchr(br, '`')))
+				v->dynamic = true;
+		}
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
 	ward_vd_command_opts(c, v, depth);

@@ -824,7 +824,7 @@ static bool cond_text(struct ctx *c, const struct cond *cd, const struct view *v
 /* An argument an `arg` line's except names: a relative path with no `..`,
  * `~`, variable or substitution, whose last component matches (rm -rf
  * node_modules, build/, web/dist). */
-static bool arg_excepted(const struct cond *cd, const struct word *w)
+static bool arg_excepted(const struct ctx *c, const struct cond *cd, const struct word *w)
 {
 	const char *p = word_norm(w, false);
 	size_t i;
@@ -833,8 +833,14 @@ static bool arg_excepted(const struct cond *cd, const struct word *w)
 
 	if (!p || !*p || (w->flags & WARD_SH_W_DYNAMIC & ~WARD_SH_W_GLOB) || w->unresolved || p[0] == '/' ||
 	    p[0] == '~' || p[0] == '-' || strcmp(p, "..") == 0 || strncmp(p, "../", 3) == 0 ||
-	    strstr(p, "/../") || strcmp(p, ".") == 0)
+	    strstr(p, "/../") || strcmp(p, ".") == 0 || strcmp(p, "./") == 0 ||
+	    (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
 		return false;
+	/* overlay mode: whatever is removed inside the workdir is still there
+	 * until a person applies the change set */
+	if (c->overlay && !c->saw_cd && c->cur_rule &&
+	    strcmp(c->cur_rule->id, "approval.rm-recursive-force") == 0)
+		return true;
 	/* a glob only as the except item itself (*.egg-info): it names nothing else */
 	if (glob && strpbrk(p, "*?[") < strrchr(p, '/'))
 		return false;
@@ -869,7 +875,7 @@ static bool cond_holds(struct ctx *c, const struct cond *cd, const struct view *
 
 			if (!(roles[i] & ROLE_POS) || (roles[i] & ROLE_DATA))
 				continue;
-			if (cd->n_except && arg_excepted(cd, &v->w[i]))
+			if (cd->n_except && arg_excepted(c, cd, &v->w[i]))
 				continue;
 			/* with an except line, `*` crosses `/`: every argument not excepted */
 			p = word_norm(&v->w[i], false);
@@ -979,6 +985,7 @@ void ward_vd_match_rules(struct ctx *c, const struct view *v)
 			continue;
 		if (c->best.kind > kind || (c->best.kind == kind && c->best.rank <= i))
 			continue;
+		c->cur_rule = r;
 		for (k = 0; k < r->n_conds && all; k++) {
 			all = cond_holds(c, &r->conds[k], v, roles);
 			if (all && c->hit)
@@ -1096,7 +1103,7 @@ static bool word_unresolved(const struct ctx *c, const struct ward_sh_word *w)
 
 		if (p->kind != WARD_SH_P_PARAM)
 			continue;
-		if (p->op[0] || !ward_vd_var_known(c, p->text))
+		if (p->op[0] || p->index || p->indirect || !ward_vd_var_known(c, p->text))
 			return true;
 		if (c->ifs_changed && p->quote == WARD_SH_Q_NONE)
 			return true;
@@ -1179,6 +1186,17 @@ static bool sh_word(const struct walk *wk, struct word *out, const struct ward_s
 
 static void forget_var(struct ctx *c, const char *name, size_t len);
 
+/* declare -A m; m[k]=v: still an associative array (and -i an integer) */
+static void inherit_attrs(struct ctx *c, struct var *g)
+{
+	for (size_t i = c->n_vars; g->name && i-- > 0;)
+		if (strcmp(c->vars[i].name, g->name) == 0) {
+			g->assoc = c->vars[i].assoc;
+			g->integer = c->vars[i].integer;
+			return;
+		}
+}
+
 /* x=value alone on its line: remember it for the words after. */
 static void remember_var(struct ctx *c, const struct word *w)
 {
@@ -1202,9 +1220,11 @@ static void remember_var(struct ctx *c, const struct word *w)
 		return;
 	}
 	c->vars = g;
+	memset(&g[c->n_vars], 0, sizeof(*g));
 	g[c->n_vars].name = strndup(w->text, (size_t)(eq - w->text));
 	g[c->n_vars].value = strdup(val);
 	g[c->n_vars].known = !w->unresolved;
+	inherit_attrs(c, &g[c->n_vars]);
 	if (strcmp(g[c->n_vars].name ? g[c->n_vars].name : "", "IFS") == 0)
 		c->ifs_changed = true;
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
@@ -1223,15 +1243,22 @@ static void forget_var(struct ctx *c, const char *name, size_t len)
 
 	if (!len || name[0] == '-')
 		return;
+	/* printf -v 'a[0]', read 'a[1]': the array a */
+	if (memchr(name, '[', len))
+		len = (size_t)((const char *)memchr(name, '[', len) - name);
+	if (!len)
+		return;
 	g = realloc(c->vars, (c->n_vars + 1) * sizeof(*g));
 	if (!g) {
 		c->failed = 1;
 		return;
 	}
 	c->vars = g;
+	memset(&g[c->n_vars], 0, sizeof(*g));
 	g[c->n_vars].name = strndup(name, len);
 	g[c->n_vars].value = strdup("");
 	g[c->n_vars].known = false;
+	inherit_attrs(c, &g[c->n_vars]);
 	if (!g[c->n_vars].name || !g[c->n_vars].value) {
 		free(g[c->n_vars].name);
 		free(g[c->n_vars].value);
@@ -1250,24 +1277,336 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 	const char *prog = ward_vd_prog_of(v);
 	size_t i;
 
-	if (ward_vd_in_list(prog, "source ."))
+	/* a sourced file may set any variable; so may trap code, which runs
+	 * before any later command (DEBUG) */
+	if (ward_vd_in_list(prog, "source . trap"))
 		c->vars_untrusted = true;
 	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].text[0] != '-')
 				forget_var(c, v->w[i].text, strlen(v->w[i].text));
 	}
-	/* declare -n x=y: x names y, whose value is not known */
+	/* declare -n x=y: x names y, and an assignment to x sets y (or
+	 * whatever x is made to name later): no variable is known from here */
 	if (ward_vd_in_list(prog, "declare typeset local"))
 		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
 			if (strchr(v->w[i].text, 'n'))
-				for (size_t k = i + 1; k < v->n; k++)
-					forget_var(c, v->w[k].text, strcspn(v->w[k].text, "="));
+				c->vars_untrusted = true;
 	if (ward_vd_in_list(prog, "printf declare typeset local export readonly"))
 		for (i = 1; i + 1 < v->n; i++)
 			if (strcmp(v->w[i].text, "-v") == 0 ||
 			    (prog[0] != 'p' && !strchr(v->w[i + 1].text, '=') && v->w[i].text[0] == '-'))
 				forget_var(c, v->w[i + 1].text, strlen(v->w[i + 1].text));
+}
+
+static const struct var *find_var(const struct ctx *c, const char *name)
+{
+	size_t i = c->n_vars;
+
+	if (c->vars_untrusted)
+		return NULL;
+	while (i-- > 0)
+		if (strcmp(c->vars[i].name, name) == 0)
+			return &c->vars[i];
+	return NULL;
+}
+
+/* bash: NAME=(…) with every element a literal: remembered element by element,
+ * so "${NAME[@]}" as a program is what it holds; otherwise not known. */
+static void remember_array(struct ctx *c, const struct ward_sh_word *w)
+{
+	const char *eq = strchr(w->text, '=');
+	size_t nlen, i;
+	bool known = true;
+	struct var *g;
+
+	if (!eq || eq == w->text)
+		return;
+	nlen = (size_t)(eq - w->text);
+	const struct var *old = NULL;
+	char *name = NULL;
+
+	if (eq[-1] == '+') {
+		/* a+=(…): appended to an array of literals, still known */
+		nlen--;
+		name = strndup(w->text, nlen);
+		if (!name) {
+			c->failed = 1;
+			return;
+		}
+		old = find_var(c, name);
+		free(name);
+		if (!old || !old->array || !old->known)
+			known = false;
+	}
+	for (i = 0; i < w->n_elems && known; i++) {
+		const struct ward_sh_word *e = &w->elems[i];
+
+		if (word_unresolved(c, e) || (e->flags & (WARD_SH_W_GLOB | WARD_SH_W_BRACE)) ||
+		    e->text[0] == '[' || strlen(e->text) != e->text_len)
+			known = false;
+	}
+	forget_var(c, w->text, nlen);
+	if (c->failed || !known)
+		return;
+	g = &c->vars[c->n_vars - 1];
+	/* find_var's pointer may have moved with the realloc: look again */
+	old = NULL;
+	for (i = c->n_vars - 1; eq[-1] == '+' && i-- > 0;)
+		if (strcmp(c->vars[i].name, g->name) == 0) {
+			old = &c->vars[i];
+			break;
+		}
+	g->known = true;
+	g->array = true;
+	g->elems = calloc(w->n_elems + (old ? old->n_elems : 0) + 1, sizeof(char *));
+	if (!g->elems) {
+		c->failed = 1;
+		return;
+	}
+	for (i = 0; old && i < old->n_elems; i++) {
+		g->elems[g->n_elems] = strdup(old->elems[i]);
+		if (!g->elems[g->n_elems]) {
+			c->failed = 1;
+			return;
+		}
+		g->n_elems++;
+	}
+	for (i = 0; i < w->n_elems; i++) {
+		g->elems[g->n_elems] = strdup(w->elems[i].text);
+		if (!g->elems[g->n_elems]) {
+			c->failed = 1;
+			return;
+		}
+		g->n_elems++;
+	}
+	if (g->n_elems) {
+		free(g->value);
+		g->value = strdup(g->elems[0]);
+		if (!g->value)
+			c->failed = 1;
+	}
+}
+
+/* declare -A NAME: its subscripts are keys; declare -i NAME: what it is
+ * assigned is arithmetic */
+static void remember_assoc(struct ctx *c, const struct view *v)
+{
+	bool assoc = false, integer = false;
+
+	if (!ward_vd_in_list(ward_vd_prog_of(v), "declare typeset local"))
+		return;
+	for (size_t i = 1; i < v->n; i++) {
+		const char *t = v->w[i].text;
+
+		if (t[0] == '-') {
+			assoc = assoc || strchr(t, 'A');
+			integer = integer || strchr(t, 'i');
+			continue;
+		}
+		if (!assoc && !integer)
+			continue;
+		size_t k = strcspn(t, "=[");
+
+		for (size_t j = c->n_vars; j-- > 0;)
+			if (strlen(c->vars[j].name) == k && strncmp(c->vars[j].name, t, k) == 0) {
+				c->vars[j].assoc |= assoc;
+				c->vars[j].integer |= integer;
+				goto next;
+			}
+		forget_var(c, t, k);
+		if (!c->failed) {
+			c->vars[c->n_vars - 1].assoc = assoc;
+			c->vars[c->n_vars - 1].integer = integer;
+		}
+next:;
+	}
+}
+
+/* x=VALUE to a variable declared -i: VALUE is arithmetic */
+static bool integer_assign_dynamic(const struct ctx *c, const struct ward_sh_word *w)
+{
+	size_t k = strcspn(w->text, "+=[");
+	const char *eq = strchr(w->text, '=');
+
+	if (!c->bash || !eq)
+		return false;
+	for (size_t j = c->n_vars; j-- > 0;)
+		if (strlen(c->vars[j].name) == k && strncmp(c->vars[j].name, w->text, k) == 0)
+			return c->vars[j].integer && ward_vd_arith_unknown(c, eq + 1);
+	return false;
+}
+
+static bool is_assoc(const struct ctx *c, const char *name, size_t len)
+{
+	for (size_t j = c->n_vars; j-- > 0;)
+		if (strlen(c->vars[j].name) == len && strncmp(c->vars[j].name, name, len) == 0)
+			return c->vars[j].assoc;
+	return false;
+}
+
+/* bash evaluates an indexed array's subscript as arithmetic: a variable in
+ * it whose value is not known, or a substitution, may run code. Returns the
+ * offending word part's offset, or (size_t)-1. */
+static size_t word_dynamic_index(const struct ctx *c, const struct ward_sh_tree *t,
+				 const struct ward_sh_word *w, bool assoc_decl)
+{
+	size_t i, r;
+
+	/* a=([k]=v …): the keys of an indexed array are arithmetic too */
+	if ((w->flags & WARD_SH_W_ARRAY) && !assoc_decl && !is_assoc(c, w->text, strcspn(w->text, "+=")))
+		for (i = 0; i < w->n_elems; i++) {
+			const struct ward_sh_word *e = &w->elems[i];
+			size_t k;
+
+			if (e->text[0] != '[' || !(k = strcspn(e->text, "]")) || !e->text[k])
+				continue;
+			char *key = strndup(e->text + 1, k - 1);
+
+			if (!key)
+				return e->off;
+			r = ward_vd_arith_unknown(c, key) ? e->off : (size_t)-1;
+			free(key);
+			if (r != (size_t)-1)
+				return r;
+		}
+
+	if ((w->flags & WARD_SH_W_SUBSCRIPT) && !is_assoc(c, w->text, strcspn(w->text, "["))) {
+		char *ix = strndup(t->src + w->index_off, w->index_len);
+
+		if (!ix)
+			return w->off;
+		r = ward_vd_arith_unknown(c, ix) ? w->off : (size_t)-1;
+		free(ix);
+		if (r != (size_t)-1)
+			return r;
+	}
+	for (i = 0; i < w->n_elems; i++)
+		if ((r = word_dynamic_index(c, t, &w->elems[i], assoc_decl)) != (size_t)-1)
+			return r;
+	for (i = 0; i < w->n_parts; i++) {
+		const struct ward_sh_part *p = &w->parts[i];
+
+		if (p->kind == WARD_SH_P_PARAM && p->index && !p->indirect &&
+		    strcmp(p->index->text, "@") != 0 && strcmp(p->index->text, "*") != 0 &&
+		    !is_assoc(c, p->text, strlen(p->text)) && ward_vd_arith_unknown(c, p->index->text))
+			return p->off;
+		if (p->arg && (r = word_dynamic_index(c, t, p->arg, false)) != (size_t)-1)
+			return r;
+		if (p->index && (r = word_dynamic_index(c, t, p->index, false)) != (size_t)-1)
+			return r;
+	}
+	return (size_t)-1;
+}
+
+/* After arithmetic that reads only known values, the names it assigns
+ * (NAME = …, NAME op= …) hold numbers. */
+static void remember_arith_assigns(struct ctx *c, const char *text)
+{
+	for (const char *s = text; *s && !c->failed; s++) {
+		const char *e;
+
+		if (!(isalpha((unsigned char)*s) || *s == '_') ||
+		    (s > text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+			continue;
+		for (e = s; isalnum((unsigned char)*e) || *e == '_'; e++)
+			;
+		const char *q = e;
+
+		if (*q == '[') { /* (( a[0] = 5 )): the array changes */
+			forget_var(c, s, (size_t)(e - s));
+			s = e - 1;
+			continue;
+		}
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if ((q[0] == '=' && q[1] != '=') || (q[0] && strchr("+-*/%&|^", q[0]) && q[1] == '=') ||
+		    (q[0] == '+' && q[1] == '+') || (q[0] == '-' && q[1] == '-')) {
+			forget_var(c, s, (size_t)(e - s));
+			if (!c->failed) {
+				struct var *g = &c->vars[c->n_vars - 1];
+
+				free(g->value);
+				g->value = strdup("0");
+				g->known = g->value != NULL;
+				if (!g->value)
+					c->failed = 1;
+			}
+		}
+		s = e - 1;
+	}
+}
+
+/* bash: (( … )), for (( … )), a subscript, [[ x -eq y ]]: code in values. */
+static void check_bash_node(const struct walk *wk, const struct ward_sh_node *n)
+{
+	struct ctx *c = wk->c;
+	size_t at = (size_t)-1, i;
+	struct cmd cmd;
+
+	if (!c->bash)
+		return;
+	if (n->kind == WARD_SH_ARITH || n->kind == WARD_SH_ARITH_FOR) {
+		char *all = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&all, &len);
+
+		if (!f) {
+			c->failed = 1;
+			return;
+		}
+		for (i = 0; i < n->n_words; i++)
+			fprintf(f, "%s;", n->words[i].text);
+		if (fclose(f) != 0) {
+			free(all);
+			c->failed = 1;
+			return;
+		}
+		if (ward_vd_arith_unknown(c, all))
+			at = n->off;
+		else
+			remember_arith_assigns(c, all);
+		free(all);
+	}
+	if (n->kind == WARD_SH_COND)
+		for (i = 0; i < n->n_words && at == (size_t)-1; i++) {
+			const char *op = n->words[i].text;
+
+			if (ward_vd_in_list(op, "-eq -ne -lt -le -gt -ge") &&
+			    ((i > 0 && ward_vd_arith_unknown(c, n->words[i - 1].text)) ||
+			     (i + 1 < n->n_words && ward_vd_arith_unknown(c, n->words[i + 1].text))))
+				at = n->words[i].off;
+			if (strcmp(op, "-v") == 0 && i + 1 < n->n_words &&
+			    strchr(n->words[i + 1].text, '[') &&
+			    strpbrk(strchr(n->words[i + 1].text, '['), "$`"))
+				at = n->words[i].off;
+		}
+	bool assoc_decl = false;
+
+	for (i = 1; n->kind == WARD_SH_SIMPLE && n->n_words && i < n->n_words &&
+		    ward_vd_in_list(n->words[0].text, "declare typeset local"); i++)
+		if (n->words[i].text[0] == '-' && strchr(n->words[i].text, 'A'))
+			assoc_decl = true;
+	for (i = 0; i < n->n_assigns && at == (size_t)-1; i++) {
+		at = word_dynamic_index(c, wk->t, &n->assigns[i], false);
+		if (at == (size_t)-1 && integer_assign_dynamic(c, &n->assigns[i]))
+			at = n->assigns[i].off;
+	}
+	for (i = 0; i < n->n_words && at == (size_t)-1; i++)
+		at = word_dynamic_index(c, wk->t, &n->words[i], assoc_decl);
+	for (i = 0; i < n->n_redirs && at == (size_t)-1; i++)
+		at = word_dynamic_index(c, wk->t, &n->redirs[i].target, false);
+	if (at == (size_t)-1)
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	span(wk, n->off, n->len, &cmd.off, &cmd.len);
+	cmd.depth = wk->depth;
+	ward_vd_refuse_synthetic(c, "dangerous.dynamic-code",
+				 "bash evaluates this arithmetic or array subscript, and a value it "
+				 "reads (a variable not set literally, a substitution) can run commands",
+				 &cmd, ward_sh_kind_name(n->kind));
+	/* (( i = 0 )): known numbers from here on */
 }
 
 static void fill_redirs(const struct walk *wk, struct cmd *cmd, const struct ward_sh_redir *rs,
@@ -1345,6 +1684,48 @@ static void build_view_words(struct ctx *c, const struct ward_sh_node *n, const 
 		char **parts = NULL;
 		size_t n_parts = 0, k;
 
+		/* bash: "${a[@]}" of an array of literals is its elements */
+		const struct var *arr = NULL;
+
+		if (w->n_parts == 1 && w->parts[0].kind == WARD_SH_P_PARAM && w->parts[0].index &&
+		    !w->parts[0].op[0] && !w->parts[0].indirect && !c->ifs_changed)
+			arr = find_var(c, w->parts[0].text);
+		if (arr && arr->array && arr->known) {
+			const char *ix = w->parts[0].index->text;
+			size_t from = 0, to = arr->n_elems;
+			bool ok = true;
+
+			if (strcmp(ix, "@") != 0 && strcmp(ix, "*") != 0) {
+				char *end;
+				unsigned long at = strtoul(ix, &end, 10);
+
+				ok = *ix && !*end && at < arr->n_elems;
+				from = at;
+				to = at + 1;
+			}
+			for (k = from; ok && k < to; k++)
+				if (w->parts[0].quote == WARD_SH_Q_NONE && strpbrk(arr->elems[k], " \t\n*?["))
+					ok = false;
+			if (ok && *ix == '*' && w->parts[0].quote != WARD_SH_Q_NONE)
+				ok = false; /* "${a[*]}" is one word */
+			if (ok) {
+				struct word *g = realloc(*out, (cap += to - from) * sizeof(*g));
+
+				if (!g) {
+					c->failed = 1;
+					return;
+				}
+				*out = g;
+				for (k = from; k < to; k++) {
+					size_t o, l;
+
+					span(wk, w->off, w->len, &o, &l);
+					if (ward_vd_word_init(c, &(*out)[*n_out], arr->elems[k], 0, o, l))
+						(*n_out)++;
+				}
+				continue;
+			}
+		}
 		/* bash makes several words of {a,b}: `{rm,-rf,/}` is rm -rf / */
 		if (!(w->flags & WARD_SH_W_BRACE) || !wk->t ||
 		    ward_sh_word_brace_expand(wk->t, w, &parts, &n_parts, NULL) < 0 || n_parts < 1) {
@@ -1532,25 +1913,65 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 
 	if (c->failed)
 		return 1;
-	if (n->kind == WARD_SH_FOR && n->name)
+	if ((n->kind == WARD_SH_FOR || n->kind == WARD_SH_SELECT) && n->name) {
 		forget_var(c, n->name->text, strlen(n->name->text)); /* for x in …: each in turn */
+		/* for i in "${!a[@]}" over an indexed array: numbers */
+		if (n->kind == WARD_SH_FOR && n->n_words == 1 && n->words[0].n_parts == 1 &&
+		    n->words[0].parts[0].indirect && n->words[0].parts[0].index &&
+		    !is_assoc(c, n->words[0].parts[0].text, strlen(n->words[0].parts[0].text)) &&
+		    !c->failed) {
+			struct var *g = &c->vars[c->n_vars - 1];
+
+			free(g->value);
+			g->value = strdup("0");
+			g->known = g->value != NULL;
+			if (!g->value)
+				c->failed = 1;
+		}
+	}
+	check_bash_node(wk, n);
+	/* a function's body runs when it is called, maybe after later
+	 * assignments it overwrites: `f() { x=rm; }; x=ls; f; $x` */
+	if (n->kind == WARD_SH_FUNCTION)
+		c->vars_untrusted = true;
 	if (n->kind != WARD_SH_SIMPLE && !n->n_redirs)
 		return 0;
 	fill_cmd(wk, &cmd, n);
 	cmd.in_subst = info->sub_depth > 0;
 	cmd.piped = find_pipe(wk, n, &cmd);
+	/* bash: >(…) reads what the command around it writes: a pipe */
+	if (!cmd.piped && info->context == WARD_SH_CTX_PROCSUB && info->sub_part &&
+	    info->sub_part->procsub_dir == '>')
+		cmd.piped = true;
+	/* and a coproc reads what the string writes to ${COPROC[1]} */
+	for (const struct ward_sh_node *up = n->parent; up && !cmd.piped; up = up->parent)
+		if (up->kind == WARD_SH_COPROC)
+			cmd.piped = true;
 	v.cmd = &cmd;
 	if (n->kind == WARD_SH_SIMPLE) {
 		build_view_words(c, n, wk, &v.w, &v.n);
 		add_segment(c, &cmd, v.w, v.n);
 		for (i = 0; i < cmd.n_assigns; i++) {
 			ward_vd_assignment(c, &v, &cmd.assigns[i], wk->depth);
-			if (!v.n)
+			if (v.n)
+				continue;
+			if (n->assigns[i].flags & WARD_SH_W_ARRAY)
+				remember_array(c, &n->assigns[i]);
+			else if (n->assigns[i].flags & WARD_SH_W_SUBSCRIPT)
+				forget_var(c, n->assigns[i].text, strcspn(n->assigns[i].text, "[+="));
+			else
 				remember_var(c, &cmd.assigns[i]);
 		}
-		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local"))
+		if (v.n && ward_vd_in_list(ward_vd_prog_of(&v), "export readonly declare typeset local")) {
 			for (i = 1; i < v.n; i++)
 				remember_var(c, &v.w[i]);
+			for (i = 1; i < n->n_words; i++)
+				if (n->words[i].flags & WARD_SH_W_ARRAY)
+					remember_array(c, &n->words[i]);
+				else if (n->words[i].flags & WARD_SH_W_SUBSCRIPT)
+					forget_var(c, n->words[i].text, strcspn(n->words[i].text, "[+="));
+			remember_assoc(c, &v);
+		}
 		if (v.n)
 			forget_set_vars(c, &v);
 		/* an unquoted $x as the program is split into words: `x='rm -rf /';
@@ -1614,6 +2035,7 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	for (size_t i = 0; i < c->n_vars; i++) {
 		free(c->vars[i].name);
 		free(c->vars[i].value);
+		ward_sh_strv_free(c->vars[i].elems, c->vars[i].n_elems);
 	}
 	free(c->vars);
 	for (size_t i = 0; i < c->n_downloads; i++)
@@ -1659,7 +2081,9 @@ int ward_validate(const struct ward_rules *rules, const char *command, struct wa
 int ward_validate_shell(const struct ward_rules *rules, const char *command,
 			enum ward_shell shell, struct ward_verdict *v, struct ward_error **err)
 {
-	struct ctx c = { .rules = rules, .top = command, .err = err, .bash = shell == WARD_SHELL_BASH };
+	struct ctx c = { .rules = rules, .top = command, .err = err,
+			 .bash = (shell & ~WARD_VALIDATE_OVERLAY) == WARD_SHELL_BASH,
+			 .overlay = (shell & WARD_VALIDATE_OVERLAY) != 0 };
 	struct ward_sh_tree *t = NULL;
 	struct walk wk = { .c = &c, .span_len = (size_t)-1 };
 

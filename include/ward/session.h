@@ -26,7 +26,9 @@
  * (refusals too). The rate limit is counted in memory, per session, unless
  * the host shares one log between its sessions (ward_session_share_ratelog).
  *
- * The command runs with /bin/sh -c in the session's directory and environment.
+ * The command runs with bash -c where installed (else /bin/sh -c; the
+ * options' shell chooses) in the session's directory and environment, and
+ * the front door reads it in that shell's dialect.
  * The directory it ends in (`cd`, `cd -`, `cd dir && make`, a cd anywhere in
  * the string) becomes the session's directory, if the policy allows it: the
  * workdir tree and the targets of the policy's extra binds. Otherwise the
@@ -127,8 +129,17 @@ struct ward_session_ssh {
 	char *ssh;          /* the ssh client, NULL: "ssh" */
 };
 
+/* The shell a local session's commands run in; the validators read each
+ * command in its dialect. */
+enum ward_session_shell {
+	WARD_SESSION_SHELL_DEFAULT = 0, /* bash where installed, else sh */
+	WARD_SESSION_SHELL_SH,          /* /bin/sh (dash on Debian) */
+	WARD_SESSION_SHELL_BASH,        /* /bin/bash; a session cannot start without it */
+};
+
 struct ward_session_options {
 	enum ward_session_isolation isolation;
+	enum ward_session_shell shell; /* local sessions; ssh runs the remote ward's */
 	bool empty_env;     /* start with no variables instead of the host's safe ones */
 	int timeout;        /* default per command, seconds ≥ 1 */
 	struct ward_session_ssh ssh;
@@ -140,6 +151,10 @@ struct ward_session_options {
 WARD_API void ward_session_options_init(struct ward_session_options *o);
 /* Free the strings of o->ssh and reset to defaults. */
 WARD_API void ward_session_options_release(struct ward_session_options *o);
+
+/* The shell a local session with these options runs: "/bin/bash" or
+ * "/bin/sh" (for WARD_SESSION_SHELL_BASH "/bin/bash", installed or not). */
+WARD_API const char *ward_session_options_shell(const struct ward_session_options *o);
 
 /* Take the policy's "session" object (if cfg came from a policy file with
  * one) into o: isolation, timeout, env, ssh. Returns 0 or -1 (ENOMEM). */

@@ -19,13 +19,17 @@
  * including commands inside substitutions in redirect targets, assignments,
  * case words, for-lists, parameter operands (${x:-$(cmd)}), arithmetic and
  * here-document bodies whose delimiter is unquoted. A construct the parser
- * cannot model (array assignments, `((…))` arithmetic commands, `for ((…))`,
- * `select`, `coproc`, alias definitions, …) is refused with its position, so
- * nothing is passed on unseen.
+ * cannot model is refused with its position, so
+ * nothing is passed on unseen: `${!x}` indirection, `${x@P}`, a single
+ * quote inside an array subscript (bash expands $(…) there even so), a
+ * blank inside NAME[ … ] (one word to bash at a command's start), `!(`
+ * at a command's start (a subshell or, under extglob, a pattern), aliases.
  *
  * Dialects. The default is the bash-compatible superset agents write:
  * POSIX sh plus $'…' and $"…" quoting, `&>`, `&>>`, `|&`, `<<<`, `<(…)` and
- * `>(…)`, `[[ … ]]` and `function NAME`. WARD_SH_POSIX parses as dash does
+ * `>(…)`, `[[ … ]]`, `function NAME`, arrays (NAME=(…), NAME[i]=v,
+ * ${NAME[i]}), `(( … ))`, `for (( … ))`, `select`, `coproc`, `time` before a
+ * compound command and extglob patterns (@(…) +(…) ?(…) *(…) !(…)). WARD_SH_POSIX parses as dash does
  * (Debian's /bin/sh): none of those are special there, so `$'x'` is `$`
  * followed by a single-quoted `x`, and `a &> f` is `a &` then `> f`. The two
  * tokenise some strings differently (`$'\'' ; cmd ; '` hides a command from
@@ -110,6 +114,8 @@ enum ward_sh_part_kind {
 				       word becomes several words when run) */
 #define WARD_SH_W_QUOTED (1u << 7)  /* some of the word was quoted or escaped */
 #define WARD_SH_W_BACKTICK (1u << 8) /* one of the substitutions is `…` */
+#define WARD_SH_W_ARRAY (1u << 9)   /* bash: NAME=(…) or NAME+=(…), its elements in elems */
+#define WARD_SH_W_SUBSCRIPT (1u << 10) /* bash: NAME[…]=… assignment, or a ${NAME[…]} part */
 /* Anything whose value is only known when the shell runs it. */
 #define WARD_SH_W_DYNAMIC (WARD_SH_W_PARAM | WARD_SH_W_CMDSUB | WARD_SH_W_ARITH | \
 			   WARD_SH_W_GLOB | WARD_SH_W_TILDE | WARD_SH_W_PROCSUB | \
@@ -136,6 +142,11 @@ struct ward_sh_part {
 	struct ward_sh_node *sub;
 	bool backtick;             /* CMDSUB written `…` */
 	char procsub_dir;          /* PROCSUB: '<' or '>' */
+	/* PARAM (bash): ${NAME[index]…}: the subscript as a word ("@", "*", an
+	 * arithmetic expression or a key; its parts may hold substitutions),
+	 * else NULL. indirect: ${!NAME[@]} (the keys) or ${!PREFIX*} (names). */
+	struct ward_sh_word *index;
+	bool indirect;
 };
 
 struct ward_sh_word {
@@ -148,6 +159,13 @@ struct ward_sh_word {
 	unsigned flags;       /* WARD_SH_W_* */
 	struct ward_sh_part *parts;
 	size_t n_parts;
+	/* WARD_SH_W_ARRAY: the elements between the parentheses, each a word as
+	 * in a command's argv ("[k]=v" elements keep their text). */
+	struct ward_sh_word *elems;
+	size_t n_elems;
+	/* WARD_SH_W_SUBSCRIPT assignment NAME[index]=value: the span of index
+	 * (its substitutions are among the word's parts). */
+	size_t index_off, index_len;
 };
 
 /* ---- redirections --------------------------------------------------------- */
@@ -209,6 +227,11 @@ enum ward_sh_kind {
 	WARD_SH_FUNCTION,  /* name; kids[0] the body (a compound command) */
 	WARD_SH_COND,      /* [[ … ]] (bash): words are every token between, the
 			      operators (&& || ! ( ) < >) as literal words */
+	WARD_SH_ARITH,     /* (( … )) (bash): words[0] the expression, as $((…))'s */
+	WARD_SH_ARITH_FOR, /* for (( a; b; c )) (bash): words[0..2] the expressions
+			      (maybe empty words), kids[0] the body */
+	WARD_SH_SELECT,    /* select (bash): as FOR */
+	WARD_SH_COPROC,    /* coproc [NAME] command (bash): name (maybe NULL), kids[0] */
 };
 
 enum ward_sh_op {

@@ -150,9 +150,16 @@ enum ward_shell {
 	WARD_SHELL_BASH = 1,
 };
 
+/* OR'd into ward_validate_shell()'s shell: the command runs with the workdir
+ * in overlay mode, where its writes are a change set a person applies or
+ * discards, so `rm -rf` of a path inside the workdir (relative, no `..`, `~`
+ * or variable, and no cd before it) loses nothing and needs no approval. */
+#define WARD_VALIDATE_OVERLAY 0x100
+
 /* ward_validate() for a string the given shell runs (ward_validate() is
- * WARD_SHELL_SH). In bash, an arithmetic expansion naming a variable is
- * code only known at run time (an array subscript in a value runs $(…)). */
+ * WARD_SHELL_SH), maybe with WARD_VALIDATE_OVERLAY. In bash, an arithmetic
+ * expansion naming a variable is code only known at run time (an array
+ * subscript in a value runs $(…)). */
 WARD_API int ward_validate_shell(const struct ward_rules *rules, const char *command,
 				 enum ward_shell shell, struct ward_verdict *v,
 				 struct ward_error **err);

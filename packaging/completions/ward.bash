@@ -13,11 +13,11 @@ _ward_opts_run="-c --command --shell --no-shell -C --workdir --workdir-root --al
  --workdir-mode --changes --apply --discard --protect --allow-write --no-placeholders --memory
  --memory-swap --pids --cpus --io-weight --max-file-size --tmpfs-size --approve --policy
  --no-policy -h --help"
-_ward_opts_shell="-C --workdir -t --timeout --isolation --empty-env --sandbox --policy --no-policy
+_ward_opts_shell="-C --workdir -t --timeout --isolation --shell --empty-env --sandbox --policy --no-policy
  -h --help"
 _ward_opts_serve="-C --workdir --workdir-root --allow-workdir-anywhere --allow-home-workdir
- -t --timeout --isolation --empty-env --sandbox --policy --no-policy -h --help"
-_ward_opts_validate="-c --command --shell --json --policy --no-policy --rules -h --help"
+ -t --timeout --isolation --shell --empty-env --sandbox --policy --no-policy -h --help"
+_ward_opts_validate="-c --command --shell --workdir-mode --json --policy --no-policy --rules -h --help"
 _ward_opts_doctor="--json -h --help"
 _ward_opts_changes="--all -C --workdir -h --help"
 _ward_opts_diff="-h --help"

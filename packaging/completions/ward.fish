@@ -89,6 +89,7 @@ complete -c ward -n "__fish_seen_subcommand_from serve" -l allow-workdir-anywher
 complete -c ward -n "__fish_seen_subcommand_from serve" -l allow-home-workdir
 complete -c ward -n $s -s t -l timeout -x
 complete -c ward -n $s -l isolation -x -a 'fresh shared'
+complete -c ward -n $s -l shell -x -a 'sh bash'
 complete -c ward -n $s -l empty-env
 complete -c ward -n $s -l sandbox -x -a 'required off'
 complete -c ward -n $s -l policy -r
@@ -103,6 +104,7 @@ complete -c ward -n $v -l policy -r
 complete -c ward -n $v -l no-policy
 complete -c ward -n $v -l rules
 complete -c ward -n $v -l shell -x -a 'sh bash'
+complete -c ward -n $v -l workdir-mode -x -a 'direct overlay'
 complete -c ward -n $v -s h -l help
 complete -c ward -n "__fish_seen_subcommand_from doctor" -l json
 complete -c ward -n "__fish_seen_subcommand_from doctor" -s h -l help

@@ -32,6 +32,8 @@ static const char usage[] =
 	"      --allow-home-workdir  let a workdir be a home directory itself\n"
 	"  -t, --timeout SECONDS  default command timeout of new sessions (default 30)\n"
 	"      --isolation MODE   fresh (a sandbox per command) or shared (one per session)\n"
+	"      --shell SHELL      sh or bash: the shell sessions run and the validators\n"
+	"                         read (default: bash where installed)\n"
 	"      --empty-env        sessions start with no variables\n"
 	"      --sandbox MODE     required (default) or off\n"
 	"      --policy FILE      the policy file (default: as for ward run)\n"
@@ -94,6 +96,8 @@ void serve_session_defaults(const struct serve_options *o, struct ward_session_o
 		opt->isolation = o->isolation;
 	if (o->empty_env)
 		opt->empty_env = true;
+	if (o->shell != WARD_SESSION_SHELL_DEFAULT)
+		opt->shell = o->shell;
 }
 
 int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *help,
@@ -103,6 +107,7 @@ int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *he
 		{ "workdir", required_argument, NULL, 'C' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "isolation", required_argument, NULL, 'i' },
+		{ "shell", required_argument, NULL, 'S' },
 		{ "empty-env", no_argument, NULL, 'e' },
 		{ "sandbox", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -172,6 +177,14 @@ int serve_options_parse(int argc, char **argv, struct serve_options *o, bool *he
 			o->isolation = strcmp(optarg, "shared") == 0 ? WARD_SESSION_SHARED :
 								       WARD_SESSION_FRESH;
 			o->isolation_set = true;
+			break;
+		case 'S':
+			if (strcmp(optarg, "sh") && strcmp(optarg, "bash"))
+				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+							    "--shell: unknown shell '%s' (known: sh, bash)",
+							    optarg);
+			o->shell = strcmp(optarg, "bash") == 0 ? WARD_SESSION_SHELL_BASH :
+								 WARD_SESSION_SHELL_SH;
 			break;
 		case 'e':
 			o->empty_env = true;

@@ -344,6 +344,8 @@ static const char usage[] =
 	"  -C, --workdir DIR      the session's workdir (default: current directory)\n"
 	"  -t, --timeout SECONDS  per command (default 30)\n"
 	"      --isolation MODE   fresh (a sandbox per command) or shared (one, faster)\n"
+	"      --shell SHELL      sh or bash: the shell that runs each line and the\n"
+	"                         validators read (default: bash where installed)\n"
 	"      --empty-env        start with no variables\n"
 	"      --sandbox MODE     required (default) or off\n"
 	"      --policy FILE | --no-policy\n";

@@ -23,6 +23,8 @@ static const char usage[] =
 	"\n"
 	"  -c, --command STRING  the shell string to check\n"
 	"      --shell sh|bash   the shell that would run it (default sh, or the policy's)\n"
+	"      --workdir-mode MODE  direct or overlay (default: the policy's): in overlay\n"
+	"                        mode rm -rf inside the workdir needs no approval\n"
 	"      --json            read a request object ({\"command\": ...}) on stdin and\n"
 	"                        print the verdict as JSON\n"
 	"      --policy FILE     the policy file (default: as for ward run)\n"
@@ -33,7 +35,7 @@ static const char usage[] =
 	"Exit status: 0 allowed, 1 refused (by a rule, or the string cannot be\n"
 	"parsed), 2 needs approval, 125 a mistake in the options or the policy.\n";
 
-enum { OPT_JSON = 256, OPT_POLICY, OPT_NO_POLICY, OPT_RULES, OPT_SHELL };
+enum { OPT_JSON = 256, OPT_POLICY, OPT_NO_POLICY, OPT_RULES, OPT_SHELL, OPT_WORKDIR_MODE };
 
 static const struct option options[] = {
 	{ "command", required_argument, NULL, 'c' }, { "json", no_argument, NULL, OPT_JSON },
@@ -41,6 +43,7 @@ static const struct option options[] = {
 	{ "no-policy", no_argument, NULL, OPT_NO_POLICY },
 	{ "rules", no_argument, NULL, OPT_RULES },   { "help", no_argument, NULL, 'h' },
 	{ "shell", required_argument, NULL, OPT_SHELL },
+	{ "workdir-mode", required_argument, NULL, OPT_WORKDIR_MODE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -121,7 +124,7 @@ int ward_cmd_validate(int argc, char **argv)
 	struct ward_error *err = NULL;
 	struct ward_verdict v;
 	struct ward_request req = { 0 };
-	const char *command = NULL, *policy = NULL, *shell = NULL;
+	const char *command = NULL, *policy = NULL, *shell = NULL, *mode = NULL;
 	bool json = false, no_policy = false, list = false;
 	char *path = NULL;
 	int c, rc, status = WARD_EXIT_OWN_ERROR;
@@ -153,6 +156,14 @@ int ward_cmd_validate(int argc, char **argv)
 				return WARD_EXIT_OWN_ERROR;
 			}
 			shell = optarg;
+			break;
+		case OPT_WORKDIR_MODE:
+			if (strcmp(optarg, "direct") != 0 && strcmp(optarg, "overlay") != 0) {
+				fprintf(stderr, "ward validate: --workdir-mode: unknown mode '%s' (known: "
+						"direct, overlay)\n", ward_shown(optarg));
+				return WARD_EXIT_OWN_ERROR;
+			}
+			mode = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -221,8 +232,13 @@ int ward_cmd_validate(int argc, char **argv)
 	}
 	if (shell)
 		cfg.shell_bash = strcmp(shell, "bash") == 0;
+	if (mode)
+		cfg.workdir_mode = strcmp(mode, "overlay") == 0 ? WARD_WORKDIR_OVERLAY : WARD_WORKDIR_DIRECT;
 	rc = command ? ward_validate_shell(cfg.rules, command,
-					   cfg.shell_bash ? WARD_SHELL_BASH : WARD_SHELL_SH, &v, &err) :
+					   (cfg.shell_bash ? WARD_SHELL_BASH : WARD_SHELL_SH) |
+						   (cfg.workdir_mode == WARD_WORKDIR_OVERLAY ?
+							    WARD_VALIDATE_OVERLAY : 0),
+					   &v, &err) :
 		       ward_validate_argv(cfg.rules, argv + optind, &v, &err);
 	if (rc < 0) {
 		if (json)

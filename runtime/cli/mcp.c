@@ -127,7 +127,7 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 	struct ward_config cfg;
 	struct ward_session_options opt;
 	struct ward_error *err = NULL;
-	const char *workdir = NULL, *iso = NULL, *cwd = NULL, *oldpwd = NULL;
+	const char *workdir = NULL, *iso = NULL, *cwd = NULL, *oldpwd = NULL, *sh;
 	json_t *env = json_object_get(params, "env");
 	long long timeout = 0;
 
@@ -150,6 +150,9 @@ static struct ward_error *make_session(struct server *sv, json_t *params, struct
 		goto fail;
 	if (iso)
 		opt.isolation = strcmp(iso, "shared") == 0 ? WARD_SESSION_SHARED : WARD_SESSION_FRESH;
+	sh = json_string_value(json_object_get(params, "shell"));
+	if (sh)
+		opt.shell = strcmp(sh, "bash") == 0 ? WARD_SESSION_SHELL_BASH : WARD_SESSION_SHELL_SH;
 	*shared = opt.isolation == WARD_SESSION_SHARED && !opt.ssh.host;
 	if (admit_session(sv, *shared, &err) < 0)
 		goto fail;
@@ -297,7 +300,7 @@ static json_t *session_info(const char *id, struct ward_session *s)
 
 static int m_create(struct server *sv, json_t *params, json_t **result, struct rpc_error *e)
 {
-	const char *workdir = NULL, *iso = NULL, *cwd = NULL, *oldpwd = NULL;
+	const char *workdir = NULL, *iso = NULL, *cwd = NULL, *oldpwd = NULL, *sh = NULL;
 	json_int_t t = 1;
 	json_t *env = NULL;
 	struct ward_session *s = NULL;
@@ -305,11 +308,13 @@ static int m_create(struct server *sv, json_t *params, json_t **result, struct r
 	struct entry *g;
 	bool shared = false;
 
-	if (params_unpack(params, e, "{s?s, s?s, s?I, s?o, s?s, s?s}", "workdir", &workdir,
+	if (params_unpack(params, e, "{s?s, s?s, s?I, s?o, s?s, s?s, s?s}", "workdir", &workdir,
 			  "isolation", &iso, "timeout", &t, "env", &env, "cwd", &cwd, "oldpwd",
-			  &oldpwd) < 0 ||
+			  &oldpwd, "shell", &sh) < 0 ||
 	    p_range("timeout", t, 1, WARD_TIMEOUT_MAX, e) < 0)
 		return -1;
+	if (sh && strcmp(sh, "sh") != 0 && strcmp(sh, "bash") != 0)
+		return rpc_fail(e, RPC_INVALID_PARAMS, "shell: must be \"sh\" or \"bash\"");
 	if (iso && strcmp(iso, "fresh") != 0 && strcmp(iso, "shared") != 0)
 		return rpc_fail(e, RPC_INVALID_PARAMS, "isolation: must be \"fresh\" or \"shared\"");
 	if (env) {
@@ -1207,7 +1212,6 @@ static int m_tools_list(struct server *sv, json_t *params, json_t **result, stru
 	json_t *list = json_object_get(mcp_tools(), "tools"), *tools, *t;
 	size_t i;
 
-	(void)sv;
 	(void)params;
 	if (!json_is_array(list))
 		return rpc_fail(e, RPC_INTERNAL_ERROR, "the built-in tool list does not parse");
@@ -1216,6 +1220,25 @@ static int m_tools_list(struct server *sv, json_t *params, json_t **result, stru
 		json_t *o = json_pack("{s:O, s:O, s:O}", "name", json_object_get(t, "name"),
 				      "description", json_object_get(t, "description"),
 				      "inputSchema", json_object_get(t, "inputSchema"));
+		const char *desc = json_string_value(json_object_get(t, "description"));
+		const char *gen = "bash where installed (else sh)";
+		char *said = NULL;
+
+		/* the shell tool names the shell this server's sessions run */
+		if (o && desc && strstr(desc, gen)) {
+			struct ward_session_options opt;
+			const char *at = strstr(desc, gen);
+
+			ward_session_options_init(&opt);
+			serve_session_defaults(sv->o, &opt);
+			if (asprintf(&said, "%.*s%s -c (the validators read each command as %s does)%s",
+				     (int)(at - desc), desc, ward_session_options_shell(&opt),
+				     strcmp(ward_session_options_shell(&opt), "/bin/bash") == 0 ? "bash" : "sh",
+				     at + strlen(gen)) >= 0)
+				json_object_set_new(o, "description", json_string(said));
+			free(said);
+			ward_session_options_release(&opt);
+		}
 
 		/* what structuredContent holds (MCP 2025-06-18) */
 		if (o && json_object_get(t, "outputSchema"))

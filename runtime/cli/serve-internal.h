@@ -20,6 +20,7 @@ struct serve_options {
 	int timeout;          /* 0: the session default */
 	enum ward_session_isolation isolation;
 	bool isolation_set;
+	enum ward_session_shell shell; /* --shell; DEFAULT: not given */
 	bool empty_env;
 	bool sandbox_off;
 	/* the person's word on workdirs (ward/admit.h) */

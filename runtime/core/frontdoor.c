@@ -25,7 +25,10 @@ int ward_frontdoor_check(const struct ward_config *cfg, const char *command, cha
 	if (rc < 0)
 		return -1;
 	rc = command ? ward_validate_shell(cfg->rules, command,
-					   cfg->shell_bash ? WARD_SHELL_BASH : WARD_SHELL_SH, v, err) :
+					   (cfg->shell_bash ? WARD_SHELL_BASH : WARD_SHELL_SH) |
+						   (cfg->workdir_mode == WARD_WORKDIR_OVERLAY ?
+							    WARD_VALIDATE_OVERLAY : 0),
+					   v, err) :
 		       ward_validate_argv(cfg->rules, argv, v, err);
 	if (rc < 0)
 		return -1;

@@ -44,15 +44,29 @@ static int options_copy(struct ward_session_options *dst, const struct ward_sess
 	return 0;
 }
 
+const char *ward_session_options_shell(const struct ward_session_options *o)
+{
+	if (o->shell == WARD_SESSION_SHELL_SH)
+		return "/bin/sh";
+	if (o->shell == WARD_SESSION_SHELL_BASH)
+		return "/bin/bash";
+	return access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+}
+
 int ward_session_options_from_config(const struct ward_config *cfg, struct ward_session_options *o,
 				     struct ward_error **err)
 {
 	struct ward_session_options copy;
 
+	/* the policy's "shell": "bash" */
+	if (cfg->shell_bash && o->shell == WARD_SESSION_SHELL_DEFAULT)
+		o->shell = WARD_SESSION_SHELL_BASH;
 	if (!cfg->session)
 		return 0;
 	if (options_copy(&copy, cfg->session) < 0)
 		return ward_error_make(err, ENOMEM, "session options");
+	if (copy.shell == WARD_SESSION_SHELL_DEFAULT)
+		copy.shell = o->shell;
 	ward_session_options_release(o);
 	*o = copy;
 	return 0;
@@ -1422,7 +1436,14 @@ int ward_session_new(struct ward_config *cfg, const struct ward_session_options 
 		s->workdir = strdup(s->cfg.workdir);
 		/* bash where installed (the sandbox's view shows the host's /bin):
 		 * what an agent writes, and what a session keeps between commands */
-		s->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+		s->shell = ward_session_options_shell(&s->opt);
+		if (s->opt.shell == WARD_SESSION_SHELL_BASH && access(s->shell, X_OK) < 0) {
+			rc = ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+						  "shell 'bash': /bin/bash is not installed");
+			goto fail;
+		}
+		/* what the validators read is what the shell runs */
+		s->cfg.shell_bash = strcmp(s->shell, "/bin/bash") == 0;
 		s->backend = s->opt.isolation == WARD_SESSION_SHARED ? &ward_session_local_shared :
 									&ward_session_local_fresh;
 	}

@@ -14,6 +14,22 @@ struct walk {
 	size_t sum;
 };
 
+/* bash: array elements and subscripts, read as a validator reads them */
+static size_t touch_word(const struct ward_sh_word *w)
+{
+	size_t sum = w->text_len + w->off + w->len + w->index_off + w->index_len;
+
+	for (size_t i = 0; i < w->n_elems; i++)
+		sum += touch_word(&w->elems[i]);
+	for (size_t i = 0; i < w->n_parts; i++) {
+		if (w->parts[i].index)
+			sum += touch_word(w->parts[i].index);
+		if (w->parts[i].arg)
+			sum += touch_word(w->parts[i].arg);
+	}
+	return sum;
+}
+
 static int touch(const struct ward_sh_node *n, const struct ward_sh_visit_info *info, void *data)
 {
 	struct walk *wk = data;
@@ -26,11 +42,14 @@ static int touch(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		struct ward_error *err = NULL;
 
 		*sum += strlen(n->words[i].text) + n->words[i].off + n->words[i].len;
+		*sum += touch_word(&n->words[i]);
 		if (ward_sh_word_brace_expand(wk->t, &n->words[i], &v, &nv, &err) == 0)
 			ward_sh_strv_free(v, nv);
 		else
 			ward_error_free(err);
 	}
+	for (size_t i = 0; i < n->n_assigns; i++)
+		*sum += touch_word(&n->assigns[i]);
 	for (size_t i = 0; i < n->n_redirs; i++)
 		*sum += n->redirs[i].target.text_len + n->redirs[i].body.text_len;
 	*sum += n->off + n->len + info->sub_depth;

@@ -20,8 +20,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	for (int bash = 0; bash < 2; bash++) {
-		if (ward_validate_shell(NULL, s, bash ? WARD_SHELL_BASH : WARD_SHELL_SH, &v, &err) == 0) {
+	/* sh, bash, and each in overlay mode */
+	for (int mode = 0; mode < 4; mode++) {
+		if (ward_validate_shell(NULL, s,
+					(mode & 1 ? WARD_SHELL_BASH : WARD_SHELL_SH) |
+						(mode & 2 ? WARD_VALIDATE_OVERLAY : 0),
+					&v, &err) == 0) {
 			free(ward_verdict_to_json(&v));
 			ward_verdict_release(&v);
 		}

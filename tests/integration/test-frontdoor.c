@@ -519,8 +519,21 @@ START_TEST(test_shell_bash)
 		char *argv[] = { ward, (char *)"validate", (char *)"--shell", (char *)"bash", (char *)"-c",
 				 (char *)"a=(rm -rf /); \"${a[@]}\"", NULL };
 
+		/* the array is read: its elements are the command */
 		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 1);
-		ck_assert_msg(strstr(err, "array assignment is not supported at 1"), "%s%s", out, err);
+		ck_assert_msg(strstr(out, "blocked.rm-root"), "%s%s", out, err);
+		free(out);
+		free(err);
+	}
+	{
+		/* arrays, (( )), for ((…)) run end to end */
+		char *argv[] = { ward, (char *)"run", (char *)"--shell", (char *)"bash", (char *)"-C",
+				 workdir, (char *)"-c",
+				 (char *)"a=(echo hi); for ((i=0; i<2; i++)); do \"${a[@]}\" $i; done; "
+					 "(( i == 2 )) && echo \"${#a[@]}\"", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 0);
+		ck_assert_msg(strcmp(out, "hi 0\nhi 1\n2\n") == 0, "%s%s", out, err);
 		free(out);
 		free(err);
 	}
@@ -530,6 +543,66 @@ START_TEST(test_shell_bash)
 
 		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
 		ck_assert_msg(strstr(err, "unknown shell 'zsh'"), "%s", err);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
+/* Risk by target: in overlay mode rm -rf inside the workdir needs no
+ * approval (the removal is a change set until a person applies it), and
+ * the workdir itself is untouched; outside it, approval as before. */
+START_TEST(test_overlay_rm)
+{
+	char *out = NULL, *err = NULL, p[4400];
+
+	snprintf(p, sizeof(p), "%s/src", workdir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/src/old", workdir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	{
+		char *argv[] = { ward, (char *)"run", (char *)"--workdir-mode", (char *)"overlay",
+				 (char *)"-C", workdir, (char *)"-c",
+				 (char *)"rm -rf src/old && test ! -e src/old && echo gone", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 0);
+		ck_assert_msg(strcmp(out, "gone\n") == 0, "%s%s", out, err);
+		ck_assert(exists("src/old")); /* not applied */
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"run", (char *)"-C", workdir, (char *)"-c",
+				 (char *)"rm -rf src/old", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
+		ck_assert_msg(strstr(err, "approval.rm-recursive-force"), "%s", err);
+		ck_assert(exists("src/old"));
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"run", (char *)"--workdir-mode", (char *)"overlay",
+				 (char *)"-C", workdir, (char *)"-c", (char *)"rm -rf ../x", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 125);
+		ck_assert_msg(strstr(err, "approval.rm-recursive-force"), "%s", err);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"validate", (char *)"--no-policy", (char *)"--workdir-mode",
+				 (char *)"overlay", (char *)"-c", (char *)"rm -rf src build/x", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 0);
+		free(out);
+		free(err);
+	}
+	{
+		char *argv[] = { ward, (char *)"validate", (char *)"--no-policy", (char *)"--workdir-mode",
+				 (char *)"overlay", (char *)"-c", (char *)"cd /tmp && rm -rf src", NULL };
+
+		ck_assert_int_eq(run_cli(argv, NULL, &out, &err), 2);
 		free(out);
 		free(err);
 	}
@@ -552,5 +625,6 @@ int main(void)
 	tcase_add_test(tc, test_approval_refusal_names_the_flag);
 	tcase_add_test(tc, test_validate_cli);
 	tcase_add_test(tc, test_shell_bash);
+	tcase_add_test(tc, test_overlay_rm);
 	return harness_main(s);
 }

@@ -993,6 +993,58 @@ START_TEST(test_session_changes)
 }
 END_TEST
 
+/* --shell and session.create's "shell": the shell that runs a session's
+ * commands is the one the validators read them as (bash arrays are parsed
+ * only in bash's dialect), and the shell tool's description names it. */
+START_TEST(test_serve_shell)
+{
+	struct srv s;
+	json_t *r, *tools, *t;
+	size_t i;
+	char line[1024];
+	bool bash = access("/bin/bash", X_OK) == 0;
+
+	start(&s, bash ? "--shell=bash" : "--shell=sh");
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	tools = get(r, "tools");
+	json_array_foreach(tools, i, t)
+		if (strcmp(json_string_value(json_object_get(t, "name")), "shell") == 0)
+			ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(t, "description")),
+						     bash ? "/bin/bash -c" : "/bin/sh -c"));
+	json_decref(r);
+	/* the default session: an array, run by bash and read as bash */
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.exec\",\"params\":{"
+		     "\"command\":\"a=(x y); echo ${a[1]} ${#a[@]}\"}}");
+	if (bash) {
+		ck_assert_msg(!json_object_get(r, "error"), "%s", json_dumps(r, JSON_COMPACT));
+		ck_assert_str_eq(gets_(r, "stdout"), "y 2\n");
+	} else {
+		ck_assert_ptr_nonnull(json_object_get(r, "error"));
+	}
+	json_decref(r);
+	/* a session asked for sh: sh runs, the validators read dash's dialect */
+	snprintf(line, sizeof(line),
+		 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session.create\",\"params\":{"
+		 "\"workdir\":\"%s\",\"shell\":\"sh\"}}", workdir);
+	r = call(&s, line);
+	ck_assert_str_eq(gets_(r, "shell"), "/bin/sh");
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"session.exec\",\"params\":{"
+		     "\"session\":\"s1\",\"command\":\"a=(x y); echo ${a[1]}\"}}");
+	ck_assert_ptr_nonnull(strstr(json_dumps(r, JSON_COMPACT), "syntax error"));
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session.exec\",\"params\":{"
+		     "\"session\":\"s1\",\"command\":\"echo $'x'\"}}");
+	ck_assert_str_eq(gets_(r, "stdout"), "$x\n"); /* dash: $ then 'x' */
+	json_decref(r);
+	r = call(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"session.create\",\"params\":{"
+		     "\"shell\":\"zsh\"}}");
+	ck_assert_int_eq(geti(r, "!code"), -32602);
+	json_decref(r);
+	stop(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("serve");
@@ -1002,6 +1054,7 @@ int main(void)
 	tcase_add_test(tc, test_mcp);
 	tcase_add_test(tc, test_mcp_structured_state);
 	tcase_add_test(tc, test_serve_sandbox_flags);
+	tcase_add_test(tc, test_serve_shell);
 	tcase_add_loop_test(tc, test_mcp_cancel, 0, 2);
 	tcase_add_loop_test(tc, test_mcp_progress, 0, 2);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);

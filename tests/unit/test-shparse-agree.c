@@ -15,6 +15,7 @@
  * and records nothing either. */
 #include "harness.h"
 #include "ward/shparse.h"
+#include "ward/validate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -762,7 +763,11 @@ static void run_node(struct ev *e, const struct ward_sh_node *n)
 		e->status = 0;
 		return;
 	case WARD_SH_COND:
-		unsupported(e, "[[", n->off);
+	case WARD_SH_ARITH:
+	case WARD_SH_ARITH_FOR:
+	case WARD_SH_SELECT:
+	case WARD_SH_COPROC:
+		unsupported(e, ward_sh_kind_name(n->kind), n->off);
 		return;
 	}
 }
@@ -992,6 +997,265 @@ static const char *const bash_corpus[] = {
 	"ls -la | awk '{print $9}' | sort -u",
 	"kill -0 $$ && echo alive | cat",
 	"ps aux | grep -v grep | grep -c node",
+	/* the bash constructs around ordinary tools: arrays as the program,
+	 * (( )), for ((…)), [[ =~ ]], coproc, time { }, |&, &>>, mapfile,
+	 * ${…} operators, <<<, extglob, functions (tests/… generated once from
+	 * a list of tools and these templates, then kept as text) */
+	"a=(git status); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do git status; done",
+	"(( n = 2 + 3 )) && git status",
+	"[[ -f a.c && $HOME =~ ^/ ]] && make -j2",
+	"coproc make -j2; wait",
+	"time { make -j2; } 2>&1",
+	"npm test |& cat",
+	"npm test &>> build.log",
+	"declare -a opts=(test); npm \"${opts[@]}\"",
+	"mapfile -t lines < <(pytest -q); echo \"${#lines[@]}\"",
+	"x=$(pytest -q); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"pytest -q <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then cargo build --release; fi",
+	"declare -A m=([k]=v); cargo build --release \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; cargo build --release",
+	"function f { go test ./... \"$@\"; }; f x",
+	"cmd=(go test ./...); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do go test ./...; done",
+	"diff <(ls -la src) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do ls -la src; done",
+	"a=(ls -la src); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do grep -rn TODO src; done",
+	"(( n = 2 + 3 )) && grep -rn TODO src",
+	"[[ -f a.c && $HOME =~ ^/ ]] && grep -rn TODO src",
+	"coproc wc -l a.c; wait",
+	"time { wc -l a.c; } 2>&1",
+	"wc -l a.c |& cat",
+	"sort data.txt &>> build.log",
+	"declare -a opts=(data.txt); sort \"${opts[@]}\"",
+	"mapfile -t lines < <(sort data.txt); echo \"${#lines[@]}\"",
+	"x=$(head -n 3 data.csv); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"head -n 3 data.csv <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then head -n 3 data.csv; fi",
+	"declare -A m=([k]=v); tail -n 2 app.log \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; tail -n 2 app.log",
+	"function f { tail -n 2 app.log \"$@\"; }; f x",
+	"cmd=(cut -d, -f1 data.csv); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do cut -d, -f1 data.csv; done",
+	"diff <(cut -d, -f1 data.csv) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do jq .name package.json; done",
+	"a=(jq .name package.json); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do jq .name package.json; done",
+	"(( n = 2 + 3 )) && python3 main.py",
+	"[[ -f a.c && $HOME =~ ^/ ]] && python3 main.py",
+	"coproc python3 main.py; wait",
+	"time { node -v; } 2>&1",
+	"node -v |& cat",
+	"node -v &>> build.log",
+	"declare -a opts=(ps); docker \"${opts[@]}\"",
+	"mapfile -t lines < <(docker ps); echo \"${#lines[@]}\"",
+	"x=$(docker ps); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"gcc -c a.c -o a.o <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then gcc -c a.c -o a.o; fi",
+	"declare -A m=([k]=v); gcc -c a.c -o a.o \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; clang-format -i a.c",
+	"function f { clang-format -i a.c \"$@\"; }; f x",
+	"cmd=(clang-format -i a.c); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do black main.py; done",
+	"diff <(black main.py) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do black main.py; done",
+	"a=(ruff check .); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do ruff check .; done",
+	"(( n = 2 + 3 )) && ruff check .",
+	"[[ -f a.c && $HOME =~ ^/ ]] && eslint src",
+	"coproc eslint src; wait",
+	"time { eslint src; } 2>&1",
+	"tsc --noEmit |& cat",
+	"tsc --noEmit &>> build.log",
+	"declare -a opts=(--noEmit); tsc \"${opts[@]}\"",
+	"mapfile -t lines < <(mvn -q test); echo \"${#lines[@]}\"",
+	"x=$(mvn -q test); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"mvn -q test <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then gradle build; fi",
+	"declare -A m=([k]=v); gradle build \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; gradle build",
+	"function f { rustc --version \"$@\"; }; f x",
+	"cmd=(rustc --version); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do rustc --version; done",
+	"diff <(cmake --build build) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do cmake --build build; done",
+	"a=(cmake --build build); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do ninja -C build; done",
+	"(( n = 2 + 3 )) && ninja -C build",
+	"[[ -f a.c && $HOME =~ ^/ ]] && ninja -C build",
+	"coproc shellcheck script.sh; wait",
+	"time { shellcheck script.sh; } 2>&1",
+	"shellcheck script.sh |& cat",
+	"yamllint . &>> build.log",
+	"declare -a opts=(.); yamllint \"${opts[@]}\"",
+	"mapfile -t lines < <(yamllint .); echo \"${#lines[@]}\"",
+	"x=$(terraform plan); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"terraform plan <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then terraform plan; fi",
+	"declare -A m=([k]=v); kubectl get pods \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; kubectl get pods",
+	"function f { kubectl get pods \"$@\"; }; f x",
+	"cmd=(helm list); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do helm list; done",
+	"diff <(helm list) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do pip install -r requirements.txt; done",
+	"a=(pip install -r requirements.txt); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do pip install -r requirements.txt; done",
+	"(( n = 2 + 3 )) && poetry install",
+	"[[ -f a.c && $HOME =~ ^/ ]] && poetry install",
+	"coproc poetry install; wait",
+	"time { uv sync; } 2>&1",
+	"uv sync |& cat",
+	"uv sync &>> build.log",
+	"declare -a opts=(exec rake); bundle \"${opts[@]}\"",
+	"mapfile -t lines < <(bundle exec rake); echo \"${#lines[@]}\"",
+	"x=$(bundle exec rake); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"rspec spec <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then rspec spec; fi",
+	"declare -A m=([k]=v); rspec spec \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; phpunit tests",
+	"function f { phpunit tests \"$@\"; }; f x",
+	"cmd=(phpunit tests); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do composer install; done",
+	"diff <(composer install) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do composer install; done",
+	"a=(dotnet build); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do dotnet build; done",
+	"(( n = 2 + 3 )) && dotnet build",
+	"[[ -f a.c && $HOME =~ ^/ ]] && swift build",
+	"coproc swift build; wait",
+	"time { swift build; } 2>&1",
+	"zig build |& cat",
+	"zig build &>> build.log",
+	"declare -a opts=(build); zig \"${opts[@]}\"",
+	"mapfile -t lines < <(deno test); echo \"${#lines[@]}\"",
+	"x=$(deno test); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"deno test <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then bun test; fi",
+	"declare -A m=([k]=v); bun test \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; bun test",
+	"function f { yarn lint \"$@\"; }; f x",
+	"cmd=(yarn lint); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do yarn lint; done",
+	"diff <(pnpm build) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do pnpm build; done",
+	"a=(pnpm build); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do tox -q; done",
+	"(( n = 2 + 3 )) && tox -q",
+	"[[ -f a.c && $HOME =~ ^/ ]] && tox -q",
+	"coproc mypy main.py; wait",
+	"time { mypy main.py; } 2>&1",
+	"mypy main.py |& cat",
+	"pylint main.py &>> build.log",
+	"declare -a opts=(main.py); pylint \"${opts[@]}\"",
+	"mapfile -t lines < <(pylint main.py); echo \"${#lines[@]}\"",
+	"x=$(flake8 main.py); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"flake8 main.py <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then flake8 main.py; fi",
+	"declare -A m=([k]=v); isort main.py \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; isort main.py",
+	"function f { isort main.py \"$@\"; }; f x",
+	"cmd=(prettier --check src); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do prettier --check src; done",
+	"diff <(prettier --check src) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do hadolint Dockerfile; done",
+	"a=(hadolint Dockerfile); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do hadolint Dockerfile; done",
+	"(( n = 2 + 3 )) && pre-commit run --all-files",
+	"[[ -f a.c && $HOME =~ ^/ ]] && pre-commit run --all-files",
+	"coproc pre-commit run --all-files; wait",
+	"time { git diff --stat; } 2>&1",
+	"git diff --stat |& cat",
+	"git diff --stat &>> build.log",
+	"declare -a opts=(log -1 --oneline); git \"${opts[@]}\"",
+	"mapfile -t lines < <(git log -1 --oneline); echo \"${#lines[@]}\"",
+	"x=$(git log -1 --oneline); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"diff a.c b.c <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then diff a.c b.c; fi",
+	"declare -A m=([k]=v); diff a.c b.c \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; cmp a.c b.c",
+	"function f { cmp a.c b.c \"$@\"; }; f x",
+	"cmd=(cmp a.c b.c); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do md5sum a.c; done",
+	"diff <(md5sum a.c) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do md5sum a.c; done",
+	"a=(sha256sum a.c b.c); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do sha256sum a.c b.c; done",
+	"(( n = 2 + 3 )) && sha256sum a.c b.c",
+	"[[ -f a.c && $HOME =~ ^/ ]] && du -sh src",
+	"coproc du -sh src; wait",
+	"time { du -sh src; } 2>&1",
+	"tar czf out.tgz src |& cat",
+	"tar czf out.tgz src &>> build.log",
+	"declare -a opts=(czf out.tgz src); tar \"${opts[@]}\"",
+	"mapfile -t lines < <(zip -r out.zip docs); echo \"${#lines[@]}\"",
+	"x=$(zip -r out.zip docs); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"zip -r out.zip docs <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then xxd a.c; fi",
+	"declare -A m=([k]=v); xxd a.c \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; xxd a.c",
+	"function f { file a.c \"$@\"; }; f x",
+	"cmd=(file a.c); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do file a.c; done",
+	"diff <(stat a.c) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do stat a.c; done",
+	"a=(stat a.c); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do sed -n 1p a.c; done",
+	"(( n = 2 + 3 )) && sed -n 1p a.c",
+	"[[ -f a.c && $HOME =~ ^/ ]] && sed -n 1p a.c",
+	"coproc uniq list.txt; wait",
+	"time { uniq list.txt; } 2>&1",
+	"uniq list.txt |& cat",
+	"uname -a &>> build.log",
+	"declare -a opts=(-a); uname \"${opts[@]}\"",
+	"mapfile -t lines < <(uname -a); echo \"${#lines[@]}\"",
+	"x=$(whoami); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"whoami <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then whoami; fi",
+	"declare -A m=([k]=v); nproc \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; nproc",
+	"function f { nproc \"$@\"; }; f x",
+	"cmd=(df -h); cmd+=(--); \"${cmd[@]}\"",
+	"local_n=3; for ((j=local_n; j>1; j--)); do df -h; done",
+	"diff <(df -h) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do ps aux; done",
+	"a=(ps aux); \"${a[@]}\"",
+	"for ((i=0; i<2; i++)); do ps aux; done",
+	"(( n = 2 + 3 )) && printenv HOME",
+	"[[ -f a.c && $HOME =~ ^/ ]] && printenv HOME",
+	"coproc printenv HOME; wait",
+	"time { date -u; } 2>&1",
+	"date -u |& cat",
+	"date -u &>> build.log",
+	"a=(env); \"${a[@]}\"",
+	"mapfile -t lines < <(env); echo \"${#lines[@]}\"",
+	"x=$(env); echo \"${x:-none}\" \"${x^^}\" \"${x//a/b}\"",
+	"id -u <<< \"input\"",
+	"if [[ -n ${HOME:-} ]]; then id -u; fi",
+	"declare -A m=([k]=v); id -u \"${m[k]}\"",
+	"shopt -s extglob\nls @(a|b).c; hostname",
+	"function f { hostname \"$@\"; }; f x",
+	"cmd=(hostname); cmd+=(--); \"${cmd[@]}\"",
+	"a=(ls -la src); ls \"${a[-1]}\" \"${a[@]:1:1}\"",
+	"a=(git status); a+=(--short); \"${a[@]}\"",
+	"a=(make); a+=(-j2 all); \"${a[@]}\" && \"${a[0]}\" test",
+	"declare -a a=(grep -c x); \"${a[@]}\" a.c",
+	"select x in a b; do ls \"$x\"; break; done <<< 1 2>/dev/null; git status",
+	"shopt -s extglob\ncase a.c in @(*.c|*.h)) gcc -c a.c;; esac",
+	"echo $\"hello\" | wc -c",
+	"let n=2*3; seq \"$n\" | tail -n 1",
+	"printf -v out '%s-%s' a b; echo \"$out\" | tr - _",
+	"for ((;;)); do break; done; make",
+	"[[ a.c == @(a|b).c ]] && wc -c a.c",
+	"coproc W { wc -l; }; echo x >&\"${W[1]}\"; wait",
+	"IFS=, read -r -a cols <<< \"a,b\"; echo \"${cols[1]}\" | cat",
+	"x=src/x.c; echo \"${x@Q}\" \"${x,,}\" \"${x/#src/lib}\" \"${x/%.c/.o}\" | wc -w",
+	"time -p make -j2",
+	"local_n=3; for ((j=local_n; j>1; j--)); do free -m; done",
+	"diff <(free -m) <(cat a.c) >/dev/null; wait",
+	"i=0; while (( i++ < 2 )); do free -m; done",
 };
 
 #define N_BASH_CORPUS (sizeof(bash_corpus) / sizeof(bash_corpus[0]))
@@ -1031,6 +1295,17 @@ static int bash_name_of(const struct ward_sh_node *n, const struct ward_sh_visit
 	return 0;
 }
 
+/* Whether cmd defines a function name (function NAME, NAME(), NAME ()). */
+static bool defines_function(const char *cmd, const char *name)
+{
+	char a[300], b[300], c[300];
+
+	snprintf(a, sizeof(a), "function %s", name);
+	snprintf(b, sizeof(b), "%s()", name);
+	snprintf(c, sizeof(c), "%s ()", name);
+	return strstr(cmd, a) || strstr(cmd, b) || strstr(cmd, c);
+}
+
 /* unique, sorted, without the names of the functions the string defines */
 static void uniq_names(struct sl *l, const char *cmd)
 {
@@ -1057,7 +1332,8 @@ START_TEST(test_agree_bash)
 	const char *cmd = bash_corpus[_i];
 	struct ward_sh_tree *t = NULL;
 	struct ward_error *err = NULL;
-	struct sl names = { 0 }, actual = { 0 }, progs = { 0 };
+	struct sl names = { 0 }, actual = { 0 }, progs = { 0 }, words = { 0 };
+	struct ward_verdict verdict;
 	char *dir = harness_tmpdir(), *recorder = harness_path("tests/helpers/argv-recorder");
 	char work[4096], log[4096], home[4096], path[4096];
 	int status;
@@ -1066,6 +1342,25 @@ START_TEST(test_agree_bash)
 	ck_assert_msg(ward_sh_parse(cmd, strlen(cmd), 0, &t, &err) == 0, "'%s': %s", cmd,
 		      err ? err->message : "?");
 	ward_sh_visit_commands(t, bash_name_of, &names);
+	/* what ward reports: the validators' segments, where "${a[@]}" of an
+	 * array of literals is already its elements */
+	ck_assert_msg(ward_validate_shell(NULL, cmd, WARD_SHELL_BASH, &verdict, &err) == 0, "'%s': %s",
+		      cmd, err ? err->message : "?");
+	for (size_t i = 0; i < verdict.n_segments; i++) {
+		const char *a = verdict.segments[i].argv;
+		size_t k = strcspn(a, " ");
+		char *prog = strndup(a, k);
+		const char *b = strrchr(prog, '/');
+
+		if (verdict.segments[i].depth == 0 && k && !strpbrk(prog, "$`*?[{~\\'\"") &&
+		    !is_bash_builtin(prog) && !defines_function(cmd, b ? b + 1 : prog)) {
+			sl_add(&names, strdup(b ? b + 1 : prog));
+			if (!strpbrk(a, "$`*?[{~(\\"))
+				sl_add(&words, strdup(a));
+		}
+		free(prog);
+	}
+	ward_verdict_release(&verdict);
 	make_tree(dir, recorder, &names);
 	snprintf(work, sizeof(work), "%s/work", dir);
 	snprintf(log, sizeof(log), "%s/log", dir);
@@ -1118,6 +1413,21 @@ START_TEST(test_agree_bash)
 		ck_assert_msg(strcmp(got, want) == 0, "'%s':\n  bash ran:     %s\n  parser found: %s",
 			      cmd, got, want);
 	}
+	/* and every command whose words ward knows ran with exactly them */
+	for (size_t i = 0; i < words.n; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < actual.n && !found; k++) {
+			char *plain = strdup(actual.v[k]), *q;
+
+			while ((q = strstr(plain, " \x1f ")))
+				memmove(q + 1, q + 3, strlen(q + 3) + 1);
+			found = strcmp(plain, words.v[i]) == 0;
+			free(plain);
+		}
+		ck_assert_msg(found, "'%s': ward reports '%s', which bash did not run", cmd, words.v[i]);
+	}
+	sl_free(&words);
 	sl_free(&names);
 	sl_free(&actual);
 	sl_free(&progs);
