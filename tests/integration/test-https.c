@@ -524,6 +524,30 @@ START_TEST(test_hostile_clients)
 		"print('huge:', status(tls(), b'GET /echo HTTP/1.1\\r\\nX-Big: ' + b'a' * 70000 + b'\\r\\n\\r\\n'))\n"
 		"print('absolute:', status(tls(), b'GET https://evil.test/ HTTP/1.1\\r\\n\\r\\n'))\n"
 		"print('chunk:', status(tls(), b'POST /echo HTTP/1.1\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n'))\n"
+		"def response(t):\n"
+		"    data = b''\n"
+		"    while b'\\r\\n\\r\\n' not in data:\n"
+		"        d = t.recv(65536)\n"
+		"        if not d: return data\n"
+		"        data += d\n"
+		"    head, _, body = data.partition(b'\\r\\n\\r\\n')\n"
+		"    n = [int(l.split(b':')[1]) for l in head.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0]\n"
+		"    while len(body) < n:\n"
+		"        d = t.recv(65536)\n"
+		"        if not d: break\n"
+		"        body += d\n"
+		"    return head + b'\\r\\n\\r\\n' + body\n"
+		/* a bare LF ends the trailers for tls-server.py (as for Go's
+		 * net/http): the smuggled POST would take the proxy's next head,
+		 * with the credential, as its body, echoed back to the sandbox */
+		"t = tls(); t.sendall(b'POST /echo HTTP/1.1\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n'\n"
+		"      b'0\\r\\nX: y\\n\\nPOST /echo HTTP/1.1\\r\\nContent-Length: 64\\r\\n\\r\\n')\n"
+		"r = response(t)\n"
+		"if r.startswith(b'HTTP/1.1 200'):\n"
+		"    t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); r = response(t)\n"
+		"    print('trailer:', 'credential captured' if b's3cret' in r else 'smuggled')\n"
+		"else:\n"
+		"    print('trailer:', r.split(b'\\r\\n')[0].decode() + ' | ' + r.split(b'\\n')[-2].decode())\n"
 		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: a'); t.close(); print('partial: sent')\n"
 		"t = tls(); print('ok:', status(t, b'GET /echo HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n";
 	struct ward_config cfg;
@@ -548,6 +572,7 @@ START_TEST(test_hostile_clients)
 	contains(res.output, "absolute: HTTP/1.1 400 Bad Request | ward proxy: an intercepted request "
 			     "names a path ('/...'), got 'https://evil.test/'\n");
 	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
+	contains(res.output, "trailer: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "ok: HTTP/1.1 200 OK");
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test",
 			       "the client asked TLS for 'other.test', not the CONNECT host"), 1);
