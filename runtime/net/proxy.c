@@ -1552,7 +1552,12 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 out:
 	if (!r.method[0] && m->in_len) {
-		size_t k = strcspn(m->in, " \r\n");
+		size_t k = 0;
+
+		/* m->in is not NUL-terminated: what lies past in_len is stale
+		 * or never written, and may run past the buffer */
+		while (k < m->in_len && !strchr(" \r\n", m->in[k]))
+			k++;
 
 		if (k < sizeof(r.method) && k < m->in_len)
 			snprintf(r.method, sizeof(r.method), "%.*s", (int)k, m->in);
