@@ -548,6 +548,12 @@ START_TEST(test_hostile_clients)
 		"    print('trailer:', 'credential captured' if b's3cret' in r else 'smuggled')\n"
 		"else:\n"
 		"    print('trailer:', r.split(b'\\r\\n')[0].decode() + ' | ' + r.split(b'\\n')[-2].decode())\n"
+		/* no session of the sandbox's is kept by the proxy */
+		"c = ssl.create_default_context()\n"
+		"t = c.wrap_socket(tunnel(), server_hostname='api.test')\n"
+		"t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); response(t); s = t.session; t.close()\n"
+		"t = c.wrap_socket(tunnel(), server_hostname='api.test', session=s)\n"
+		"print('resumed:', t.session_reused); t.close()\n"
 		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: a'); t.close(); print('partial: sent')\n"
 		"t = tls(); print('ok:', status(t, b'GET /echo HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n";
 	struct ward_config cfg;
@@ -572,6 +578,7 @@ START_TEST(test_hostile_clients)
 	contains(res.output, "absolute: HTTP/1.1 400 Bad Request | ward proxy: an intercepted request "
 			     "names a path ('/...'), got 'https://evil.test/'\n");
 	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
+	contains(res.output, "resumed: False\n");
 	contains(res.output, "trailer: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "ok: HTTP/1.1 200 OK");
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test",
