@@ -13,12 +13,14 @@
  *
  * The proxy reaches them with --allow-cidr 127.0.0.1/32. */
 #include "harness.h"
+#include "ward/request.h"
 #include "ward/sandbox.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -554,6 +556,9 @@ START_TEST(test_hostile_clients)
 		"t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); response(t); s = t.session; t.close()\n"
 		"t = c.wrap_socket(tunnel(), server_hostname='api.test', session=s)\n"
 		"print('resumed:', t.session_reused); t.close()\n"
+		/* bytes that are not UTF-8, echoed in the refusal's reason */
+		"t = tls(); t.sendall(b'GET caf\\xe9 HTTP/1.1\\r\\n\\r\\n')\n"
+		"print('latin1:', response(t).split(b'\\r\\n')[0].decode()); t.close()\n"
 		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: a'); t.close(); print('partial: sent')\n"
 		"t = tls(); print('ok:', status(t, b'GET /echo HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n";
 	struct ward_config cfg;
@@ -586,6 +591,26 @@ START_TEST(test_hostile_clients)
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test", "TLS handshake with the client failed"),
 			 1);
 	ck_assert_int_eq(count(&res, "GET", "api.test", "client closed inside a request head"), 1);
+	contains(res.output, "latin1: HTTP/1.1 400 Bad Request\n");
+	{
+		/* every record keeps its rule in the result's JSON, the sandbox's
+		 * bytes in it made valid UTF-8 */
+		char *js = ward_result_to_json(&res);
+		json_t *o = json_loads(js, 0, NULL), *recs = json_object_get(o, "network"), *x;
+		size_t i, latin1 = 0;
+
+		ck_assert_uint_eq(json_array_size(recs), res.n_net_records);
+		json_array_foreach(recs, i, x) {
+			const char *rule = json_string_value(json_object_get(x, "rule"));
+
+			ck_assert_msg(rule, "record %zu without its rule: %s", i,
+				      res.net_records[i].rule);
+			latin1 += strstr(rule, "got 'caf\xef\xbf\xbd'") != NULL;
+		}
+		ck_assert_uint_eq(latin1, 1);
+		json_decref(o);
+		free(js);
+	}
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	world_down();
