@@ -550,6 +550,10 @@ START_TEST(test_hostile_clients)
 		"    print('trailer:', 'credential captured' if b's3cret' in r else 'smuggled')\n"
 		"else:\n"
 		"    print('trailer:', r.split(b'\\r\\n')[0].decode() + ' | ' + r.split(b'\\n')[-2].decode())\n"
+		/* the CONNECT line names the upstream and its credential, not a Host */
+		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: other.test\\r\\nhost: x\\r\\n\\r\\n')\n"
+		"r = response(t).lower(); t.close()\n"
+		"print('host:', r.count(b'\\nhost:'), b'host: api.test:8443' in r, b'other.test' in r)\n"
 		/* no session of the sandbox's is kept by the proxy */
 		"c = ssl.create_default_context()\n"
 		"t = c.wrap_socket(tunnel(), server_hostname='api.test')\n"
@@ -584,6 +588,7 @@ START_TEST(test_hostile_clients)
 			     "names a path ('/...'), got 'https://evil.test/'\n");
 	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "resumed: False\n");
+	contains(res.output, "host: 1 True False\n");
 	contains(res.output, "trailer: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "ok: HTTP/1.1 200 OK");
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test",
