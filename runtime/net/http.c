@@ -532,7 +532,7 @@ ssize_t ward_chunked_feed(struct ward_chunked *c, const char *buf, size_t len, b
 		case CH_EXT:
 			if (ch == '\r')
 				c->state = CH_SIZE_LF;
-			else if (ch == '\n')
+			else if (ch == '\n' || ch == '\0')
 				return -1;
 			i++;
 			break;
@@ -565,11 +565,19 @@ ssize_t ward_chunked_feed(struct ward_chunked *c, const char *buf, size_t len, b
 			c->remaining = 0;
 			i++;
 			break;
+		/* A bare LF or a NUL in a trailer ends a line (or the trailers)
+		 * for lenient servers, which would then read what follows as a
+		 * request of its own on a kept connection: refused, as in the
+		 * head (ward_http_forward_head()). */
 		case CH_TRAILER_START:
+			if (ch == '\n' || ch == '\0')
+				return -1;
 			c->state = ch == '\r' ? CH_END_LF : CH_TRAILER_LINE;
 			i++;
 			break;
 		case CH_TRAILER_LINE:
+			if (ch == '\n' || ch == '\0')
+				return -1;
 			if (ch == '\r')
 				c->state = CH_TRAILER_LF;
 			i++;

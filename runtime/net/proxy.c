@@ -33,6 +33,7 @@
 #include <openssl/err.h>
 
 #include "runtime/net/tls-internal.h"
+#include "ward/request.h"
 #include "runtime/util/util-internal.h"
 #include "ward/netrules.h"
 
@@ -302,16 +303,33 @@ static void close_endpoint(struct ward_proxy *p, struct endpoint *e)
 	e->fd = -1;
 }
 
+/* A record's text as a JSON string. A rule may quote the sandbox's bytes
+ * (a request target, a ClientHello's name) or be cut inside a character:
+ * json_string() refuses what is not UTF-8, and the key would be missing
+ * from the record — the sandbox choosing which refusals leave no reason. */
+static json_t *record_text(const char *s)
+{
+	json_t *j = json_string(s);
+	char *clean;
+
+	if (j)
+		return j;
+	clean = ward_utf8_sanitize(s, strlen(s), NULL);
+	j = json_string(clean ? clean : "");
+	free(clean);
+	return j;
+}
+
 json_t *ward_net_record_json(const struct ward_net_record *r)
 {
 	json_t *o = json_object();
 
 	json_object_set_new(o, "time_ms", json_integer(r->time_ms));
-	json_object_set_new(o, "method", json_string(r->method));
-	json_object_set_new(o, "host", json_string(r->host));
+	json_object_set_new(o, "method", record_text(r->method));
+	json_object_set_new(o, "host", record_text(r->host));
 	json_object_set_new(o, "port", r->port ? json_integer(r->port) : json_null());
-	json_object_set_new(o, "decision", json_string(r->decision));
-	json_object_set_new(o, "rule", json_string(r->rule));
+	json_object_set_new(o, "decision", record_text(r->decision));
+	json_object_set_new(o, "rule", record_text(r->rule));
 	json_object_set_new(o, "address", r->address[0] ? json_string(r->address) : json_null());
 	json_object_set_new(o, "status", r->status ? json_integer(r->status) : json_null());
 	json_object_set_new(o, "bytes_up", json_integer((json_int_t)r->bytes_up));
@@ -1892,7 +1910,12 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 out:
 	if (!r.method[0] && m->in_len) {
-		size_t k = strcspn(m->in, " \r\n");
+		size_t k = 0;
+
+		/* m->in is not NUL-terminated: what lies past in_len is stale
+		 * or never written, and may run past the buffer */
+		while (k < m->in_len && !strchr(" \r\n", m->in[k]))
+			k++;
 
 		if (k < sizeof(r.method) && k < m->in_len)
 			snprintf(r.method, sizeof(r.method), "%.*s", (int)k, m->in);

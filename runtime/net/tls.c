@@ -345,12 +345,16 @@ struct ward_tls *ward_tls_new(const char *upstream_ca, struct ward_error **err)
 	}
 	SSL_CTX_set_min_proto_version(t->server, TLS1_2_VERSION);
 	SSL_CTX_set_min_proto_version(t->client, TLS1_2_VERSION);
-	/* no session tickets towards the sandbox: nothing to keep per run */
-	/* No session tickets towards the sandbox: nothing kept per run. An
-	 * end of stream without close_notify reads as one (servers close a
+	/* No sessions towards the sandbox: nothing kept per run. With TLS 1.3,
+	 * SSL_OP_NO_TICKET alone only makes the tickets stateful — every
+	 * session the sandbox's connections make kept in the server cache (up
+	 * to 20480 of them, resumable): no tickets and no cache. An end of
+	 * stream without close_notify reads as one (servers close a
 	 * close-delimited body that way; the framing says if it was whole). */
 	SSL_CTX_set_options(t->server, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
 					       SSL_OP_IGNORE_UNEXPECTED_EOF);
+	SSL_CTX_set_num_tickets(t->server, 0);
+	SSL_CTX_set_session_cache_mode(t->server, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(t->client, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
 	SSL_CTX_set_tlsext_servername_callback(t->server, sni_check);
 	SSL_CTX_set_alpn_select_cb(t->server, alpn_select, NULL);

@@ -13,12 +13,14 @@
  *
  * The proxy reaches them with --allow-cidr 127.0.0.1/32. */
 #include "harness.h"
+#include "ward/request.h"
 #include "ward/sandbox.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -585,6 +587,43 @@ START_TEST(test_hostile_clients)
 		"print('huge:', status(tls(), b'GET /echo HTTP/1.1\\r\\nX-Big: ' + b'a' * 70000 + b'\\r\\n\\r\\n'))\n"
 		"print('absolute:', status(tls(), b'GET https://evil.test/ HTTP/1.1\\r\\n\\r\\n'))\n"
 		"print('chunk:', status(tls(), b'POST /echo HTTP/1.1\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n'))\n"
+		"def response(t):\n"
+		"    data = b''\n"
+		"    while b'\\r\\n\\r\\n' not in data:\n"
+		"        d = t.recv(65536)\n"
+		"        if not d: return data\n"
+		"        data += d\n"
+		"    head, _, body = data.partition(b'\\r\\n\\r\\n')\n"
+		"    n = [int(l.split(b':')[1]) for l in head.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0]\n"
+		"    while len(body) < n:\n"
+		"        d = t.recv(65536)\n"
+		"        if not d: break\n"
+		"        body += d\n"
+		"    return head + b'\\r\\n\\r\\n' + body\n"
+		/* a bare LF ends the trailers for tls-server.py (as for Go's
+		 * net/http): the smuggled POST would take the proxy's next head,
+		 * with the credential, as its body, echoed back to the sandbox */
+		"t = tls(); t.sendall(b'POST /echo HTTP/1.1\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n'\n"
+		"      b'0\\r\\nX: y\\n\\nPOST /echo HTTP/1.1\\r\\nContent-Length: 64\\r\\n\\r\\n')\n"
+		"r = response(t)\n"
+		"if r.startswith(b'HTTP/1.1 200'):\n"
+		"    t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); r = response(t)\n"
+		"    print('trailer:', 'credential captured' if b's3cret' in r else 'smuggled')\n"
+		"else:\n"
+		"    print('trailer:', r.split(b'\\r\\n')[0].decode() + ' | ' + r.split(b'\\n')[-2].decode())\n"
+		/* the CONNECT line names the upstream and its credential, not a Host */
+		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: other.test\\r\\nhost: x\\r\\n\\r\\n')\n"
+		"r = response(t).lower(); t.close()\n"
+		"print('host:', r.count(b'\\nhost:'), b'host: api.test:8443' in r, b'other.test' in r)\n"
+		/* no session of the sandbox's is kept by the proxy */
+		"c = ssl.create_default_context()\n"
+		"t = c.wrap_socket(tunnel(), server_hostname='api.test')\n"
+		"t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); response(t); s = t.session; t.close()\n"
+		"t = c.wrap_socket(tunnel(), server_hostname='api.test', session=s)\n"
+		"print('resumed:', t.session_reused); t.close()\n"
+		/* bytes that are not UTF-8, echoed in the refusal's reason */
+		"t = tls(); t.sendall(b'GET caf\\xe9 HTTP/1.1\\r\\n\\r\\n')\n"
+		"print('latin1:', response(t).split(b'\\r\\n')[0].decode()); t.close()\n"
 		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: a'); t.close(); print('partial: sent')\n"
 		"t = tls(); print('ok:', status(t, b'GET /echo HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n";
 	struct ward_config cfg;
@@ -609,12 +648,35 @@ START_TEST(test_hostile_clients)
 	contains(res.output, "absolute: HTTP/1.1 400 Bad Request | ward proxy: an intercepted request "
 			     "names a path ('/...'), got 'https://evil.test/'\n");
 	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
+	contains(res.output, "resumed: False\n");
+	contains(res.output, "host: 1 True False\n");
+	contains(res.output, "trailer: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "ok: HTTP/1.1 200 OK");
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test",
 			       "the client asked TLS for 'other.test', not the CONNECT host"), 1);
 	ck_assert_int_eq(count(&res, "CONNECT", "api.test", "TLS handshake with the client failed"),
 			 1);
 	ck_assert_int_eq(count(&res, "GET", "api.test", "client closed inside a request head"), 1);
+	contains(res.output, "latin1: HTTP/1.1 400 Bad Request\n");
+	{
+		/* every record keeps its rule in the result's JSON, the sandbox's
+		 * bytes in it made valid UTF-8 */
+		char *js = ward_result_to_json(&res);
+		json_t *o = json_loads(js, 0, NULL), *recs = json_object_get(o, "network"), *x;
+		size_t i, latin1 = 0;
+
+		ck_assert_uint_eq(json_array_size(recs), res.n_net_records);
+		json_array_foreach(recs, i, x) {
+			const char *rule = json_string_value(json_object_get(x, "rule"));
+
+			ck_assert_msg(rule, "record %zu without its rule: %s", i,
+				      res.net_records[i].rule);
+			latin1 += strstr(rule, "got 'caf\xef\xbf\xbd'") != NULL;
+		}
+		ck_assert_uint_eq(latin1, 1);
+		json_decref(o);
+		free(js);
+	}
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	world_down();

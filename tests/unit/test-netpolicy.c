@@ -477,6 +477,51 @@ START_TEST(test_chunked)
 }
 END_TEST
 
+/* A bare LF (or a NUL) in the trailer section or a chunk extension ends a
+ * line for lenient servers (Go's net/http reads trailers with
+ * ReadSlice('\n')) and not for this parser: "0\r\nX: y\n\n" would end the
+ * body there for the server, and what follows — inside the body for the
+ * proxy — would be a request of the sandbox's own on the kept upstream
+ * connection. A prefix such as "POST /notes HTTP/1.1\r\nContent-Length:
+ * 900\r\n\r\n" would then take the proxy's next forwarded head, with the
+ * credential it adds, as its body: the token stored where the sandbox can
+ * read it back. Every such body is refused. */
+START_TEST(test_chunked_bare_lf)
+{
+#define B(x) { x, sizeof(x) - 1 }
+	static const struct {
+		const char *s;
+		size_t n;
+	} bad[] = {
+		B("0\r\nX: y\n\nPOST /notes HTTP/1.1\nContent-Length: 900\n\n\r\n\r\n"),
+		B("0\r\n\nGET /smuggled HTTP/1.1\r\n\r\n"),
+		B("0\r\nX: a\nb\r\n\r\n"),
+		B("0\r\nX: a\0b\r\n\r\n"),
+		B("0\r\n\0\r\n\r\n"),
+		B("5;a\0b\r\nhello\r\n0\r\n\r\n"),
+	};
+#undef B
+	size_t i, j;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *b = bad[i].s;
+		size_t n = bad[i].n;
+		struct ward_chunked c;
+		bool done = false;
+		ssize_t k = 0;
+
+		/* whole, and byte by byte: refused either way, never done */
+		memset(&c, 0, sizeof(c));
+		ck_assert_msg(ward_chunked_feed(&c, b, n, &done) == -1, "body %zu taken", i);
+		ck_assert(!done);
+		memset(&c, 0, sizeof(c));
+		for (j = 0; j < n && k >= 0 && !done; j++)
+			k = ward_chunked_feed(&c, b + j, 1, &done);
+		ck_assert_msg(k == -1 && !done, "body %zu taken byte by byte", i);
+	}
+}
+END_TEST
+
 static const char *lookup(const char *name)
 {
 	return strcmp(name, "TOKEN") == 0 ? "s3cret" : strcmp(name, "BAD") == 0 ? "a\r\nb" : NULL;
@@ -592,6 +637,7 @@ int main(void)
 	tcase_add_test(tc, test_forward_heads);
 	tcase_add_test(tc, test_intercepted_heads);
 	tcase_add_test(tc, test_chunked);
+	tcase_add_test(tc, test_chunked_bare_lf);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_policy_file);
 	return harness_main(s);
