@@ -1904,10 +1904,14 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 		if (rs.status >= 200 || rs.status == 101)
 			break;
 	}
+	/* What the server sent past its response is not passed on. And after
+	 * an "Expect: 100-continue" the connection ends too: a server that
+	 * answered before reading the body could take the body for the next
+	 * request on this connection, one of the client's making, which would
+	 * then get the proxy's next forwarded head (credentials) as its body. */
 	if (!relay_response_body(m, &rs, &r.bytes_down) || rs.close || rs.status == 101 ||
-	    m->ub_len) {
-		keep = false; /* what the server sent past its response is not passed on */
-	}
+	    m->ub_len || expect)
+		keep = false;
 out:
 	if (!r.method[0] && m->in_len) {
 		size_t k = 0;

@@ -8,6 +8,7 @@ once it accepts. Paths:
   /echo...        200, body: the request line and headers as received, then the body
   /big?n=BYTES    200, BYTES bytes of 'x' (Content-Length)
   /chunked        200, a chunked body of three chunks
+  /early          200 at once, the body left unread (read as the next request)
   /git/...        git smart HTTP through `git http-backend` (CGI), when
                   GIT_PROJECT_ROOT is given
 """
@@ -91,6 +92,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while n > 0:
                 self.wfile.write(chunk[:n])
                 n -= len(chunk)
+            return
+        if self.path.startswith("/early"):
+            # answers before reading the body, and keeps the connection:
+            # the body is then read as the next request (a server bug the
+            # proxy must not let a client use)
+            self._send(200, b"early")
             return
         if self.path.startswith("/chunked"):
             self.send_response(200)

@@ -611,6 +611,20 @@ START_TEST(test_hostile_clients)
 		"    print('trailer:', 'credential captured' if b's3cret' in r else 'smuggled')\n"
 		"else:\n"
 		"    print('trailer:', r.split(b'\\r\\n')[0].decode() + ' | ' + r.split(b'\\n')[-2].decode())\n"
+		/* a server that answers an "Expect: 100-continue" request before
+		 * its body takes the body for its next request: the connection
+		 * must end there, or that request of the client's making would get
+		 * the proxy's next head, with the credential, as its body */
+		"t = tls(); body = b'POST /echo HTTP/1.1\\r\\nContent-Length: 64\\r\\n\\r\\n'\n"
+		"t.sendall(b'POST /early HTTP/1.1\\r\\nExpect: 100-continue\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body))\n"
+		"got = b''\n"
+		"while b'\\r\\n\\r\\n' not in got: got += t.recv(100)\n"
+		"t.sendall(body); r = response(t)\n"
+		"try:\n"
+		"    t.sendall(b'GET /echo HTTP/1.1\\r\\n\\r\\n'); r = response(t)\n"
+		"except OSError:\n"
+		"    r = b''\n"
+		"print('early:', 'credential captured' if b's3cret' in r else 'closed' if not r else 'kept')\n"
 		/* the CONNECT line names the upstream and its credential, not a Host */
 		"t = tls(); t.sendall(b'GET /echo HTTP/1.1\\r\\nHost: other.test\\r\\nhost: x\\r\\n\\r\\n')\n"
 		"r = response(t).lower(); t.close()\n"
@@ -649,6 +663,7 @@ START_TEST(test_hostile_clients)
 			     "names a path ('/...'), got 'https://evil.test/'\n");
 	contains(res.output, "chunk: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "resumed: False\n");
+	contains(res.output, "early: closed\n");
 	contains(res.output, "host: 1 True False\n");
 	contains(res.output, "trailer: HTTP/1.1 400 Bad Request | ward proxy: malformed chunked body\n");
 	contains(res.output, "ok: HTTP/1.1 200 OK");
