@@ -379,7 +379,13 @@ START_TEST(test_timeout)
 	{
 		char *cmd;
 
-		ck_assert_int_ge(asprintf(&cmd, "setsid sleep %s9 & echo started", marker), 0);
+		/* until the job is sleep itself: in the middle of an exec its
+		 * cmdline reads empty, and the check below would miss it */
+		ck_assert_int_ge(asprintf(&cmd,
+					  "setsid sleep %s9 & until grep -qa ^sleep /proc/$!/cmdline; "
+					  "do :; done; echo started",
+					  marker),
+				 0);
 		free(ok(s, cmd));
 		free(cmd);
 		ck_assert_msg(harness_cmdline_alive(NULL, marker) == (_i == 1),
