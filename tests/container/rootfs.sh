@@ -16,7 +16,7 @@ set -eu
 CACHE=${WARD_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ward-container}
 # ward's Depends (dpkg -I build/deb/ward_*.deb), man-db, bash-completion and
 # sudo (the README's lines run as written)
-INCLUDE=libc6,libcap2,libjansson4,libnl-3-200,libnl-route-3-200,libseccomp2,man-db,bash-completion,sudo
+INCLUDE=libc6,libcap2,libjansson4,libnl-3-200,libnl-route-3-200,libseccomp2,libssl3,man-db,bash-completion,sudo
 ROOTFS=$CACHE/rootfs-bookworm-$(printf '%s' "$INCLUDE" | md5sum | cut -c1-8)
 if [ -x "$ROOTFS/bin/sh" ]; then
 	echo "$ROOTFS"
