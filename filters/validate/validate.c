@@ -1414,8 +1414,11 @@ static void remember_assoc(struct ctx *c, const struct view *v)
 				c->vars[j].integer |= integer;
 				goto next;
 			}
+		size_t before = c->n_vars;
+
 		forget_var(c, t, k);
-		if (!c->failed) {
+		/* not a name (declare -A =x): nothing was remembered */
+		if (c->n_vars > before) {
 			c->vars[c->n_vars - 1].assoc = assoc;
 			c->vars[c->n_vars - 1].integer = integer;
 		}
