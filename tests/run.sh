@@ -136,44 +136,63 @@ if [ ${#tiers[@]} -gt 0 ]; then
 	fi
 fi
 
-# A libFuzzer target for a bounded time (WARD_FUZZ_TIME seconds, default 20)
-# over a scratch copy of its seed corpora: one pass or one failure.
-fuzz_one() { # name, then the seed directories
-	local name=$1 fz="$B/fuzz/fuzz-$1" fc fout frc
+# The libFuzzer targets, each for a bounded time (WARD_FUZZ_TIME seconds,
+# default 20) over a scratch copy of its seed corpora, all at once (each is
+# one process; the suite's budget is wall time): one pass or one failure
+# each. A crash's input is printed (libFuzzer's Base64 line) and left in
+# the scratch directory only until it is read.
+fuzz_start() { # name, then the seed directories
+	local name=$1 fz="$B/fuzz/fuzz-$1" fc
 	shift
-	echo "== fuzz/$name (${WARD_FUZZ_TIME:-20} s)"
 	if [ ! -x "$fz" ]; then
 		echo "# FAIL fuzz/$name: $fz not built (make check builds it)"
 		fail=$((fail + 1))
+		bins_failed+=("fuzz/$name")
 		return
 	fi
-	local t0=$SECONDS
 	fc=$(mktemp -d /tmp/ward-fuzz.XXXXXX)
-	fout=$("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 "$fc" "$@" 2>&1)
-	frc=$?
-	rm -rf "$fc"
-	times+=("$((SECONDS - t0)) fuzz/$name")
-	printf '%s\n' "$fout" | grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)'
-	if [ $frc -eq 0 ]; then
-		pass=$((pass + 1))
-	else
-		printf '%s\n' "$fout" | tail -40
-		fail=$((fail + 1))
-		bins_failed+=("fuzz/$name")
-	fi
+	mkdir "$fc/corpus"
+	fuzz_dirs+=("$name $fc")
+	("$fz" -max_total_time="${WARD_FUZZ_TIME:-20}" -max_len=4096 -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$fc/" \
+		"$fc/corpus" "$@" >"$fc/out" 2>&1
+	 echo $? >"$fc/rc") &
+}
+
+fuzz_finish() { # every target started: wait, then add up
+	local t0=$1 entry name fc frc
+	wait
+	for entry in "${fuzz_dirs[@]}"; do
+		name=${entry%% *} fc=${entry#* }
+		frc=$(cat "$fc/rc" 2>/dev/null || echo 1)
+		echo "== fuzz/$name (${WARD_FUZZ_TIME:-20} s)"
+		grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$fc/out"
+		if [ "$frc" -eq 0 ]; then
+			pass=$((pass + 1))
+		else
+			tail -40 "$fc/out"
+			fail=$((fail + 1))
+			bins_failed+=("fuzz/$name")
+			why+=("fuzz/$name: $(grep -m1 -E 'runtime error|==ERROR' "$fc/out" | cut -c1-250)")
+		fi
+		rm -rf "$fc"
+	done
+	times+=("$((SECONDS - t0)) fuzz (all targets at once)")
 }
 
 if [ "$what" = all ] || [ "$what" = fuzz ]; then
-	fuzz_one shparse tests/fuzz/shparse
+	fuzz_dirs=()
+	t0=$SECONDS
+	fuzz_start shparse tests/fuzz/shparse
 	# the validators: their seeds, then the parser's
-	fuzz_one validate tests/fuzz/validate tests/fuzz/shparse
+	fuzz_start validate tests/fuzz/validate tests/fuzz/shparse
 	# the git index reader, over indexes git wrote
-	fuzz_one gitindex tests/fuzz/gitindex
+	fuzz_start gitindex tests/fuzz/gitindex
 	# the proxy's HTTP parsers (plain and inside intercepted TLS)
-	fuzz_one http tests/fuzz/http
+	fuzz_start http tests/fuzz/http
 	# the proxy's rules on a request, over requests with stand-ins
-	fuzz_one netrules tests/fuzz/netrules
+	fuzz_start netrules tests/fuzz/netrules
+	fuzz_finish $t0
 fi
 
 # ward inside podman containers (tests/container/run.sh) over a Debian
