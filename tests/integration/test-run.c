@@ -797,6 +797,9 @@ int main(void)
 	TCase *secrets = harness_tcase(s, "view-secrets", "root userns");
 	TCase *pid1 = harness_tcase(s, "pid1", "userns");
 	TCase *life = harness_tcase(s, "lifecycle", "userns");
+	/* its own, with a short limit: a deadline that never fires (the
+	 * mutation tier's timeout-never-fires) shows in seconds, not minutes */
+	TCase *deadline = harness_tcase(s, "deadline", "userns");
 	TCase *io = harness_tcase(s, "io", "userns");
 	TCase *off = harness_tcase(s, "off", NULL);
 
@@ -816,7 +819,9 @@ int main(void)
 	tcase_add_test(view, test_setup_failure_is_precise);
 	tcase_add_test(pid1, test_zombies_reaped);
 	tcase_add_test(pid1, test_daemon_dies_with_command);
-	tcase_add_test(life, test_timeout_kills_tree);
+	tcase_add_checked_fixture(deadline, setup, teardown);
+	tcase_set_timeout(deadline, 20);
+	tcase_add_test(deadline, test_timeout_kills_tree);
 	tcase_add_test(life, test_exit_codes);
 	tcase_add_test(life, test_exec_failures);
 	tcase_add_test(life, test_sigkill_supervisor_leaves_nothing);

@@ -1049,12 +1049,15 @@ int main(void)
 {
 	Suite *s = suite_create("serve");
 	TCase *tc = harness_tcase(s, "serve", "userns");
+	/* its own: the mutation tier runs it alone */
+	TCase *shell = harness_tcase(s, "serve-shell", "userns");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(shell, setup, teardown);
 	tcase_add_test(tc, test_mcp);
 	tcase_add_test(tc, test_mcp_structured_state);
 	tcase_add_test(tc, test_serve_sandbox_flags);
-	tcase_add_test(tc, test_serve_shell);
+	tcase_add_test(shell, test_serve_shell);
 	tcase_add_loop_test(tc, test_mcp_cancel, 0, 2);
 	tcase_add_loop_test(tc, test_mcp_progress, 0, 2);
 	tcase_add_loop_test(tc, test_session_methods, 0, 2);
