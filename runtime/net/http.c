@@ -90,11 +90,15 @@ static int parse_authority(const char *s, size_t n, uint16_t default_port,
 	return ward_net_host_normalize(s, hlen, req->host, sizeof(req->host), &req->literal);
 }
 
-int ward_http_parse_request(const char *buf, size_t len, struct ward_http_request *req,
-			    int *status, char *reason, size_t size)
+/* The request line of a head in buf[0..len): the method into req, the
+ * target as *target and *tlen, the head's length. 1, 0 while the head is
+ * not whole, -1 (with *status and reason) for a refusal. */
+static int request_line(const char *buf, size_t len, struct ward_http_request *req,
+			const char **target_out, size_t *tlen_out, int *status, char *reason,
+			size_t size)
 {
-	const char *end = find_end(buf, len), *sp1, *sp2, *eol, *target;
-	size_t mlen, tlen;
+	const char *end = find_end(buf, len), *sp1, *sp2, *eol;
+	size_t mlen;
 
 	memset(req, 0, sizeof(*req));
 	if (!end) {
@@ -117,8 +121,20 @@ int ward_http_parse_request(const char *buf, size_t len, struct ward_http_reques
 		return refuse(status, 400, reason, size, "only HTTP/1.0 and HTTP/1.1 are proxied");
 	memcpy(req->method, buf, mlen);
 	req->method[mlen] = '\0';
-	target = sp1 + 1;
-	tlen = (size_t)(sp2 - target);
+	*target_out = sp1 + 1;
+	*tlen_out = (size_t)(sp2 - *target_out);
+	return 1;
+}
+
+int ward_http_parse_request(const char *buf, size_t len, struct ward_http_request *req,
+			    int *status, char *reason, size_t size)
+{
+	const char *target;
+	size_t tlen;
+	int rc = request_line(buf, len, req, &target, &tlen, status, reason, size);
+
+	if (rc <= 0)
+		return rc;
 	if (strcmp(req->method, "CONNECT") == 0) {
 		req->is_connect = true;
 		if (parse_authority(target, tlen, 0, req) < 0)
@@ -160,32 +176,12 @@ int ward_http_parse_origin(const char *buf, size_t len, const char *host, bool l
 			   uint16_t port, struct ward_http_request *req, int *status, char *reason,
 			   size_t size)
 {
-	const char *end = find_end(buf, len), *sp1, *sp2, *eol, *target;
-	size_t mlen, tlen;
+	const char *target;
+	size_t tlen;
+	int rc = request_line(buf, len, req, &target, &tlen, status, reason, size);
 
-	memset(req, 0, sizeof(*req));
-	if (!end) {
-		if (len >= HEAD_MAX)
-			return refuse(status, 431, reason, size, "request head larger than %d bytes",
-				      HEAD_MAX);
-		return 0;
-	}
-	req->head_len = (size_t)(end - buf);
-	eol = memmem(buf, req->head_len, "\r\n", 2);
-	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
-	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
-	if (!sp1 || !sp2)
-		return refuse(status, 400, reason, size, "malformed request line");
-	mlen = (size_t)(sp1 - buf);
-	if (!is_token(buf, mlen) || mlen >= sizeof(req->method))
-		return refuse(status, 400, reason, size, "malformed method");
-	if ((size_t)(eol - sp2 - 1) != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
-	    (sp2[8] != '0' && sp2[8] != '1'))
-		return refuse(status, 400, reason, size, "only HTTP/1.0 and HTTP/1.1 are proxied");
-	memcpy(req->method, buf, mlen);
-	req->method[mlen] = '\0';
-	target = sp1 + 1;
-	tlen = (size_t)(sp2 - target);
+	if (rc <= 0)
+		return rc;
 	if (strcmp(req->method, "CONNECT") == 0)
 		return refuse(status, 405, reason, size, "CONNECT inside a tunnel");
 	if (tlen == 0 || target[0] != '/' || memchr(target, ' ', tlen) || memchr(target, '\t', tlen))
