@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "net-internal.h"
+
 #define HEAD_MAX (64 * 1024)
 
 static int refuse(int *status, int code, char *reason, size_t size, const char *fmt, ...)
@@ -222,35 +224,9 @@ static bool name_is(const char *s, size_t n, const char *name)
 	return strlen(name) == n && strncasecmp(s, name, n) == 0;
 }
 
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool failed;
-};
-
-static void put(struct out *o, const char *s, size_t n)
+static void puts_(struct net_out *o, const char *s)
 {
-	if (o->failed)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = (o->len + n + 1) * 2;
-		char *g = realloc(o->buf, cap);
-
-		if (!g) {
-			o->failed = true;
-			return;
-		}
-		o->buf = g;
-		o->cap = cap;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
+	net_out_put(o, s, strlen(s));
 }
 
 char *ward_http_forward_head(const char *buf, const struct ward_http_request *req,
@@ -261,7 +237,7 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 	const char *conn_list = NULL;
 	size_t conn_len = 0, i;
 	bool have_cl = false, have_te = false;
-	struct out o = { NULL, 0, 0, false };
+	struct net_out o = { NULL, 0, 0, false };
 	char port[16];
 
 	memset(body, 0, sizeof(*body));
@@ -334,11 +310,11 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 		return NULL;
 	}
 
-	put(&o, req->method, strlen(req->method));
-	put(&o, " ", 1);
+	net_out_put(&o, req->method, strlen(req->method));
+	net_out_put(&o, " ", 1);
 	if (req->target[0] != '/')
-		put(&o, "/", 1);
-	put(&o, req->target, req->target_len);
+		net_out_put(&o, "/", 1);
+	net_out_put(&o, req->target, req->target_len);
 	puts_(&o, " HTTP/1.1\r\nHost: ");
 	if (strchr(req->host, ':')) {
 		puts_(&o, "[");
@@ -367,7 +343,7 @@ char *ward_http_forward_head(const char *buf, const struct ward_http_request *re
 		for (i = 0; !drop && i < n_add; i++)
 			drop = name_is(q, n, add[i].name);
 		if (!drop)
-			put(&o, q, (size_t)(eol - q) + 2);
+			net_out_put(&o, q, (size_t)(eol - q) + 2);
 		q = eol + 2;
 	}
 	for (i = 0; i < n_add; i++) {

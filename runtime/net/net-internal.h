@@ -21,9 +21,41 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "ward/sandbox.h"
+
+/* A growing byte buffer, always NUL-terminated (the proxy's heads and the
+ * rules' rewritten requests are built in one): a failed allocation sets
+ * failed, and every later put is a no-op, so a builder checks once at
+ * the end. */
+struct net_out {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
+static inline void net_out_put(struct net_out *o, const void *s, size_t n)
+{
+	if (o->failed)
+		return;
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = (o->len + n + 1) * 2;
+		char *g = realloc(o->buf, cap);
+
+		if (!g) {
+			o->failed = true;
+			return;
+		}
+		o->buf = g;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
 
 struct veth_job;
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "net-internal.h"
 #include <sys/random.h>
 
 #define MAX_STARS WARD_NET_GLOB_STARS /* bounds the matcher's memory */
@@ -32,38 +34,12 @@ struct ward_netrules {
 
 /* ---- growing output ------------------------------------------------------ */
 
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool failed;
-};
-
-static void put(struct out *o, const void *s, size_t n)
-{
-	if (o->failed)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = (o->len + n + 1) * 2;
-		char *g = realloc(o->buf, cap);
-
-		if (!g) {
-			o->failed = true;
-			return;
-		}
-		o->buf = g;
-		o->cap = cap;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-	o->buf[o->len] = '\0';
-}
-
 /* ---- base64 ------------------------------------------------------------- */
 
 static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-static void b64_encode(const uint8_t *in, size_t n, const char *alpha, struct out *o, bool pad)
+static void b64_encode(const uint8_t *in, size_t n, const char *alpha, struct net_out *o, bool pad)
 {
 	size_t i;
 
@@ -74,9 +50,9 @@ static void b64_encode(const uint8_t *in, size_t n, const char *alpha, struct ou
 			      alpha[v & 63] };
 		size_t keep = i + 2 < n ? 4 : i + 1 < n ? 3 : 2;
 
-		put(o, q, keep);
+		net_out_put(o, q, keep);
 		if (pad && keep < 4)
-			put(o, "==", 4 - keep);
+			net_out_put(o, "==", 4 - keep);
 	}
 }
 
@@ -88,7 +64,7 @@ static int b64_value(char c)
 }
 
 /* Standard base64 (padding optional) into o; false when it is not. */
-static bool b64_decode(const char *s, size_t n, struct out *o)
+static bool b64_decode(const char *s, size_t n, struct net_out *o)
 {
 	uint32_t acc = 0;
 	int bits = 0;
@@ -107,7 +83,7 @@ static bool b64_decode(const char *s, size_t n, struct out *o)
 			uint8_t b = (uint8_t)(acc >> (bits - 8));
 
 			bits -= 8;
-			put(o, &b, 1);
+			net_out_put(o, &b, 1);
 		}
 	}
 	return !o->failed;
@@ -119,7 +95,7 @@ static void b64_core(const char *standin, int k, const char *alpha, char *dst, s
 {
 	uint8_t in[WARD_NETRULES_STANDIN_LEN + 3] = { 0 };
 	size_t L = strlen(standin), first = (size_t)(8 * k + 5) / 6, last = (8 * ((size_t)k + L) - 6) / 6;
-	struct out o = { 0 };
+	struct net_out o = { 0 };
 
 	memcpy(in + k, standin, L);
 	b64_encode(in, (size_t)k + L, alpha, &o, false);
@@ -483,16 +459,16 @@ bool ward_netrules_glob(const char *glob, const char *path)
 
 void ward_netrules_redact(const char *target, size_t len, char *out, size_t size)
 {
-	struct out o = { 0 };
+	struct net_out o = { 0 };
 	size_t i = 0;
 
 	while (i < len && target[i] != '?' && target[i] != '#')
 		i++;
 	if (i == 0 || target[0] != '/')
-		put(&o, "/", 1);
-	put(&o, target, i);
+		net_out_put(&o, "/", 1);
+	net_out_put(&o, target, i);
 	if (i < len && target[i] == '?') {
-		put(&o, "?", 1);
+		net_out_put(&o, "?", 1);
 		for (i++; i < len && target[i] != '#';) {
 			const char *item = target + i, *eq;
 			size_t n = 0;
@@ -501,11 +477,11 @@ void ward_netrules_redact(const char *target, size_t len, char *out, size_t size
 				n++;
 			eq = memchr(item, '=', n);
 			if (eq)
-				put(&o, item, (size_t)(eq - item) + 1);
-			put(&o, "*", 1);
+				net_out_put(&o, item, (size_t)(eq - item) + 1);
+			net_out_put(&o, "*", 1);
 			i += n;
 			if (i < len && target[i] == '&') {
-				put(&o, "&", 1);
+				net_out_put(&o, "&", 1);
 				i++;
 			}
 		}
@@ -588,7 +564,7 @@ static bool check_requests(const struct ward_netpolicy *p, const struct ward_htt
 /* in[0..n) with every literal stand-in of the secrets in mask replaced by
  * its value, appended to o; the secrets that were put in, in *used. */
 static void substitute(const struct ward_netrules *r, uint64_t mask, const char *in, size_t n,
-		       struct out *o, uint64_t *used)
+		       struct net_out *o, uint64_t *used)
 {
 	size_t i = 0;
 
@@ -606,10 +582,10 @@ static void substitute(const struct ward_netrules *r, uint64_t mask, const char 
 				which = k;
 			}
 		}
-		put(o, in + i, best - i);
+		net_out_put(o, in + i, best - i);
 		if (best == n)
 			break;
-		put(o, r->s[which].value, strlen(r->s[which].value));
+		net_out_put(o, r->s[which].value, strlen(r->s[which].value));
 		*used |= 1ULL << which;
 		i = best + WARD_NETRULES_STANDIN_LEN;
 	}
@@ -618,10 +594,10 @@ static void substitute(const struct ward_netrules *r, uint64_t mask, const char 
 /* "Authorization: Basic X" with a stand-in inside X: decoded, put in,
  * encoded again into o. false when the line is not that. */
 static bool basic_auth(const struct ward_netrules *r, uint64_t mask, const char *line,
-		       size_t n, struct out *o, uint64_t *used)
+		       size_t n, struct net_out *o, uint64_t *used)
 {
 	static const char name[] = "authorization:";
-	struct out dec = { 0 }, sub = { 0 };
+	struct net_out dec = { 0 }, sub = { 0 };
 	const char *v;
 	size_t vn;
 	uint64_t u = 0;
@@ -641,7 +617,7 @@ static bool basic_auth(const struct ward_netrules *r, uint64_t mask, const char 
 		substitute(r, mask, dec.buf, dec.len, &sub, &u);
 	ok = ok && u && !sub.failed;
 	if (ok) {
-		put(o, line, (size_t)(v - line));
+		net_out_put(o, line, (size_t)(v - line));
 		b64_encode((const uint8_t *)sub.buf, sub.len, b64_std, o, true);
 		*used |= u;
 	}
@@ -655,7 +631,7 @@ static bool basic_auth(const struct ward_netrules *r, uint64_t mask, const char 
 /* The forwarded head with the secrets of mask put in. false (v refused)
  * when a value cannot go where its stand-in was. */
 static bool substitute_head(const struct ward_netrules *r, uint64_t mask, const char *head,
-			    size_t n, struct out *o, uint64_t *used,
+			    size_t n, struct net_out *o, uint64_t *used,
 			    struct ward_netrules_verdict *v)
 {
 	const char *eol = memmem(head, n, "\r\n", 2), *p;
@@ -671,7 +647,7 @@ static bool substitute_head(const struct ward_netrules *r, uint64_t mask, const 
 			return false;
 		}
 	*used |= line_used;
-	put(o, "\r\n", 2);
+	net_out_put(o, "\r\n", 2);
 	for (p = eol + 2; p < head + n;) {
 		const char *e = memmem(p, (size_t)(head + n - p), "\r\n", 2);
 		size_t len = e ? (size_t)(e - p) : (size_t)(head + n - p);
@@ -679,7 +655,7 @@ static bool substitute_head(const struct ward_netrules *r, uint64_t mask, const 
 		if (!basic_auth(r, mask, p, len, o, used))
 			substitute(r, mask, p, len, o, used);
 		if (e)
-			put(o, "\r\n", 2);
+			net_out_put(o, "\r\n", 2);
 		p += len + (e ? 2 : 0);
 	}
 	return true;
@@ -687,7 +663,7 @@ static bool substitute_head(const struct ward_netrules *r, uint64_t mask, const 
 
 /* The data of a chunked body (well-formed: the proxy checked it with
  * ward_chunked_feed), trailers dropped. */
-static bool dechunk(const char *b, size_t n, struct out *o)
+static bool dechunk(const char *b, size_t n, struct net_out *o)
 {
 	size_t i = 0;
 
@@ -708,7 +684,7 @@ static bool dechunk(const char *b, size_t n, struct out *o)
 			return true;
 		if (size > n - (i < n ? i : n) || i + size > n)
 			return false;
-		put(o, b + i, (size_t)size);
+		net_out_put(o, b + i, (size_t)size);
 		i += (size_t)size + 2;
 	}
 	return false;
@@ -766,7 +742,7 @@ static bool carried_elsewhere(const struct ward_netrules *r, const struct ward_h
 /* The body's data as the client framed it into plain; false (v refused)
  * for a malformed chunked one. */
 static bool body_data(const struct ward_http_body *framing, const char *body, size_t len,
-		      struct out *plain, struct ward_netrules_verdict *v)
+		      struct net_out *plain, struct ward_netrules_verdict *v)
 {
 	if (framing->chunked) {
 		if (dechunk(body, len, plain))
@@ -774,7 +750,7 @@ static bool body_data(const struct ward_http_body *framing, const char *body, si
 		refuse(v, 400, "malformed chunked body");
 		return false;
 	}
-	put(plain, body, len < framing->length ? len : (size_t)framing->length);
+	net_out_put(plain, body, len < framing->length ? len : (size_t)framing->length);
 	return true;
 }
 
@@ -799,12 +775,12 @@ static char *head_for_body(const char *head, const struct ward_http_request *req
 	return fwd;
 }
 
-static void wipe(struct out *o)
+static void wipe(struct net_out *o)
 {
 	if (o->buf)
 		explicit_bzero(o->buf, o->len);
 	free(o->buf);
-	*o = (struct out){ 0 };
+	*o = (struct net_out){ 0 };
 }
 
 int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_request *req,
@@ -812,7 +788,7 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 			  struct ward_netrules_verdict *v)
 {
 	struct ward_http_header add[8 + 3]; /* credentials, then the body's framing */
-	struct out plain = { 0 }, nb = { 0 }, o = { 0 };
+	struct net_out plain = { 0 }, nb = { 0 }, o = { 0 };
 	uint64_t carried, used = 0, listed;
 	size_t n_add, fwd_len;
 	char *fwd = NULL, why[WARD_NET_RULE_MAX];
@@ -868,13 +844,13 @@ int ward_netrules_request(const struct ward_netrules *r, const struct ward_http_
 	}
 	if (!substitute_head(r, carried & listed, fwd, fwd_len, &o, &used, v))
 		goto done;
-	put(&o, nb.buf ? nb.buf : "", nb.len);
+	net_out_put(&o, nb.buf ? nb.buf : "", nb.len);
 	if (o.failed || plain.failed || nb.failed)
 		oom = true;
 	names(r->p, used, v->secrets, sizeof(v->secrets));
 	v->out = o.buf;
 	v->out_len = o.len;
-	o = (struct out){ 0 };
+	o = (struct net_out){ 0 };
 done:
 	/* out of memory anywhere: refused, never let through unexamined */
 	if (oom)
