@@ -160,6 +160,34 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* One line of text (s[0..len) and a newline) as a queued message; s is
+ * freed. NULL when out of memory. */
+static struct outmsg *message_of(char *s, size_t len)
+{
+	struct outmsg *m = malloc(sizeof(*m) + len + 1);
+
+	if (m) {
+		memcpy(m->data, s, len);
+		m->data[len] = '\n';
+		m->len = len + 1;
+		m->next = NULL;
+	}
+	free(s);
+	return m;
+}
+
+/* Append m to the queue and wake the writer; out_lock held. */
+static void enqueue_locked(struct server *sv, struct outmsg *m)
+{
+	if (sv->oq_tail)
+		sv->oq_tail->next = m;
+	else
+		sv->oq_head = m;
+	sv->oq_tail = m;
+	sv->oq_bytes += m->len;
+	pthread_cond_broadcast(&sv->out_cond);
+}
+
 /* Queue a notification only if there is room now: dropped, not waited for,
  * when the client is not reading (a progress notification must never hold
  * up the command loop that sends it, whose deadline it would stall). */
@@ -171,29 +199,20 @@ void rpc_emit_nowait(struct server *sv, json_t *msg)
 
 	if (!s)
 		return;
-	m = len <= sv->lim.response_bytes ? malloc(sizeof(*m) + len + 1) : NULL;
-	if (!m) {
+	if (len > sv->lim.response_bytes) {
 		free(s);
 		return;
 	}
-	memcpy(m->data, s, len);
-	m->data[len] = '\n';
-	m->len = len + 1;
-	m->next = NULL;
-	free(s);
+	m = message_of(s, len);
+	if (!m)
+		return;
 	pthread_mutex_lock(&sv->out_lock);
 	if (sv->stopping || (sv->oq_bytes > 0 && sv->oq_bytes + m->len > sv->lim.response_bytes / 2)) {
 		pthread_mutex_unlock(&sv->out_lock);
 		free(m);
 		return;
 	}
-	if (sv->oq_tail)
-		sv->oq_tail->next = m;
-	else
-		sv->oq_head = m;
-	sv->oq_tail = m;
-	sv->oq_bytes += m->len;
-	pthread_cond_broadcast(&sv->out_cond);
+	enqueue_locked(sv, m);
 	pthread_mutex_unlock(&sv->out_lock);
 }
 
@@ -229,16 +248,9 @@ void rpc_emit(struct server *sv, json_t *msg)
 			return;
 		len = strlen(s);
 	}
-	m = malloc(sizeof(*m) + len + 1);
-	if (!m) {
-		free(s);
+	m = message_of(s, len);
+	if (!m)
 		return;
-	}
-	memcpy(m->data, s, len);
-	m->data[len] = '\n';
-	m->len = len + 1;
-	m->next = NULL;
-	free(s);
 	pthread_mutex_lock(&sv->out_lock);
 	while (sv->oq_bytes > 0 && sv->oq_bytes + m->len > sv->lim.response_bytes &&
 	       !sv->stopping)
@@ -248,13 +260,7 @@ void rpc_emit(struct server *sv, json_t *msg)
 		free(m);
 		return;
 	}
-	if (sv->oq_tail)
-		sv->oq_tail->next = m;
-	else
-		sv->oq_head = m;
-	sv->oq_tail = m;
-	sv->oq_bytes += m->len;
-	pthread_cond_broadcast(&sv->out_cond);
+	enqueue_locked(sv, m);
 	pthread_mutex_unlock(&sv->out_lock);
 }
 
