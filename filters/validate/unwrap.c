@@ -1184,35 +1184,40 @@ static void unwrap_sudo(struct ctx *c, struct view *v, const struct wrapper *wr,
 	sub_view(c, v, i, v->n, depth + 1);
 }
 
-static void unwrap_su(struct ctx *c, struct view *v, const struct wrapper *wr,
-		      const unsigned *roles, int depth)
+/* su, runuser and script run the string of -c/--command with a shell,
+ * in every form getopt_long takes: -c STRING, -cSTRING, in a cluster
+ * (-qc STRING, -qcSTRING), --command STRING, --command=STRING, and a
+ * long option's unambiguous prefix (--comm=STRING) */
+static void unwrap_command_option(struct ctx *c, struct view *v, const struct wrapper *wr,
+				  const unsigned *roles, int depth)
 {
 	size_t i;
 
 	(void)wr;
 	(void)roles;
 	for (i = 1; i < v->n; i++) {
-		const char *t = v->w[i].text;
+		const char *t = v->w[i].text, *str = NULL;
+		bool next = false;
 
-		if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && i + 1 < v->n)
+		if (t[0] == '-' && t[1] == '-') {
+			size_t n = strcspn(t + 2, "=");
+
+			if (n >= 3 && n <= 7 && strncmp(t + 2, "command", n) == 0) {
+				str = t[2 + n] == '=' ? t + 3 + n : NULL;
+				next = !str;
+			}
+		} else if (t[0] == '-' && t[1]) {
+			const char *p = strchr(t + 1, 'c');
+
+			if (p) {
+				str = p[1] ? p + 1 : NULL;
+				next = !str;
+			}
+		}
+		if (next && i + 1 < v->n)
 			ward_vd_shell_string(c, v, &v->w[i + 1], v->w[i + 1].text, true, depth + 1);
-		else if (strncmp(t, "--command=", 10) == 0)
-			ward_vd_shell_string(c, v, &v->w[i], t + 10, true, depth + 1);
-	}
-}
-
-static void unwrap_script(struct ctx *c, struct view *v, const struct wrapper *wr,
-			  const unsigned *roles, int depth)
-{
-	size_t k;
-
-	(void)wr;
-	(void)roles;
-	for (k = 1; k < v->n; k++) {
-		const char *t = v->w[k].text;
-
-		if ((strcmp(t, "-c") == 0 || strcmp(t, "--command") == 0) && k + 1 < v->n)
-			ward_vd_shell_string(c, v, &v->w[k + 1], v->w[k + 1].text, true, depth + 1);
+		else if (str)
+			ward_vd_shell_string(c, v, &v->w[i], str, true, depth + 1);
 	}
 }
 
@@ -1343,8 +1348,7 @@ static const struct wrapper wrappers[] = {
 	  "ugCDhprtTUc --user --group --close-from --chdir --host --prompt --role --type "
 	  "--other-user --command-timeout",
 	  0 },
-	{ "su runuser", unwrap_su, NULL, 0 },
-	{ "script", unwrap_script, NULL, 0 },
+	{ "su runuser script", unwrap_command_option, NULL, 0 },
 	{ "watch", unwrap_watch, "ndq --interval --differences", 0 },
 	{ "find", unwrap_find_w, NULL, 0 },
 	{ "sort", unwrap_sort, NULL, 0 },
