@@ -527,7 +527,7 @@ done:
 	b->flags |= WARD_SH_W_PARAM;
 }
 
-/* $(( … )); arith_ahead() has decided it is arithmetic and not $( ( … ) ). */
+/* $(( … )); ward_sh_arith_ahead() has decided it is arithmetic and not $( ( … ) ). */
 static void lex_arith(struct P *p, struct wb *b)
 {
 	size_t open = p->pos;
@@ -559,39 +559,6 @@ static void lex_arith(struct P *p, struct wb *b)
 	b->flags |= WARD_SH_W_ARITH;
 }
 
-/* Whether $(( at p->pos opens arithmetic: the parentheses after it close with
- * "))" together. Otherwise it is $( ( … ) … ), a subshell in a substitution. */
-static bool arith_ahead(const struct P *p)
-{
-	size_t i = p->pos + 3;
-	int depth = 0;
-	char q = 0;
-
-	for (; i < p->n; i++) {
-		char c = p->s[i];
-
-		if (q) {
-			if (c == '\\' && q == '"')
-				i++;
-			else if (c == q)
-				q = 0;
-			continue;
-		}
-		if (c == '\\') {
-			i++;
-		} else if (c == '\'' || c == '"') {
-			q = c;
-		} else if (c == '(') {
-			depth++;
-		} else if (c == ')') {
-			if (depth == 0)
-				return i + 1 < p->n && p->s[i + 1] == ')';
-			depth--;
-		}
-	}
-	return true; /* unterminated: report it as arithmetic */
-}
-
 static void lex_cmdsub(struct P *p, struct wb *b, bool in_dq)
 {
 	size_t open = p->pos;
@@ -618,7 +585,7 @@ static void lex_dollar(struct P *p, struct wb *b, bool in_dq)
 	enum ward_sh_quote q = in_dq ? WARD_SH_Q_DOUBLE : WARD_SH_Q_NONE;
 
 	if (c == '(') {
-		if (peekc(p, 2) == '(' && arith_ahead(p))
+		if (peekc(p, 2) == '(' && ward_sh_arith_ahead(p, p->pos + 1))
 			lex_arith(p, b);
 		else
 			lex_cmdsub(p, b, in_dq);
@@ -1110,7 +1077,8 @@ struct ward_sh_word *ward_sh_lex_regex(struct P *p)
 }
 
 /* Whether "((" at i opens arithmetic: its parentheses close with "))"
- * together (otherwise it is a subshell in a subshell). */
+ * together (otherwise it is a subshell in a subshell, or for "$((" at
+ * i - 1, $( ( … ) … ): a subshell in a substitution). */
 bool ward_sh_arith_ahead(const struct P *p, size_t i)
 {
 	int depth = 0;
