@@ -19,7 +19,9 @@
 #
 # Sources are found by directory, recursively: every .c under runtime/, filters/
 # and landlock/ is part of libward, except the CLI (runtime/cli/, built into
-# build/ward, which links libward) and the build-time generators (*/gen/); every
+# build/ward, which links libward), the TLS helper (runtime/tls/, built into
+# build/ward-tls, the only program that links OpenSSL) and the build-time
+# generators (*/gen/); every
 # tests/unit/test-*.c, tests/integration/test-*.c and tests/escape/test-*.c is
 # one Check binary;
 # every tests/helpers/*.c is a small program the tests run inside sandboxes;
@@ -27,6 +29,7 @@
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 DESTDIR    ?=
@@ -36,7 +39,10 @@ SOVERSION  := 0
 
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson openssl
+PKGS       := libseccomp libcap libnl-3.0 libnl-route-3.0 jansson
+# OpenSSL is ward-tls's alone (runtime/tls/): neither libward nor the ward
+# binary links it (runtime/net/net-internal.h says why).
+TLS_PKGS   := openssl
 
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -Wvla -Wno-unused-parameter
@@ -53,6 +59,8 @@ PKG_CFLAGS    = $(call lazy,PKG_CFLAGS,--cflags $(PKGS))
 PKG_LIBS      = $(call lazy,PKG_LIBS,--libs $(PKGS))
 CHECK_CFLAGS  = $(call lazy,CHECK_CFLAGS,--cflags check)
 CHECK_LIBS    = $(call lazy,CHECK_LIBS,--libs check)
+TLS_CFLAGS    = $(call lazy,TLS_CFLAGS,--cflags $(TLS_PKGS))
+TLS_LIBS      = $(call lazy,TLS_LIBS,--libs $(TLS_PKGS))
 CFLAGS   += -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARNINGS) $(HARDEN) -fvisibility=hidden \
             -Iinclude -I. $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS)
@@ -64,7 +72,10 @@ endif
 
 ALL_SRCS  := $(sort $(shell find runtime filters landlock -name '*.c' -not -path '*/gen/*'))
 CLI_SRCS  := $(filter runtime/cli/%,$(ALL_SRCS))
-LIB_SRCS  := $(filter-out runtime/cli/%,$(ALL_SRCS))
+# The TLS helper, a program of its own: its main and the OpenSSL code
+TLS_SRCS  := $(filter runtime/tls/%,$(ALL_SRCS))
+TLS_OBJS  := $(filter-out $(B)/runtime/tls/main.o,$(TLS_SRCS:%.c=$(B)/%.o))
+LIB_SRCS  := $(filter-out runtime/cli/% runtime/tls/%,$(ALL_SRCS))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o $(B)/gen/rules-builtin.o
 # The CLI's commands but its entry point, in an archive of their own that the
 # tests and the bench link beside libward (they drive `ward run`'s option
@@ -93,7 +104,7 @@ FUZZ_SRCS := tests/fuzz/fuzz-shparse.c $(wildcard filters/shell/*.c) runtime/uti
 	uninstall clean fuzz fuzz-run bench bench-deps
 .DEFAULT_GOAL := all
 
-all: $(B)/ward $(B)/libward.a $(B)/libward.so $(B)/ward.pc
+all: $(B)/ward $(B)/ward-tls $(B)/libward.a $(B)/libward.so $(B)/ward.pc
 
 # The README's first command: what is missing installed, everything built,
 # one command run in the sandbox, and one the front door refuses (the
@@ -185,6 +196,19 @@ $(CLI_SRCS:%.c=$(B)/%.o): Makefile
 $(B)/ward: $(B)/runtime/cli/main.o $(B)/libward-cli.a $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 
+# ward-tls: started by a run that intercepts HTTPS, found beside the ward
+# binary or in $(LIBEXECDIR)/ward (runtime/net/tlshelper.c).
+$(TLS_SRCS:%.c=$(B)/%.o): CFLAGS += $(TLS_CFLAGS)
+$(B)/runtime/net/tlshelper.o: CFLAGS += -DWARD_LIBEXECDIR='"$(LIBEXECDIR)"'
+$(B)/runtime/net/tlshelper.o: Makefile
+
+$(B)/libward-tls.a: $(TLS_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/ward-tls: $(B)/runtime/tls/main.o $(B)/libward-tls.a $(B)/libward.a
+	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(TLS_LIBS) $(LDLIBS)
+
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	     -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|'
 
@@ -199,7 +223,8 @@ $(HARNESS): tests/harness.c tests/harness.h
 
 TEST_DEPS := tests/harness.h $(HEADERS) $(HARNESS) $(B)/libward-cli.a $(B)/libward.a
 TEST_LINK  = $(CC) $(CFLAGS) -Itests $(CHECK_CFLAGS) $(LDFLAGS) $(TEST_STATIC) -o $@ $< $(HARNESS) \
-             $(B)/libward-cli.a $(B)/libward.a $(CHECK_LIBS) $(LDLIBS) $(TEST_STATIC_LIBS)
+             $(TEST_EXTRA) $(B)/libward-cli.a $(B)/libward.a $(CHECK_LIBS) $(TEST_EXTRA_LIBS) \
+             $(LDLIBS) $(TEST_STATIC_LIBS)
 
 # STATIC_TESTS=1 links the test programs and helpers static, for a guest with
 # no libraries (tests/vm/run.sh builds its tree so, in its own build directory).
@@ -238,7 +263,7 @@ $(B)/tests/helpers/%.py: tests/helpers/%.py
 check: deps-test all $(UNIT_BINS) $(INTG_BINS) $(ESC_BINS) $(HELP_BINS) $(HELP_PY) $(FUZZ_BIN) $(B)/bench/ward-bench
 
 # The layers are checked on the sources and on the objects' symbols.
-check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o)
+check-layers: $(LIB_OBJS) $(CLI_SRCS:%.c=$(B)/%.o) $(TLS_SRCS:%.c=$(B)/%.o)
 	./scripts/check-layers.sh $(B)
 
 test: check-layers check
@@ -284,9 +309,14 @@ fuzz-run:
 # The driver links libward statically: its library rows call ward_run() in
 # its own process, configured by ward's own `ward run` option parser.
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
-$(B)/tests/unit/test-bench: $(BENCH_SRCS)   # it includes bench/*.c to test them
-$(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward-cli.a $(B)/libward.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+# Its TLS rows serve HTTPS with ward-tls's own code (runtime/tls/tls.c).
+$(B)/tests/unit/test-bench: $(BENCH_SRCS) $(B)/libward-tls.a  # it includes bench/*.c to test them
+$(B)/tests/unit/test-bench: TEST_EXTRA = $(B)/libward-tls.a
+$(B)/tests/unit/test-bench: TEST_EXTRA_LIBS = $(TLS_LIBS)
+$(B)/tests/unit/test-bench: CFLAGS += $(TLS_CFLAGS)
+$(BENCH_SRCS:%.c=$(B)/%.o): CFLAGS += $(TLS_CFLAGS)
+$(B)/bench/ward-bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libward-cli.a $(B)/libward.a $(B)/libward-tls.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(TLS_LIBS) $(LDLIBS) -lm
 
 # bench/run.sh writes bench/results/<date>-<host>.md and .png (QUICK=1: a
 # smoke run in under a minute, its report under $(B)/bench/results).
@@ -394,6 +424,8 @@ AA_SED = sed 's|@BINDIR@|$(BINDIR)|g' packaging/apparmor/ward
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/ward
 	install -m 755 $(B)/ward $(DESTDIR)$(BINDIR)/ward
+	install -d $(DESTDIR)$(LIBEXECDIR)/ward
+	install -m 755 $(B)/ward-tls $(DESTDIR)$(LIBEXECDIR)/ward/ward-tls
 	install -m 644 $(B)/libward.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION)
@@ -415,6 +447,7 @@ install: all
 		$(AA_SED) > $(DESTDIR)$(APPARMOR_DIR)/ward)
 
 uninstall:
+	rm -rf $(DESTDIR)$(LIBEXECDIR)/ward
 	rm -f $(DESTDIR)$(BINDIR)/ward $(DESTDIR)$(LIBDIR)/libward.a \
 	      $(DESTDIR)$(LIBDIR)/libward.so $(DESTDIR)$(LIBDIR)/libward.so.$(SOVERSION) \
 	      $(DESTDIR)$(LIBDIR)/libward.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/ward.pc

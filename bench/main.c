@@ -126,6 +126,15 @@ static int cmd_tier(int argc, char **argv)
 		fprintf(stderr, "ward-bench: --ward, --policy and --dir must be absolute paths\n");
 		return 2;
 	}
+	/* the proxy engine's TLS rows run in this process: they start the
+	 * TLS helper of the ward measured, beside it */
+	if (!getenv("WARD_TLS_HELPER")) {
+		char helper[4096];
+		const char *slash = strrchr(o.ward, '/');
+
+		snprintf(helper, sizeof(helper), "%.*s/ward-tls", (int)(slash - o.ward), o.ward);
+		setenv("WARD_TLS_HELPER", helper, 1);
+	}
 	return bench_tier(&o) < 0 ? 1 : 0;
 }
 

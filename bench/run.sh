@@ -17,7 +17,7 @@ QUICK=${QUICK:-}
 NOTE=${NOTE:-}
 case $QUICK in "" | 0) QUICK= ;; *) QUICK=1 ;; esac
 
-for f in "$B/ward" "$B/bench/ward-bench"; do
+for f in "$B/ward" "$B/ward-tls" "$B/bench/ward-bench"; do
 	[ -x "$f" ] || { echo "bench: '$f' is not built (run make bench)" >&2; exit 1; }
 done
 if ! command -v gnuplot >/dev/null; then
@@ -29,7 +29,7 @@ T=$(mktemp -d /tmp/ward-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 mkdir "$T/bin" "$T/me" "$T/plot"
-cp "$B/ward" "$B/bench/ward-bench" bench/policy.json "$T/bin/"
+cp "$B/ward" "$B/ward-tls" "$B/bench/ward-bench" bench/policy.json "$T/bin/"
 chmod -R a+rX "$T"
 tiers=()
 files=()

@@ -8,6 +8,8 @@
 #
 #   5  runtime/cli                                 the command line, not in libward
 #   4  runtime/session                             sessions over the core
+#   4  runtime/tls                                 the TLS helper program, ward-tls,
+#                                                  not in libward
 #   3  runtime/core runtime/net runtime/workdir runtime/cgroup
 #   2  filters/shell filters/validate filters/seccomp landlock
 #   1  runtime/util                                errors, cleanup, host paths
@@ -30,12 +32,12 @@ B=${1:-}
 
 declare -A rank=(
 	[runtime/cli]=5
-	[runtime/session]=4
+	[runtime/session]=4 [runtime/tls]=4
 	[runtime/core]=3 [runtime/net]=3 [runtime/workdir]=3 [runtime/cgroup]=3
 	[filters/shell]=2 [filters/validate]=2 [filters/seccomp]=2 [landlock]=2
 	[runtime/util]=1
 )
-ORDER="cli → session → core/net/workdir/cgroup → filters/landlock → util"
+ORDER="cli → session/tls → core/net/workdir/cgroup → filters/landlock → util"
 fail=0
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT

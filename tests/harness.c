@@ -424,6 +424,16 @@ int harness_main(Suite *s)
 
 	if (list && *list)
 		return list_tags();
+	/* a run in this process that intercepts HTTPS starts the build's TLS
+	 * helper (the test binary is not beside it) */
+	if (!getenv("WARD_TLS_HELPER")) {
+		char *helper = harness_path("ward-tls"), *abs = realpath(helper, NULL);
+
+		if (abs)
+			setenv("WARD_TLS_HELPER", abs, 1);
+		free(abs);
+		free(helper);
+	}
 	for (i = 0; i < n_tcases; i++) {
 		const char *t = tcases[i].tags, *bad, *why;
 

@@ -21,6 +21,7 @@
 
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -140,15 +141,100 @@ void ward_proxy_dispatch(struct ward_proxy *p);
  * ward_proxy_dispatch() also expires what is due. */
 long long ward_proxy_deadline(const struct ward_proxy *p);
 
-/* TLS interception (only when ward_netpolicy_intercepts_any()): make the
- * run's CA — to be called after the sandbox's init was cloned, so that its
- * key was never in init's memory — and write the sandbox's trust bundle to
- * bundle_fd (or -1): the system's bundle, then the CA's certificate. Until
- * this is called an intercepted CONNECT is answered 502. */
+/* TLS interception (only when ward_netpolicy_intercepts_any()): start the
+ * run's TLS helper (ward-tls, below), which makes the run's CA, and write
+ * the sandbox's trust bundle to bundle_fd (or -1): the system's bundle, then
+ * the CA's certificate. Called after the sandbox's init was cloned (init
+ * closes what it inherits; the helper is no child of init's). Until this is
+ * called an intercepted CONNECT is answered 502. ExecutionFailed naming the
+ * helper's path when it cannot be found or started; InvalidParameters from
+ * the helper for an unusable --upstream-ca. */
 int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error **err);
 
 /* The run's CA certificate (PEM), or NULL before ward_proxy_start_tls(). */
 const char *ward_proxy_ca_pem(const struct ward_proxy *p);
+
+/* ---- ward-tls, the TLS helper ------------------------------------------
+ *
+ * Interception's TLS runs in a program of its own, ward-tls
+ * (runtime/tls/), one process per run that intercepts, started by
+ * ward_proxy_start_tls(). Two reasons. OpenSSL in the ward binary cost every
+ * command, intercepting or not, its start-up (about a hundred page faults
+ * of relocations in a static-PIE binary); a run that intercepts now pays it
+ * once, in the helper. And the run's CA key lives only in the helper, which
+ * gives up the filesystem (Landlock) and the network once it has loaded
+ * its trust store: the supervisor, which parses every request, never holds it.
+ *
+ * The helper terminates both TLS legs of each intercepted connection and
+ * hands the supervisor plaintext: the supervisor connects to the real
+ * server and checks the address as for a tunnel, answers the CONNECT, then
+ * sends the helper one job (struct ward_tls_job) on the control socket with
+ * four descriptors — the client's socket, the server's, and one end each of
+ * two socket pairs, the client's plaintext and the server's. The helper
+ * makes both handshakes at once (the client's with a leaf of the run's CA
+ * for the CONNECT host, the server's verified against the system's store
+ * and --upstream-ca), writes a struct ward_tls_status as the first bytes of
+ * the server's plaintext, and relays until both sides are done. The
+ * supervisor keeps the other ends and reads and writes HTTP there as it
+ * does for plain HTTP, with the same rules.
+ *
+ * Control socket: SOCK_SEQPACKET, the helper's fd 3. The helper's first
+ * message is a struct ward_tls_hello followed by the CA certificate (PEM),
+ * or by the reason it cannot start. The supervisor closing it ends the
+ * helper and every connection it relays. */
+
+#define WARD_TLS_HELPER_NAME "ward-tls"
+#define WARD_TLS_PROTOCOL 0x77746c01u /* "wtl" 1: both programs from one build */
+#define WARD_TLS_REASON_MAX 232
+
+struct ward_tls_hello {
+	uint32_t protocol;
+	int32_t kind;      /* 0 ok (PEM follows), else a WARD_ERR_* kind (reason follows) */
+	int32_t errnum;
+};
+
+struct ward_tls_job {
+	uint32_t protocol;
+	uint16_t port;
+	uint8_t literal;   /* host is an IP literal */
+	char host[256];
+};
+
+struct ward_tls_status {
+	uint32_t protocol;
+	uint8_t upstream_ok, client_ok;
+	uint8_t sni_refused; /* the client's ClientHello named another server */
+	char upstream_reason[WARD_TLS_REASON_MAX];
+	char client_reason[WARD_TLS_REASON_MAX];
+	char sni[256];
+};
+
+struct ward_tlshelper;
+
+/* Start the helper: found as $WARD_TLS_HELPER (ward's own environment: the
+ * person's, for a library host or a test), else beside the running program,
+ * else in WARD_LIBEXECDIR/ward; given upstream_ca (or NULL) and, from
+ * ward's environment, SSL_CERT_FILE and SSL_CERT_DIR. Waits for its hello.
+ * ExecutionFailed naming where it looked, or what it said. */
+int ward_tlshelper_start(const char *upstream_ca, struct ward_tlshelper **out,
+			 struct ward_error **err);
+
+/* The run's CA certificate, PEM (the helper's). */
+const char *ward_tlshelper_ca_pem(const struct ward_tlshelper *h);
+
+/* Hand one connection over: cl_fd and up_fd are sent (the caller still
+ * closes its copies); *cl_plain and *up_plain are the caller's ends of the
+ * plaintext, blocking, close-on-exec. Returns 0, or -errno (the helper is
+ * gone: EPIPE). Any thread. */
+int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal,
+			uint16_t port, int cl_fd, int up_fd, int *cl_plain, int *up_plain);
+
+/* Read the status the helper writes first on up_plain, by deadline
+ * (monotonic ns). 0, or -1 (the helper went away, or a timeout). */
+int ward_tlshelper_status(int up_plain, long long deadline, struct ward_tls_status *st);
+
+/* End the helper (every connection it relays ends) and reap it. */
+void ward_tlshelper_free(struct ward_tlshelper *h);
 
 /* Close every connection (their records are completed) and hand over the
  * records (malloc'd array, caller frees). */

@@ -30,9 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
 
-#include "runtime/net/tls-internal.h"
 #include "ward/request.h"
 #include "runtime/util/util-internal.h"
 #include "ward/netrules.h"
@@ -259,7 +257,7 @@ struct ward_proxy {
 	size_t pipe_big;    /* a bulk tunnel's pipe capacity */
 	size_t pipe_budget; /* bytes all grown pipes together may hold */
 	size_t pipe_grown;  /* bytes they hold now */
-	struct ward_tls *tls;             /* the run's CA and contexts, once started */
+	struct ward_tlshelper *tls;       /* the run's TLS helper, once started */
 	pthread_mutex_t mu;               /* records and the log, shared with mitm threads */
 	struct mitm *mitms;               /* intercepted connections, each on its thread */
 	size_t n_mitms;
@@ -1367,17 +1365,16 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
  * credentials, request rules — the same verdict as for plain HTTP) and, if
  * allowed, sent on, its response relayed back.
  *
+ * The TLS itself is ward-tls's (net-internal.h): the thread hands it both
+ * sockets and works on the plaintext it gives back, in the same framing
+ * code as plain HTTP's.
+ *
  * Why threads and blocking I/O here, when tunnels live in the event loop:
- * OpenSSL's non-blocking state machine (WANT_READ/WANT_WRITE on both
- * legs, renegotiation-free but still with handshakes, partial records and
- * the request framing on top) would triple this code and put the
- * handshakes' public-key work — a leaf signature, an ECDHE per side,
- * ~1 ms of CPU — on the loop that also relays every tunnel and the
- * command's output. A thread per intercepted connection is plain
- * sequential code, runs on another core, and is capped (MAX_MITM: the
- * next gets 503). Every read has a deadline (SO_RCVTIMEO), so a silent or
- * slow client costs its thread only so long; ward_proxy_finish() ends the
- * rest by shutting their sockets down, and joins them. */
+ * a request is read, judged, sent on and its response relayed in plain
+ * sequential code, with a deadline on every read (SO_RCVTIMEO); on the
+ * loop, the same framing as a state machine would have doubled this code.
+ * Threads are capped (MAX_MITM: the next gets 503). ward_proxy_finish()
+ * ends the rest by shutting their sockets down, and joins them. */
 
 #define MITM_HEAD_TIMEOUT_NS (30LL * 1000000000)  /* a handshake, a request head */
 #define MITM_IO_TIMEOUT_NS (300LL * 1000000000)   /* silence inside a body or response */
@@ -1387,17 +1384,19 @@ struct mitm {
 	struct mitm *next;
 	struct ward_proxy *p;
 	pthread_t th;
-	int cl_fd, up_fd;
+	int cl_fd, up_fd;              /* the plaintext, from ward-tls */
 	int done;                      /* the thread has finished (atomic) */
 	bool stopping;                 /* ward_proxy_finish() shut the sockets */
 	bool linger;                   /* the proxy answered an error: see mitm_main() */
 	long long cl_left, up_left;    /* the timeout last set on each socket (ns) */
-	struct ward_tls_peer peer;
+	struct {
+		char host[256];        /* normalised, as the CONNECT line named it */
+		bool literal;          /* an IP literal */
+	} peer;
 	uint16_t port;
 	struct ward_net_record rec;    /* the CONNECT's record */
 	char allow_rule[WARD_NET_RULE_MAX];
 	long long started_ns;
-	SSL *cs, *us;                  /* towards the client, towards the server */
 	char *in, *ub;                 /* the client's and the server's unread bytes */
 	size_t in_len, ub_len;
 };
@@ -1442,42 +1441,25 @@ static void renew_timeout(struct mitm *m, int fd, long long deadline)
 
 /* > 0 bytes, 0 at the end of the stream (or a reset), -1 on an error, -2
  * at the deadline. */
-static ssize_t tls_read(struct mitm *m, SSL *s, int fd, char *b, size_t n, long long deadline)
+static ssize_t leg_read(struct mitm *m, int fd, char *b, size_t n, long long deadline)
 {
-	int k, e;
+	ssize_t k;
 
-	if (!SSL_pending(s))
-		renew_timeout(m, fd, deadline);
-	errno = 0;
-	k = SSL_read(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
-	if (k > 0)
+	renew_timeout(m, fd, deadline);
+	do
+		k = read(fd, b, n);
+	while (k < 0 && errno == EINTR);
+	if (k >= 0)
 		return k;
-	e = SSL_get_error(s, k);
-	ERR_clear_error();
-	if (e == SSL_ERROR_ZERO_RETURN)
-		return 0;
-	if (e == SSL_ERROR_WANT_READ || (e == SSL_ERROR_SYSCALL && errno == EAGAIN))
+	if (errno == EAGAIN)
 		return -2;
-	if (e == SSL_ERROR_SYSCALL && (errno == ECONNRESET || errno == EPIPE || errno == 0))
-		return 0;
-	return -1;
+	return errno == ECONNRESET || errno == EPIPE ? 0 : -1;
 }
 
-static bool tls_write(struct mitm *m, SSL *s, int fd, const char *b, size_t n,
-		      long long deadline)
+static bool leg_write(struct mitm *m, int fd, const char *b, size_t n, long long deadline)
 {
 	renew_timeout(m, fd, deadline);
-	while (n) {
-		int k = SSL_write(s, b, (int)(n > INT32_MAX ? INT32_MAX : n));
-
-		if (k <= 0) {
-			ERR_clear_error();
-			return false;
-		}
-		b += k;
-		n -= (size_t)k;
-	}
-	return true;
+	return ward_write_all(fd, b, n) == 0;
 }
 
 /* The proxy's own answer inside the TLS connection; the connection ends
@@ -1496,7 +1478,7 @@ static void mitm_answer(struct mitm *m, struct ward_net_record *r, int status,
 	r->status = status;
 	m->linger = true;
 	if (n > 0)
-		tls_write(m, m->cs, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
+		leg_write(m, m->cl_fd, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out),
 			  ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
 }
 
@@ -1532,14 +1514,14 @@ static int relay_request_body(struct mitm *m, const struct ward_http_body *body,
 				left -= take;
 				done = left == 0;
 			}
-			if (!tls_write(m, m->us, m->up_fd, m->in, take,
+			if (!leg_write(m, m->up_fd, m->in, take,
 				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
 				return -1;
 			*count += take;
 			consume(m->in, &m->in_len, take);
 			continue;
 		}
-		n = tls_read(m, m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		n = leg_read(m, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n <= 0)
 			return -1;
 		m->in_len = (size_t)n;
@@ -1561,7 +1543,7 @@ static int read_response_head(struct mitm *m, bool head_request, struct ward_htt
 			snprintf(reason, size, "response head larger than %d bytes", MITM_BUF);
 			return -1;
 		}
-		n = tls_read(m, m->us, m->up_fd, m->ub + m->ub_len, MITM_BUF - m->ub_len,
+		n = leg_read(m, m->up_fd, m->ub + m->ub_len, MITM_BUF - m->ub_len,
 			     ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n <= 0) {
 			snprintf(reason, size, "%s", n == 0 ? "the server closed without a response" :
@@ -1599,14 +1581,14 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 				left -= take;
 				done = left == 0;
 			}
-			if (!tls_write(m, m->cs, m->cl_fd, m->ub, take,
+			if (!leg_write(m, m->cl_fd, m->ub, take,
 				       ward_now_ns() + MITM_IO_TIMEOUT_NS))
 				return false;
 			*count += take;
 			consume(m->ub, &m->ub_len, take);
 			continue;
 		}
-		n = tls_read(m, m->us, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		n = leg_read(m, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n == 0 && rs->until_close)
 			return true;
 		if (n <= 0)
@@ -1690,7 +1672,7 @@ static int collect_request_body(struct mitm *m, const struct ward_http_body *bod
 			consume(m->in, &m->in_len, take);
 			continue;
 		}
-		n = tls_read(m, m->cs, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		n = leg_read(m, m->cl_fd, m->in, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n <= 0) {
 			free(buf);
 			return -1;
@@ -1737,7 +1719,7 @@ static int mitm_judge(struct mitm *m, struct ward_http_request *req, bool expect
 	req->target = head + (req->target - m->in);
 	consume(m->in, &m->in_len, head_len);
 	if (expect) {
-		if (!tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+		if (!leg_write(m, m->cl_fd, continue_100, sizeof(continue_100) - 1,
 			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 			free(head);
 			ward_netrules_verdict_release(v);
@@ -1800,7 +1782,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 				 HEAD_READ_MAX);
 			break;
 		}
-		n = tls_read(m, m->cs, m->cl_fd, m->in + m->in_len, HEAD_READ_MAX - m->in_len,
+		n = leg_read(m, m->cl_fd, m->in + m->in_len, HEAD_READ_MAX - m->in_len,
 			     deadline);
 		if (n <= 0) {
 			if (m->in_len == 0)
@@ -1857,7 +1839,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	expect = expect && !said_continue && (body.chunked || body.length);
 	len = v.out_len;
 	keep_alive_head(v.out, &len);
-	if (!tls_write(m, m->us, m->up_fd, v.out, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
+	if (!leg_write(m, m->up_fd, v.out, len, ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		ward_netrules_verdict_release(&v);
 		mitm_answer(m, &r, 502, "error", "the server went away");
 		keep = false;
@@ -1865,7 +1847,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	}
 	ward_netrules_verdict_release(&v);
 	r.bytes_up += len;
-	if (expect && !tls_write(m, m->cs, m->cl_fd, continue_100, sizeof(continue_100) - 1,
+	if (expect && !leg_write(m, m->cl_fd, continue_100, sizeof(continue_100) - 1,
 				 ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 		keep = false;
 		goto out;
@@ -1891,7 +1873,7 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 			consume(m->ub, &m->ub_len, rs.head_len); /* said already */
 			continue;
 		}
-		if (!tls_write(m, m->cs, m->cl_fd, m->ub, rs.head_len,
+		if (!leg_write(m, m->cl_fd, m->ub, rs.head_len,
 			       ward_now_ns() + MITM_IO_TIMEOUT_NS)) {
 			keep = false;
 			goto out;
@@ -1936,68 +1918,34 @@ out:
 static void *mitm_main(void *arg)
 {
 	struct mitm *m = arg;
-	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	long long deadline = ward_now_ns() + MITM_HEAD_TIMEOUT_NS;
-	char up_reason[WARD_NET_RULE_MAX] = "";
-	bool upstream_ok = false;
+	struct ward_tls_status st;
+	bool upstream_ok;
 
-	set_timeout(m->cl_fd, deadline);
-	if (ward_write_all(m->cl_fd, ok, sizeof(ok) - 1) < 0) {
-		snprintf(m->rec.rule, sizeof(m->rec.rule), "client went away");
+	/* both handshakes are the helper's (at once, within its own total
+	 * deadline); its word on them comes first */
+	if (ward_tlshelper_status(m->up_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS + 5000000000LL,
+				  &st) < 0) {
+		snprintf(m->rec.decision, sizeof(m->rec.decision), "error");
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "the TLS helper did not answer");
 		goto out;
 	}
-	m->rec.status = 200;
-	/* The server's handshake first: the client makes its ClientHello
-	 * meanwhile (it has the 200), and the two handshakes overlap that much. */
-	m->us = ward_tls_client(m->p->tls, m->peer.host, m->peer.literal);
-	if (!m->us || SSL_set_fd(m->us, m->up_fd) != 1) {
-		snprintf(up_reason, sizeof(up_reason), "out of memory");
-	} else {
-		set_timeout(m->up_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
-		if (SSL_connect(m->us) == 1) {
-			upstream_ok = true;
-		} else {
-			char why[WARD_NET_RULE_MAX - 80];
-
-			ward_tls_error(m->us, "TLS handshake with the server failed", why,
-				       sizeof(why));
-			snprintf(up_reason, sizeof(up_reason), "%.60s port %u: %s", m->peer.host,
-				 m->port, why);
-		}
-	}
-	m->cs = ward_tls_server(m->p->tls, &m->peer);
-	if (!m->cs || SSL_set_fd(m->cs, m->cl_fd) != 1) {
-		snprintf(m->rec.rule, sizeof(m->rec.rule), "out of memory");
-		goto out;
-	}
-	set_timeout(m->cl_fd, ward_now_ns() + MITM_HEAD_TIMEOUT_NS);
-	if (SSL_accept(m->cs) != 1) {
-		char why[WARD_NET_RULE_MAX];
-
-		if (m->peer.sni_refused)
-			snprintf(why, sizeof(why), "the client asked TLS for '%s', not the CONNECT "
-				 "host", m->peer.sni);
-		else
-			ward_tls_error(m->cs, "TLS handshake with the client failed", why,
-				       sizeof(why));
+	if (!st.client_ok) {
 		snprintf(m->rec.decision, sizeof(m->rec.decision), "%s",
-			 m->peer.sni_refused ? "deny" : "error");
+			 st.sni_refused ? "deny" : "error");
 		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted: ");
-		join(m->rec.rule, sizeof(m->rec.rule), m->rec.rule, why);
+		join(m->rec.rule, sizeof(m->rec.rule), m->rec.rule, st.client_reason);
 		goto out;
 	}
+	upstream_ok = st.upstream_ok;
 	if (upstream_ok) {
 		join(m->rec.rule, sizeof(m->rec.rule), m->allow_rule, "; intercepted");
 	} else {
 		snprintf(m->rec.decision, sizeof(m->rec.decision), "error");
-		snprintf(m->rec.rule, sizeof(m->rec.rule), "%s", up_reason);
+		snprintf(m->rec.rule, sizeof(m->rec.rule), "%s", st.upstream_reason);
 	}
-	while (mitm_request(m, upstream_ok, up_reason) && !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE))
+	while (mitm_request(m, upstream_ok, st.upstream_reason) &&
+	       !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE))
 		;
-	if (m->cs)
-		SSL_shutdown(m->cs); /* close_notify, best effort */
-	if (m->us && upstream_ok)
-		SSL_shutdown(m->us);
 	if (m->linger && !__atomic_load_n(&m->stopping, __ATOMIC_ACQUIRE)) {
 		/* A refused request may still be arriving (a head too large, a
 		 * body): closing with it unread would reset the connection,
@@ -2014,7 +1962,8 @@ static void *mitm_main(void *arg)
 	}
 out:
 	/* the fds stay open (ward_proxy_finish() may shut them down at any
-	 * time); the ends see the connection close now */
+	 * time); the ends see the connection close now (the helper sends
+	 * each its close_notify) */
 	shutdown(m->cl_fd, SHUT_RDWR);
 	shutdown(m->up_fd, SHUT_RDWR);
 	m->rec.duration_ms = (ward_now_ns() - m->started_ns) / 1000000;
@@ -2025,8 +1974,6 @@ out:
 
 static void mitm_free(struct mitm *m)
 {
-	SSL_free(m->cs);
-	SSL_free(m->us);
 	if (m->cl_fd >= 0)
 		close(m->cl_fd);
 	if (m->up_fd >= 0)
@@ -2102,21 +2049,47 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 	snprintf(m->allow_rule, sizeof(m->allow_rule), "%s", c->allow_rule);
 	m->started_ns = c->started_ns;
 	m->rec.time_ms = c->rec.time_ms;
-	/* the sockets leave the loop: blocking from now on, the thread's */
+	/* the sockets leave the loop for the helper, the plaintext for the
+	 * thread (blocking) */
 	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
 	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
-	m->cl_fd = c->cl.fd;
-	m->up_fd = c->up.fd;
-	fcntl(m->cl_fd, F_SETFL, fcntl(m->cl_fd, F_GETFL) & ~O_NONBLOCK);
-	fcntl(m->up_fd, F_SETFL, fcntl(m->up_fd, F_GETFL) & ~O_NONBLOCK);
 	{
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 		/* TLS records are written whole: no Nagle wait for an ACK that
 		 * the other side delays */
 		int one = 1;
 
-		setsockopt(m->cl_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		setsockopt(m->up_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(c->cl.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* a fresh socket takes these few bytes at once, or its client
+		 * is not reading */
+		if (send(c->cl.fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		    (ssize_t)sizeof(ok) - 1) {
+			free(m->in);
+			free(m->ub);
+			free(m);
+			snprintf(c->rec.decision, sizeof(c->rec.decision), "error");
+			snprintf(c->rec.rule, sizeof(c->rec.rule), "client went away");
+			conn_kill(p, c);
+			return;
+		}
+		m->rec.status = 200;
+		rc = ward_tlshelper_hand(p->tls, m->peer.host, m->peer.literal, m->port, c->cl.fd,
+					 c->up.fd, &m->cl_fd, &m->up_fd);
+		if (rc < 0) {
+			free(m->in);
+			free(m->ub);
+			free(m);
+			snprintf(c->rec.decision, sizeof(c->rec.decision), "error");
+			snprintf(c->rec.rule, sizeof(c->rec.rule), "the TLS helper is gone: %s",
+				 strerror(-rc));
+			conn_kill(p, c);
+			return;
+		}
 	}
+	/* the helper has its own copies of the sockets */
+	close(c->cl.fd);
+	close(c->up.fd);
 	c->cl.fd = c->up.fd = -1;
 	c->handed = true;
 	/* the thread takes no signals: a write to a closed socket gives EPIPE */
@@ -2151,8 +2124,7 @@ int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error 
 
 	if (p->tls)
 		return 0;
-	p->tls = ward_tls_new(p->policy.upstream_ca, err);
-	if (!p->tls)
+	if (ward_tlshelper_start(p->policy.upstream_ca, &p->tls, err) < 0)
 		return -1;
 	if (bundle_fd < 0)
 		return 0;
@@ -2166,7 +2138,7 @@ int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error 
 	}
 	if (fd >= 0)
 		close(fd);
-	pem = ward_tls_ca_pem(p->tls);
+	pem = ward_tlshelper_ca_pem(p->tls);
 	if (ward_write_all(bundle_fd, "\n", 1) < 0 || ward_write_all(bundle_fd, pem, strlen(pem)) < 0)
 		return ward_error_make(err, errno, "write the sandbox's CA bundle");
 	return 0;
@@ -2174,7 +2146,7 @@ int ward_proxy_start_tls(struct ward_proxy *p, int bundle_fd, struct ward_error 
 
 const char *ward_proxy_ca_pem(const struct ward_proxy *p)
 {
-	return p->tls ? ward_tls_ca_pem(p->tls) : NULL;
+	return p->tls ? ward_tlshelper_ca_pem(p->tls) : NULL;
 }
 
 static void accept_all(struct ward_proxy *p, struct endpoint *l)
@@ -2431,6 +2403,39 @@ static const char *env_lookup(const char *name)
 	return getenv(name);
 }
 
+/* An --upstream-ca that cannot be read, or holds no certificate, is refused
+ * before anything runs (ward-tls parses it when it starts, and refuses a
+ * malformed one then, still before the command runs). */
+static int check_ca_file(const char *path, struct ward_error **err)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	char buf[16 * 1024 + sizeof(begin)];
+	size_t have = 0;
+	bool found = false;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
+					    "--upstream-ca: open '%s'", path);
+	/* read in blocks, keeping the tail of each so that a marker across
+	 * two is still seen */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += (size_t)n;
+		buf[have] = '\0';
+		found = memmem(buf, have, begin, sizeof(begin) - 1) != NULL;
+		if (have > sizeof(begin)) {
+			memmove(buf, buf + have - sizeof(begin), sizeof(begin));
+			have = sizeof(begin);
+		}
+	}
+	close(fd);
+	if (!found)
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "--upstream-ca: no PEM certificate in '%s'", path);
+	return 0;
+}
+
 struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_fd,
 				  struct ward_error **err)
 {
@@ -2445,7 +2450,7 @@ struct ward_proxy *ward_proxy_new(const struct ward_netpolicy *policy, int log_f
 	pthread_mutex_init(&p->mu, NULL);
 	pipe_policy_init(p);
 	/* an --upstream-ca that cannot be read is refused before anything runs */
-	if (policy->upstream_ca && ward_tls_check_ca_file(policy->upstream_ca, err) < 0)
+	if (policy->upstream_ca && check_ca_file(policy->upstream_ca, err) < 0)
 		goto fail;
 	if (ward_netpolicy_copy(&p->policy, policy, err) < 0) {
 		ward_netpolicy_init(&p->policy);
@@ -2538,7 +2543,7 @@ void ward_proxy_free(struct ward_proxy *p)
 	ward_netrules_free(p->rules);
 	free(p->own);
 	ward_netpolicy_release(&p->policy);
-	ward_tls_free(p->tls);
+	ward_tlshelper_free(p->tls);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

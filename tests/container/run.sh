@@ -29,6 +29,7 @@
 set -eu
 B=${B:-build}
 WARD=$(cd "$B" && pwd)/ward
+WARD_TLS=$(cd "$B" && pwd)/ward-tls
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 for t in podman runc mmdebstrap python3; do
 	if ! command -v $t >/dev/null; then
@@ -80,6 +81,7 @@ crun_ward() {
 	shift
 	# shellcheck disable=SC2086
 	podman run --rm --label "ward-test=$TAG" $opts -v "$WARD:/usr/local/bin/ward:ro" \
+		-v "$WARD_TLS:/usr/local/bin/ward-tls:ro" \
 		--tmpfs /work:mode=0755 -w /work --rootfs "$ROOTFS:O" /usr/local/bin/ward "$@" \
 		2>&1 || true
 }
@@ -143,6 +145,7 @@ esac
 tar -C "$ROOTFS" -c . | podman import -q - "localhost/ward-base-$TAG:bookworm" >/dev/null
 mkdir -p "$TMP/ctx/build" "$TMP/ctx/packaging/container"
 cp "$WARD" "$TMP/ctx/build/ward"
+cp "$WARD_TLS" "$TMP/ctx/build/ward-tls"
 cp "$SRC/packaging/container/Containerfile" "$TMP/ctx/packaging/container/"
 if podman build -q --runtime runc -f "$TMP/ctx/packaging/container/Containerfile" \
 	--build-arg "BASE=localhost/ward-base-$TAG:bookworm" -t "localhost/ward-$TAG:test" \

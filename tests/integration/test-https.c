@@ -317,7 +317,7 @@ START_TEST(test_inject_over_https)
 	    "requests=$REQUESTS_CA_BUNDLE\"\n",
 	    &res);
 	dump(&res);
-	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_msg(res.exit_code == 0, "exit %d:\n%s", res.exit_code, res.output);
 	contains(res.output, "== curl\nGET /echo HTTP/1.1\n");
 	contains(res.output, "X-Token: s3cret-value\n\none,two,three\n");
 	contains(res.output, "GET /echo?via=python HTTP/1.1\n");
@@ -466,6 +466,187 @@ START_TEST(test_ca_key_out_of_reach)
 	/* nothing in the state directory holds a key either */
 	snprintf(cmd, sizeof(cmd), "! grep -rl 'PRIVATE KEY' '%.4000s'", W.state);
 	sh(cmd);
+	world_down();
+}
+END_TEST
+
+/* The pid of a ward-tls whose parent is ppid, or 0. */
+static pid_t find_helper(pid_t ppid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	ck_assert(d);
+	while (!found && (e = readdir(d))) {
+		char path[64], buf[512], comm[64];
+		int pid = atoi(e->d_name), pp = 0;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* "PID (COMM) S PPID ..." */
+		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*d (%63[^)]) %*c %d", comm, &pp) == 2 &&
+		    pp == ppid && strcmp(comm, "ward-tls") == 0)
+			found = pid;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *buf = malloc(65536);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, 65535) : -1;
+
+	ck_assert_msg(n >= 0, "read '%s': %s", path, strerror(errno));
+	close(fd);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* The TLS is a helper's, ward-tls: while a run intercepts it holds only its
+ * control socket and /dev/null, no environment of ward's (no credential's
+ * value), no_new_privs (its Landlock domain comes with it); the run's end
+ * ends it, reaped. The ward binary itself carries no OpenSSL. A helper that
+ * is missing, dies, or speaks another protocol fails the run before the
+ * command, saying so. */
+START_TEST(test_tls_helper)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo ran-marker", NULL };
+	char go[PATH_MAX], path[PATH_MAX], fake[PATH_MAX];
+	int st;
+	pid_t child;
+
+	world_up();
+	snprintf(go, sizeof(go), "%s/go", W.dir);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		config(&cfg, true, "api.test");
+		cfg.timeout = 30;
+		run(&cfg, "touch ready; i=0; while [ ! -e go ] && [ $i -lt 250 ]; do sleep 0.1; "
+			  "i=$((i+1)); done;"
+			  "curl -sS https://api.test:8443/echo", &res);
+		/* the helper ended with the run, and was reaped */
+		_exit(strstr(res.output, "X-Token: s3cret-value") && !find_helper(getpid()) ? 0 : 1);
+	}
+	{
+		pid_t h = 0;
+		size_t len, i;
+		char *text;
+		DIR *d;
+		struct dirent *e;
+
+		/* the command runs: the helper said hello before it */
+		snprintf(path, sizeof(path), "%s/ready", W.dir);
+		for (i = 0; i < 400 && access(path, F_OK) != 0; i++)
+			usleep(50000);
+		h = find_helper(child);
+		ck_assert_msg(h, "no ward-tls under the run");
+		snprintf(path, sizeof(path), "/proc/%d/status", h);
+		text = slurp(path, &len);
+		ck_assert_msg(strstr(text, "NoNewPrivs:\t1\n"), "%s", text);
+		free(text);
+		snprintf(path, sizeof(path), "/proc/%d/environ", h);
+		text = slurp(path, &len);
+		for (i = 0; i < len; i += strlen(text + i) + 1)
+			ck_assert_msg(strncmp(text + i, "SSL_CERT_", 9) == 0,
+				      "the helper's environment has '%s'", text + i);
+		free(text);
+		snprintf(path, sizeof(path), "/proc/%d/fd", h);
+		d = opendir(path);
+		ck_assert(d);
+		while ((e = readdir(d))) {
+			char link[PATH_MAX], to[PATH_MAX] = "";
+			int fd = atoi(e->d_name);
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%.64s/%.64s", path, e->d_name);
+			ck_assert(readlink(link, to, sizeof(to) - 1) > 0);
+			if (fd <= 2)
+				ck_assert_msg(strcmp(to, "/dev/null") == 0, "fd %d: %s", fd, to);
+			else
+				ck_assert_msg(fd == 3 && strncmp(to, "socket:", 7) == 0,
+					      "the helper holds fd %d: %s", fd, to);
+		}
+		closedir(d);
+	}
+	put_file(go, "");
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run under the check failed");
+
+	/* the ward binary has none of OpenSSL */
+	{
+		char *bin = harness_path("ward");
+		size_t len;
+		int fd = open(bin, O_RDONLY | O_CLOEXEC);
+		struct stat sb;
+		char *map;
+
+		ck_assert_msg(fd >= 0 && fstat(fd, &sb) == 0, "open '%s'", bin);
+		len = (size_t)sb.st_size;
+		map = malloc(len);
+		ck_assert(map && read(fd, map, len) == (ssize_t)len);
+		ck_assert_msg(!memmem(map, len, "OpenSSL 3.", 10) &&
+			      !memmem(map, len, "SSL_CTX_new", 11),
+			      "'%s' carries OpenSSL: it belongs in ward-tls only", bin);
+		free(map);
+		close(fd);
+		free(bin);
+	}
+
+	/* missing */
+	setenv("WARD_TLS_HELPER", "/nonexistent/ward-tls", 1);
+	config(&cfg, true, "api.test");
+	ward_run(&cfg, argv, &res, &err);
+	ck_assert_msg(res.error, "no error");
+	ck_assert_msg(strstr(res.error->message, "HTTPS interception needs ward's TLS helper, "
+				     "ward-tls, installed with ward: none at "
+				     "'/nonexistent/ward-tls' ($WARD_TLS_HELPER)"),
+		      "%s", res.error->message);
+	ck_assert_msg(!res.output || !strstr(res.output, "ran-marker"), "%s", res.output);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert(no_bundle_left());
+
+	/* exits at once; speaks another protocol */
+	snprintf(fake, sizeof(fake), "%s/fake-tls", W.state);
+	put_file(fake, "#!/usr/bin/python3\n"
+		       "import socket, struct\n"
+		       "s = socket.socket(fileno=3)\n"
+		       "s.send(struct.pack('=Iii', 0x12345678, 0, 0) + b'pem')\n");
+	chmod(fake, 0755);
+	setenv("WARD_TLS_HELPER", "/bin/true", 1);
+	config(&cfg, true, "api.test");
+	ward_run(&cfg, argv, &res, &err);
+	ck_assert_msg(res.error && strstr(res.error->message, "the TLS helper '/bin/true' exited "
+					  "before it was ready"), "%s",
+		      res.error ? res.error->message : "no error");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	setenv("WARD_TLS_HELPER", fake, 1);
+	config(&cfg, true, "api.test");
+	ward_run(&cfg, argv, &res, &err);
+	ck_assert_msg(res.error && strstr(res.error->message, "is from another build of ward"), "%s",
+		      res.error ? res.error->message : "no error");
+	ck_assert_msg(!res.output || !strstr(res.output, "ran-marker"), "%s", res.output);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	ck_assert(no_bundle_left());
+	ck_assert_int_eq(find_helper(getpid()), 0);
+	ward_error_free(err);
 	world_down();
 }
 END_TEST
@@ -725,6 +906,7 @@ int main(void)
 	tcase_add_test(tc, test_git_clone);
 	tcase_add_test(tc, test_hostile_clients);
 	tcase_add_test(tc, test_rules_over_https);
+	tcase_add_test(tc, test_tls_helper);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
 	rc = harness_main(s);

@@ -77,7 +77,7 @@ START_TEST(test_install_pages_completions_examples)
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; make -s -C '%s' B='%s' install PREFIX=/usr DESTDIR='%s' >/dev/null 2>&1; "
 		 "d='%s/usr'; "
-		 "for f in bin/ward share/man/man1/ward.1 share/man/man1/ward-serve.1 "
+		 "for f in bin/ward libexec/ward/ward-tls share/man/man1/ward.1 share/man/man1/ward-serve.1 "
 		 "share/man/man5/ward-policy.5 share/bash-completion/completions/ward "
 		 "share/zsh/vendor-completions/_ward share/fish/vendor_completions.d/ward.fish; do "
 		 "test -f \"$d/$f\" || { echo \"missing $f\"; exit 1; }; done; "
@@ -153,7 +153,13 @@ START_TEST(test_library_has_no_cli)
 		 "  if nm --defined-only \"$f\" 2>/dev/null | grep -E \"$CLI\"; then "
 		 "    echo \"the CLI is in $f\"; exit 1; fi; done; "
 		 "if nm -D --defined-only \"$L/libward.so\" | grep -E ' ward_cmd_'; then "
-		 "  echo 'libward.so exports ward_cmd_*'; exit 1; fi; echo clean",
+		 "  echo 'libward.so exports ward_cmd_*'; exit 1; fi; "
+		 /* OpenSSL is ward-tls's alone (its start-up cost every command) */
+		 "for f in \"$L/libward.so\" \"$L/libward.a\" \"$L/../bin/ward\"; do "
+		 "  if nm \"$f\" 2>/dev/null | grep -E ' (SSL_CTX_new|EVP_PKEY_Q_keygen)$'; then "
+		 "    echo \"OpenSSL is in $f\"; exit 1; fi; done; "
+		 "if readelf -d \"$L/libward.so\" | grep -E 'libssl|libcrypto'; then "
+		 "  echo 'libward.so needs OpenSSL'; exit 1; fi; echo clean",
 		 src_dir, harness_build_dir(), dest, dest);
 	status = harness_capture(sh, &out, NULL);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);

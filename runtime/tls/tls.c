@@ -1,6 +1,6 @@
 /* tls.c — the run's CA, leaf certificates minted per name, and the OpenSSL
- * contexts the proxy's interception uses (tls-internal.h). OpenSSL 3. */
-#include "runtime/net/tls-internal.h"
+ * contexts of ward-tls (tls-internal.h). OpenSSL 3. */
+#include "runtime/tls/tls-internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -277,7 +277,7 @@ static int load_ca_file(X509_STORE *store, const char *path, struct ward_error *
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, errno,
 					    "--upstream-ca: open '%s'", path);
 	while ((x = PEM_read_X509(f, NULL, NULL, NULL))) {
-		if (store && !X509_STORE_add_cert(store, x)) {
+		if (!X509_STORE_add_cert(store, x)) {
 			X509_free(x);
 			fclose(f);
 			return tls_fail(err, "--upstream-ca: add certificate");
@@ -291,11 +291,6 @@ static int load_ca_file(X509_STORE *store, const char *path, struct ward_error *
 		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
 					    "--upstream-ca: no PEM certificate in '%s'", path);
 	return 0;
-}
-
-int ward_tls_check_ca_file(const char *path, struct ward_error **err)
-{
-	return load_ca_file(NULL, path, err);
 }
 
 struct ward_tls *ward_tls_new(const char *upstream_ca, struct ward_error **err)

@@ -5,9 +5,8 @@
  *
  * The CA's key is made by ward_tls_new(), in memory, and never leaves the
  * struct: nothing writes it anywhere (only the certificate is given out, by
- * ward_tls_ca_pem()). It must be called after the sandbox's init was cloned
- * from the supervisor, so that init's copy of the supervisor's memory never
- * held it (ward_run() does it in attach_net(), after clone3).
+ * ward_tls_ca_pem()). Only ward-tls (main.c) makes one: the supervisor
+ * never holds it (runtime/net/net-internal.h).
  *
  * Thread safety: after ward_tls_new() returns, every function may be
  * called from any thread (the leaf cache has its own lock; the SSL_CTXs are
@@ -51,10 +50,6 @@ struct ward_tls_peer {
  * naming another server fails the handshake and sets peer->sni_refused.
  * NULL on failure (out of memory). */
 SSL *ward_tls_server(struct ward_tls *t, struct ward_tls_peer *peer);
-
-/* Check before anything runs that an --upstream-ca file is readable and
- * holds at least one certificate. InvalidParameters naming the option. */
-int ward_tls_check_ca_file(const char *path, struct ward_error **err);
 
 /* A client-side SSL towards the real host: SNI (for a name), hostname or
  * IP check against the certificate, the system's trust store plus

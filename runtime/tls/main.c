@@ -1,0 +1,538 @@
+/* ward-tls — the TLS helper of one run that intercepts HTTPS (the protocol:
+ * runtime/net/net-internal.h, "ward-tls, the TLS helper").
+ *
+ *     ward-tls [--upstream-ca FILE]      control socket on fd 3
+ *
+ * Started by the supervisor, never by a person. It makes the run's CA,
+ * loads the trust store, gives up the filesystem and the network
+ * (Landlock, where the kernel has it), says hello with the CA's
+ * certificate, then takes jobs: each intercepted connection gets a thread
+ * that makes the two handshakes at once and relays records to plaintext
+ * and back. The control socket's end (the supervisor closed it, or died)
+ * ends the process and every connection. */
+#include "runtime/net/net-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+
+#include "runtime/tls/tls-internal.h"
+#include "runtime/util/util-internal.h"
+#include "ward/landlock.h"
+
+#define CTL_FD 3
+/* Both handshakes, from the job's arrival: a total, not per read (a client
+ * trickling its ClientHello a byte at a time gets no longer). */
+#define HANDSHAKE_TIMEOUT_MS (30 * 1000)
+/* A relay with no byte either way this long ends (the supervisor's own
+ * deadlines end a connection sooner; this bounds a helper whose peer went
+ * quiet on both legs). */
+#define IDLE_TIMEOUT_MS (310 * 1000)
+#define LEG_BUF (64 * 1024) /* four full TLS records' plaintext */
+
+static struct ward_tls *tls;
+
+/* One TLS leg: the socket to a peer, its SSL, and the plaintext socket to
+ * the supervisor. */
+struct leg {
+	SSL *ssl;
+	int net, plain;
+	bool tls_eof, plain_eof;     /* each side said it has no more */
+	bool plain_shut, tls_shut;   /* the end passed on */
+	bool dead;                   /* no more to do: ended, or a side failed */
+	bool ending, ended;          /* the supervisor let go; both sockets shut */
+	short net_ev, plain_ev;      /* what the last step waits for */
+	char to_plain[LEG_BUF], to_tls[LEG_BUF];
+	size_t tp_off, tp_len, tt_off, tt_len;
+};
+
+struct job {
+	struct ward_tls_job j;
+	int fds[4]; /* client socket, server socket, client plaintext, server plaintext */
+};
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static short want(SSL *s, int rc)
+{
+	switch (SSL_get_error(s, rc)) {
+	case SSL_ERROR_WANT_READ:
+		return POLLIN;
+	case SSL_ERROR_WANT_WRITE:
+		return POLLOUT;
+	default:
+		return 0;
+	}
+}
+
+/* One pass over a leg: move what can move without blocking. Returns whether
+ * anything moved; sets the events it waits for. */
+static bool leg_step(struct leg *l)
+{
+	bool moved = false;
+	ssize_t n;
+	int k;
+
+	l->net_ev = l->plain_ev = 0;
+	if (l->dead)
+		return false;
+	/* the peer's records, decrypted, to the supervisor */
+	if (!l->tls_eof && l->tp_len == 0) {
+		size_t got = 0;
+
+		/* as many records as are there, up to the buffer: one write
+		 * and one wake-up of the supervisor for them all */
+		while (got < sizeof(l->to_plain)) {
+			ERR_clear_error();
+			k = SSL_read(l->ssl, l->to_plain + got, (int)(sizeof(l->to_plain) - got));
+			if (k > 0) {
+				got += (size_t)k;
+				continue;
+			}
+			if (want(l->ssl, k)) {
+				if (!got)
+					l->net_ev |= want(l->ssl, k);
+			} else {
+				/* close_notify, or an end without it (the framing
+				 * above says whether what came was whole), or a
+				 * reset; what came before it goes first */
+				l->tls_eof = moved = true;
+			}
+			break;
+		}
+		if (got) {
+			l->tp_off = 0;
+			l->tp_len = got;
+			moved = true;
+		}
+	}
+	if (l->tp_len) {
+		n = write(l->plain, l->to_plain + l->tp_off, l->tp_len);
+		if (n > 0) {
+			l->tp_off += (size_t)n;
+			l->tp_len -= (size_t)n;
+			moved = true;
+		} else if (n < 0 && errno == EAGAIN) {
+			l->plain_ev |= POLLOUT;
+		} else {
+			l->dead = true; /* the supervisor is done with this connection */
+			return true;
+		}
+	}
+	if (l->tls_eof && !l->tp_len && !l->plain_shut) {
+		shutdown(l->plain, SHUT_WR);
+		l->plain_shut = moved = true;
+	}
+	/* the supervisor's plaintext, encrypted, to the peer */
+	if (!l->plain_eof && l->tt_len == 0) {
+		n = read(l->plain, l->to_tls, sizeof(l->to_tls));
+		if (n > 0) {
+			l->tt_off = 0;
+			l->tt_len = (size_t)n;
+			moved = true;
+		} else if (n < 0 && errno == EAGAIN) {
+			l->plain_ev |= POLLIN;
+		} else {
+			l->plain_eof = moved = true;
+		}
+	}
+	if (l->tt_len) {
+		ERR_clear_error();
+		k = SSL_write(l->ssl, l->to_tls + l->tt_off, (int)l->tt_len);
+		if (k > 0) {
+			l->tt_off += (size_t)k;
+			l->tt_len -= (size_t)k;
+			moved = true;
+		} else if (want(l->ssl, k)) {
+			l->net_ev |= want(l->ssl, k);
+		} else {
+			l->dead = true; /* the peer went away */
+			return true;
+		}
+	}
+	if (l->plain_eof && !l->tt_len && !l->tls_shut) {
+		ERR_clear_error();
+		SSL_shutdown(l->ssl); /* close_notify, best effort */
+		shutdown(l->net, SHUT_WR);
+		l->tls_shut = moved = true;
+	}
+	if (l->tls_shut && l->plain_shut)
+		l->dead = true;
+	return moved;
+}
+
+/* A leg ends: both its sockets shut, so that whoever is on the other side
+ * sees it at once (the supervisor an end or a reset of its plaintext, the
+ * peer the TCP end). */
+static void leg_end(struct leg *l)
+{
+	shutdown(l->plain, SHUT_RDWR);
+	shutdown(l->net, SHUT_RDWR);
+	l->dead = true;
+}
+
+/* Relay the legs (one when the server's handshake failed) until each is
+ * done or nothing moved for IDLE_TIMEOUT_MS. Each leg ends on its own: the
+ * supervisor reads HTTP on both plaintexts and decides the connection's
+ * life (a server's end is a response's end for it, still to be relayed to
+ * the client). */
+static void relay(struct leg *legs, size_t n)
+{
+	for (;;) {
+		struct pollfd pfd[4];
+		size_t i, np = 0;
+		bool moved = false, live = false;
+		int k;
+
+		for (i = 0; i < n; i++)
+			moved |= leg_step(&legs[i]);
+		for (i = 0; i < n; i++) {
+			if (legs[i].dead && !legs[i].ended) {
+				leg_end(&legs[i]);
+				legs[i].ended = true;
+			}
+			live |= !legs[i].dead;
+		}
+		if (!live)
+			return;
+		if (moved)
+			continue;
+		for (i = 0; i < n; i++) {
+			struct leg *l = &legs[i];
+
+			if (l->dead)
+				continue;
+			if (l->ending) {
+				/* the supervisor let go of it, and what it wrote
+				 * last went out (with close_notify) as far as it
+				 * could without waiting */
+				l->dead = l->ended = true;
+				leg_end(l);
+				continue;
+			}
+			/* a socket nobody waits on is left out: its hang-up would
+			 * wake the loop for nothing. The plaintext stays in while
+			 * this side has not shut it, so that the supervisor
+			 * closing it (a hang-up then) is seen at once. */
+			pfd[np++] = (struct pollfd){ .fd = l->net_ev ? l->net : -1,
+						     .events = l->net_ev };
+			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->plain_shut ? l->plain : -1,
+						     .events = l->plain_ev };
+		}
+		if (np == 0)
+			continue;
+		k = poll(pfd, np, IDLE_TIMEOUT_MS);
+		if (k == 0 || (k < 0 && errno != EINTR))
+			return;
+		for (i = 0, np = 0; k > 0 && i < n; i++) {
+			if (legs[i].dead)
+				continue;
+			if (pfd[np + 1].fd >= 0 &&
+			    (pfd[np + 1].revents & (POLLHUP | POLLERR | POLLNVAL)))
+				legs[i].ending = true;
+			np += 2;
+		}
+	}
+}
+
+static void *leg_main(void *arg)
+{
+	relay(arg, 1);
+	ERR_clear_error();
+	return NULL;
+}
+
+/* Both handshakes at once, within HANDSHAKE_TIMEOUT_MS. */
+static void handshake(SSL *up, int up_fd, SSL *cl, int cl_fd, struct ward_tls_peer *peer,
+		      struct ward_tls_status *st, const struct ward_tls_job *j)
+{
+	long long deadline = ward_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000LL;
+	bool up_done = !up, cl_done = false;
+	char why[WARD_TLS_REASON_MAX];
+
+	if (!up)
+		snprintf(st->upstream_reason, sizeof(st->upstream_reason), "out of memory");
+	while (!up_done || !cl_done) {
+		struct pollfd pfd[2];
+		int np = 0, k;
+		long long left;
+
+		if (!up_done) {
+			ERR_clear_error();
+			k = SSL_connect(up);
+			if (k == 1) {
+				st->upstream_ok = up_done = true;
+			} else if (want(up, k)) {
+				pfd[np++] = (struct pollfd){ .fd = up_fd, .events = want(up, k) };
+			} else {
+				ward_tls_error(up, "TLS handshake with the server failed", why, sizeof(why));
+				snprintf(st->upstream_reason, sizeof(st->upstream_reason),
+					 "%.60s port %u: %.150s", j->host, j->port, why);
+				up_done = true;
+			}
+		}
+		if (!cl_done) {
+			ERR_clear_error();
+			k = SSL_accept(cl);
+			if (k == 1) {
+				st->client_ok = cl_done = true;
+			} else if (want(cl, k)) {
+				pfd[np++] = (struct pollfd){ .fd = cl_fd, .events = want(cl, k) };
+			} else {
+				if (peer->sni_refused) {
+					st->sni_refused = 1;
+					snprintf(st->sni, sizeof(st->sni), "%s", peer->sni);
+					snprintf(st->client_reason, sizeof(st->client_reason),
+						 "the client asked TLS for '%.150s', not the CONNECT host",
+						 peer->sni);
+				} else {
+					ward_tls_error(cl, "TLS handshake with the client failed",
+						       st->client_reason, sizeof(st->client_reason));
+				}
+				cl_done = true;
+			}
+		}
+		if (np == 0)
+			continue;
+		left = (deadline - ward_now_ns()) / 1000000;
+		if (left <= 0 || (poll(pfd, (nfds_t)np, (int)left) == 0)) {
+			if (!up_done)
+				snprintf(st->upstream_reason, sizeof(st->upstream_reason),
+					 "%.60s port %u: TLS handshake with the server timed out",
+					 j->host, j->port);
+			if (!cl_done)
+				snprintf(st->client_reason, sizeof(st->client_reason),
+					 "TLS handshake with the client timed out");
+			return;
+		}
+	}
+}
+
+static void *job_main(void *arg)
+{
+	struct job *jb = arg;
+	struct ward_tls_job *j = &jb->j;
+	struct ward_tls_peer peer = { 0 };
+	struct ward_tls_status st = { .protocol = WARD_TLS_PROTOCOL };
+	struct leg *legs = NULL;
+	SSL *up = NULL, *cl = NULL;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		fcntl(jb->fds[i], F_SETFL, fcntl(jb->fds[i], F_GETFL) | O_NONBLOCK);
+	j->host[sizeof(j->host) - 1] = '\0';
+	snprintf(peer.host, sizeof(peer.host), "%s", j->host);
+	peer.literal = j->literal;
+	up = ward_tls_client(tls, j->host, j->literal);
+	if (up && SSL_set_fd(up, jb->fds[1]) != 1) {
+		SSL_free(up);
+		up = NULL;
+	}
+	cl = ward_tls_server(tls, &peer);
+	if (!cl || SSL_set_fd(cl, jb->fds[0]) != 1) {
+		snprintf(st.client_reason, sizeof(st.client_reason), "out of memory");
+		snprintf(st.upstream_reason, sizeof(st.upstream_reason), "out of memory");
+	} else {
+		handshake(up, jb->fds[1], cl, jb->fds[0], &peer, &st, j);
+	}
+	/* the status first, whole: the supervisor reads it before anything */
+	{
+		const char *b = (const char *)&st;
+		size_t left = sizeof(st);
+
+		while (left) {
+			ssize_t n = write(jb->fds[3], b, left);
+			struct pollfd pfd = { .fd = jb->fds[3], .events = POLLOUT };
+
+			if (n > 0) {
+				b += n;
+				left -= (size_t)n;
+			} else if (n < 0 && errno == EAGAIN && poll(&pfd, 1, HANDSHAKE_TIMEOUT_MS) > 0) {
+				continue;
+			} else {
+				break;
+			}
+		}
+		if (left)
+			st.client_ok = 0; /* the supervisor is gone: nothing to relay */
+	}
+	if (st.client_ok) {
+		legs = calloc(2, sizeof(*legs));
+		if (legs) {
+			pthread_t th;
+			bool two;
+
+			legs[0] = (struct leg){ .ssl = cl, .net = jb->fds[0], .plain = jb->fds[2] };
+			legs[1] = (struct leg){ .ssl = up, .net = jb->fds[1], .plain = jb->fds[3] };
+			/* a thread per leg: each has its own SSL, and a download's
+			 * decryption (the server's leg) and encryption (the
+			 * client's) overlap on two CPUs */
+			two = st.upstream_ok && pthread_create(&th, NULL, leg_main, &legs[1]) == 0;
+			if (st.upstream_ok && !two)
+				relay(legs, 2);
+			else
+				relay(legs, 1);
+			if (two)
+				pthread_join(th, NULL);
+		}
+	}
+	free(legs);
+	SSL_free(cl);
+	SSL_free(up);
+	for (i = 0; i < 4; i++)
+		close_fd(&jb->fds[i]);
+	free(jb);
+	ERR_clear_error();
+	return NULL;
+}
+
+/* One job from the control socket: 1, 0 at its end, -1 on a malformed
+ * message (dropped). */
+static int take_job(void)
+{
+	struct job *jb = calloc(1, sizeof(*jb));
+	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	pthread_attr_t attr;
+	pthread_t th;
+	ssize_t n;
+	int i, nfd = 0;
+
+	if (!jb)
+		return 0; /* out of memory: end, the supervisor sees it */
+	for (i = 0; i < 4; i++)
+		jb->fds[i] = -1;
+	iov = (struct iovec){ .iov_base = &jb->j, .iov_len = sizeof(jb->j) };
+	do
+		n = recvmsg(CTL_FD, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		free(jb);
+		return 0;
+	}
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (i = 0; i < (int)k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof(int));
+				if (nfd < 4)
+					jb->fds[nfd++] = fd;
+				else
+					close(fd);
+			}
+		}
+	if ((size_t)n != sizeof(jb->j) || jb->j.protocol != WARD_TLS_PROTOCOL || nfd != 4 ||
+	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		for (i = 0; i < 4; i++)
+			close_fd(&jb->fds[i]);
+		free(jb);
+		return -1;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, job_main, jb) != 0) {
+		for (i = 0; i < 4; i++)
+			close_fd(&jb->fds[i]); /* the supervisor reads no status: an error */
+		free(jb);
+	}
+	pthread_attr_destroy(&attr);
+	return 1;
+}
+
+/* No filesystem, no TCP connect or bind, no signals or abstract sockets
+ * outside: everything the kernel's Landlock ABI can handle, handled, and
+ * nothing allowed. Without Landlock the helper goes on: this is defence in
+ * depth for a host-side process that parses hostile TLS. */
+static void give_up_the_system(void)
+{
+	struct {
+		uint64_t fs, net, scoped;
+	} attr;
+	size_t size;
+	int abi = ward_landlock_abi(NULL), fd;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || abi < 1)
+		return;
+	attr.fs = ward_landlock_fs_rights(abi);
+	attr.net = ward_landlock_net_rights(abi);
+	attr.scoped = ward_landlock_scopes(abi);
+	size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
+	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0u);
+	if (fd < 0)
+		return;
+	syscall(SYS_landlock_restrict_self, fd, 0u);
+	close(fd);
+}
+
+static int hello(int32_t kind, int32_t errnum, const char *text)
+{
+	size_t tl = strlen(text);
+	struct ward_tls_hello h = { .protocol = WARD_TLS_PROTOCOL, .kind = kind, .errnum = errnum };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)text, tl } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	return sendmsg(CTL_FD, &mh, MSG_NOSIGNAL) == (ssize_t)(sizeof(h) + tl) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ward_error *err = NULL;
+	const char *upstream_ca = NULL;
+	sigset_t none;
+	int type;
+	socklen_t tl = sizeof(type);
+
+	/* the control socket is fd 3; nothing else is ours to hold */
+	syscall(SYS_close_range, CTL_FD + 1, ~0u, 0u);
+	if (getsockopt(CTL_FD, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_SEQPACKET) {
+		fprintf(stderr, "ward-tls: started by ward for a run that intercepts HTTPS, "
+				"not by hand (fd 3 is not its control socket)\n");
+		return 2;
+	}
+	if (argc == 3 && strcmp(argv[1], "--upstream-ca") == 0) {
+		upstream_ca = argv[2];
+	} else if (argc != 1) {
+		hello(WARD_ERR_EXECUTION_FAILED, EINVAL, "ward-tls: unknown arguments");
+		return 2;
+	}
+	/* the CA key: no core dump, no ptrace or /proc/PID/mem by the same user */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	tls = ward_tls_new(upstream_ca, &err);
+	if (!tls) {
+		hello((int32_t)err->kind, err->code, err->message);
+		return 1;
+	}
+	give_up_the_system();
+	if (hello(0, 0, ward_tls_ca_pem(tls)) < 0)
+		return 1;
+	while (take_job() != 0)
+		;
+	/* the supervisor is gone: every relay ends with the process */
+	return 0;
+}
