@@ -130,7 +130,7 @@ done
 
 # The unmutated tree, built (the copied build tree may be older than the
 # sources), passes every test named (else a "catch" means nothing).
-targets=(build/ward)
+targets=(build/ward build/ward-tls)
 for i in "${!names[@]}"; do
 	for t in ${tests[$i]}; do targets+=("build/tests/${t%%:*}"); done
 done
@@ -180,7 +180,7 @@ for i in "${!names[@]}"; do
 	targets=()
 	for t in ${tests[$i]}; do
 		targets+=("build/tests/${t%%:*}")
-		[ "${t#unit/}" != "$t" ] || targets+=(build/ward)
+		[ "${t#unit/}" != "$t" ] || targets+=(build/ward build/ward-tls)
 	done
 	if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 B=build "${targets[@]}" \
 		>"$S/build.log" 2>&1; then

@@ -906,6 +906,8 @@ int main(void)
 	tcase_add_test(tc, test_git_clone);
 	tcase_add_test(tc, test_hostile_clients);
 	tcase_add_test(tc, test_rules_over_https);
+	/* alone, for the mutation tier */
+	tc = harness_tcase(s, "tls-helper", "userns tlsclients");
 	tcase_add_test(tc, test_tls_helper);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
