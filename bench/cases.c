@@ -56,6 +56,7 @@ struct bcase {
 	char *argv[N_CMDS][MAX_ARGS];
 	int n_argv[N_CMDS];
 	int id_slot; /* argv index of a name that must be new on every run (crun), or -1 */
+	bool any_output; /* ward's own output (--help, validate), not the command's */
 	int (*prep)(void); /* run in the child before execve, or NULL */
 	char id[64];
 	unsigned long runs;
@@ -219,7 +220,7 @@ static int run_once(struct bcase *c, int k, double *ms, char *why, size_t whysz)
 			snprintf(why, whysz, "exit %d: %.200s", WEXITSTATUS(st), out);
 		return -1;
 	}
-	if (k == 1 && !strstr(out, "hi\n")) {
+	if (k == 1 && !c->any_output && !strstr(out, "hi\n")) {
 		snprintf(why, whysz, "the command printed '%.100s', not 'hi'", out);
 		return -1;
 	}
@@ -303,6 +304,39 @@ static void add_ward_cli(const struct tier_options *o, const char *key, const ch
 	}
 	push_both(c, "--");
 	push_cmd(c);
+	for (k = 0; k < N_CMDS; k++)
+		argv_join(c->cmdline[k], sizeof(c->cmdline[k]), c->argv[k]);
+	validate(c);
+}
+
+/* The front door alone: `ward --help` (the CLI's start, nothing else) and
+ * `ward validate -c LINE` (the start, the policy, the parser, the
+ * validators), LINE a typical agent command in the "true" column and
+ * `echo hi` in the "echo" one. */
+static const char front_door_line[] =
+	"cd src && git status --short && npm test -- --runInBand 2>&1 | tail -n 40";
+
+static void add_front_door(const struct tier_options *o)
+{
+	struct bcase *c = new_case("cli-help", "ladder", "ward --help (the CLI's start alone)",
+				   K_EXEC);
+	int k;
+
+	c->any_output = true;
+	push_both(c, (char *)o->ward);
+	push_both(c, "--help");
+	for (k = 0; k < N_CMDS; k++)
+		argv_join(c->cmdline[k], sizeof(c->cmdline[k]), c->argv[k]);
+	validate(c);
+	c = new_case("cli-validate", "ladder", "ward validate -c (the front door, no run)", K_EXEC);
+	c->any_output = true;
+	push_both(c, (char *)o->ward);
+	push_both(c, "validate");
+	push_both(c, "--policy");
+	push_both(c, (char *)o->policy);
+	push_both(c, "-c");
+	push(c, 0, (char *)front_door_line);
+	push(c, 1, "echo hi");
 	for (k = 0; k < N_CMDS; k++)
 		argv_join(c->cmdline[k], sizeof(c->cmdline[k]), c->argv[k]);
 	validate(c);
@@ -430,6 +464,7 @@ static void build_ladder(const struct tier_options *o)
 	 * with no layer at all. */
 	add_ward_cli(o, "cli-off", "ward CLI --sandbox off (no layer)", "--sandbox off");
 	add_ward_cli(o, "cli-proxy", "full stack, ward CLI --net=proxy", "--net=proxy");
+	add_front_door(o);
 	add_session(o);
 	/* the sessions' hosts: not waited for after each run */
 	bench_children_lasting();

@@ -447,6 +447,25 @@ static void targets(FILE *f)
 			target_row(f, what, rss < 8, rss < 8, "%.1f MiB after %.0f MiB%s", rss,
 				   bytes / 1048576.0, rss < 8 ? "" : " (over)");
 	}
+	for (t = 0; t < n_tiers; t++) {
+		int ti = (int)t;
+		double help = case_median(ti, "true", "cli-help");
+		double val = case_median(ti, "true", "cli-validate");
+		double chelp = case_cpu(ti, "true", "cli-help");
+		double cval = case_cpu(ti, "true", "cli-validate");
+		char what[256];
+
+		snprintf(what, sizeof(what),
+			 "`ward validate -c` of a typical agent command ≤ 0.2 ms over `ward --help`, %s",
+			 tiers[t].name);
+		if (isnan(help) || isnan(val))
+			target_row(f, what, false, false, "not measured (validate %s, help %s)",
+				   isnan(val) ? "missing" : "ok", isnan(help) ? "missing" : "ok");
+		else
+			target_row(f, what, true, val - help <= 0.2,
+				   "+%.3f ms (%.2f ms against %.2f ms, medians); by CPU time +%.3f ms",
+				   val - help, val, help, cval - chelp);
+	}
 	for (t = 0; t < n_tiers; t++)
 		net_targets(f, (int)t);
 	fputc('\n', f);

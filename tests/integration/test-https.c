@@ -559,6 +559,16 @@ START_TEST(test_tls_helper)
 		ck_assert_msg(strstr(text, "NoNewPrivs:\t1\n"), "%s", text);
 		free(text);
 		snprintf(path, sizeof(path), "/proc/%d/environ", h);
+		if (geteuid() != 0) {
+			/* non-dumpable: its own user cannot read its memory, its
+			 * environment or its descriptors */
+			ck_assert_msg(open(path, O_RDONLY | O_CLOEXEC) < 0 && errno == EACCES,
+				      "the helper's environment is readable by its user");
+			snprintf(path, sizeof(path), "/proc/%d/fd", h);
+			ck_assert_msg(!opendir(path) && errno == EACCES,
+				      "the helper's descriptors are readable by its user");
+			goto checked;
+		}
 		text = slurp(path, &len);
 		for (i = 0; i < len; i += strlen(text + i) + 1)
 			ck_assert_msg(strncmp(text + i, "SSL_CERT_", 9) == 0,
@@ -582,6 +592,7 @@ START_TEST(test_tls_helper)
 					      "the helper holds fd %d: %s", fd, to);
 		}
 		closedir(d);
+	checked:;
 	}
 	put_file(go, "");
 	ck_assert_int_eq(waitpid(child, &st, 0), child);
