@@ -1,4 +1,5 @@
 /* run.c — ward_run(): prepare the plan, spawn, supervise, fill the result. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/util/util-internal.h"
@@ -215,6 +217,36 @@ static int prepare_fences(struct run_state *st, const struct ward_config *cfg,
  * init's copy of our memory). Mode 0644: public material, read inside by
  * whatever uid the command has. A go-ahead pipe makes init wait for it
  * before the command runs (veth has one already). */
+/* Bundles of runs whose ward is gone (killed with SIGKILL: nothing of it
+ * could remove its file) are removed by the next run that makes one: a
+ * bundle's name carries its ward's pid, and one whose pid no longer exists
+ * and that is over a minute old (a pid of another namespace sharing this
+ * state directory is not seen as alive) goes. Public material either way. */
+static void sweep_ca_bundles(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long long now = (long long)time(NULL);
+
+	while (d && (e = readdir(d))) {
+		struct stat sb;
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "ca-bundle-", 10) != 0)
+			continue;
+		pid = strtol(e->d_name + 10, &end, 10);
+		if (end == e->d_name + 10 || *end != '-' || pid <= 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode) && sb.st_uid == geteuid() && now - sb.st_mtime > 60)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int prepare_ca_bundle(struct run_state *st, const struct ward_config *cfg,
 			     struct ward_error **err)
 {
@@ -223,13 +255,14 @@ static int prepare_ca_bundle(struct run_state *st, const struct ward_config *cfg
 
 	if (!dir)
 		return -1;
-	n = strlen(dir) + sizeof("/ca-bundle-XXXXXX");
+	sweep_ca_bundles(dir);
+	n = strlen(dir) + sizeof("/ca-bundle-2147483647-XXXXXX");
 	st->ca_bundle = malloc(n);
 	if (!st->ca_bundle) {
 		free(dir);
 		return ward_error_make(err, ENOMEM, "CA bundle");
 	}
-	snprintf(st->ca_bundle, n, "%s/ca-bundle-XXXXXX", dir);
+	snprintf(st->ca_bundle, n, "%s/ca-bundle-%d-XXXXXX", dir, (int)getpid());
 	free(dir);
 	st->ca_bundle_fd = mkostemp(st->ca_bundle, O_CLOEXEC);
 	if (st->ca_bundle_fd < 0) {

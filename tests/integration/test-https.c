@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char hosts[] = "127.0.0.1 localhost api.test plain.test bad.test other.test\n";
@@ -524,7 +525,7 @@ START_TEST(test_tls_helper)
 	struct ward_result res;
 	struct ward_error *err = NULL;
 	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo ran-marker", NULL };
-	char go[PATH_MAX], path[PATH_MAX], fake[PATH_MAX];
+	char go[PATH_MAX], path[PATH_MAX], fake[PATH_MAX], *helper;
 	int st;
 	pid_t child;
 
@@ -619,6 +620,7 @@ START_TEST(test_tls_helper)
 	}
 
 	/* missing */
+	helper = strdup(getenv("WARD_TLS_HELPER"));
 	setenv("WARD_TLS_HELPER", "/nonexistent/ward-tls", 1);
 	config(&cfg, true, "api.test");
 	ward_run(&cfg, argv, &res, &err);
@@ -657,6 +659,39 @@ START_TEST(test_tls_helper)
 	ward_config_release(&cfg);
 	ck_assert(no_bundle_left());
 	ck_assert_int_eq(find_helper(getpid()), 0);
+
+	/* a bundle a killed ward left (its pid gone, over a minute old) goes
+	 * with the next run that intercepts; a live ward's, or a new one,
+	 * stays */
+	{
+		char stale[PATH_MAX], live[PATH_MAX], young[PATH_MAX];
+		struct timespec old[2] = { { .tv_sec = time(NULL) - 120 },
+					   { .tv_sec = time(NULL) - 120 } };
+		pid_t dead = fork();
+
+		if (dead == 0)
+			_exit(0);
+		ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+		snprintf(stale, sizeof(stale), "%s/ca-bundle-%d-abcdef", W.state, (int)dead);
+		snprintf(live, sizeof(live), "%s/ca-bundle-1-abcdef", W.state);
+		snprintf(young, sizeof(young), "%s/ca-bundle-%d-ghijkl", W.state, (int)dead);
+		put_file(stale, "old");
+		put_file(live, "old");
+		put_file(young, "old");
+		ck_assert_int_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
+		ck_assert_int_eq(utimensat(AT_FDCWD, live, old, 0), 0);
+		setenv("WARD_TLS_HELPER", helper, 1);
+		config(&cfg, true, "api.test");
+		run(&cfg, "echo ran-marker", &res);
+		ck_assert_msg(access(stale, F_OK) != 0, "'%s' is still there", stale);
+		ck_assert_msg(access(live, F_OK) == 0, "a live ward's bundle went");
+		ck_assert_msg(access(young, F_OK) == 0, "a new bundle went");
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+		unlink(live);
+		unlink(young);
+	}
+	free(helper);
 	ward_error_free(err);
 	world_down();
 }
