@@ -45,6 +45,16 @@ chmod 755 "$WD"
 out=$(cd "$WD" && "$W" run --no-policy -- echo from-the-package) || fail "ward run: $out"
 [ "$out" = from-the-package ] || fail "ward run said '$out'"
 echo "ok - ward run from the package"
+# the TLS helper: installed, runnable (its libraries there), and the only
+# program of the package that links OpenSSL
+T="$R/usr/libexec/ward/ward-tls"
+[ -x "$T" ] || fail "no $T"
+out=$("$T" 2>&1 3</dev/null) && fail "ward-tls ran by hand"
+case "$out" in *"started by ward"*) ;; *) fail "ward-tls by hand said '$out'" ;; esac
+for f in "$W" "$R"/usr/lib/*/libward.so.0; do
+	! readelf -d "$f" | grep -qE 'libssl|libcrypto' || fail "$f links OpenSSL"
+done
+echo "ok - ward-tls in /usr/libexec/ward; ward and libward without OpenSSL"
 
 MANWIDTH=80 man -M "$R/usr/share/man" ward 2>/dev/null | grep -q 'ward run' || fail "man ward"
 MANWIDTH=80 man -M "$R/usr/share/man" 5 ward-policy 2>/dev/null | grep -q 'rate_limit' ||

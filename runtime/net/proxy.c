@@ -2049,10 +2049,10 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 	snprintf(m->allow_rule, sizeof(m->allow_rule), "%s", c->allow_rule);
 	m->started_ns = c->started_ns;
 	m->rec.time_ms = c->rec.time_ms;
-	/* the sockets leave the loop for the helper, the plaintext for the
-	 * thread (blocking) */
-	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
-	epoll_ctl(p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
+	/* the sockets go to the helper, the plaintext to the thread
+	 * (blocking). The hand-over first: a helper that is gone is a 502
+	 * the client can read; the helper writes nothing before the client's
+	 * ClientHello, which comes only after the 200 below. */
 	{
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 		/* TLS records are written whole: no Nagle wait for an ACK that
@@ -2061,31 +2061,25 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 
 		setsockopt(c->cl.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		/* a fresh socket takes these few bytes at once, or its client
-		 * is not reading */
-		if (send(c->cl.fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
-		    (ssize_t)sizeof(ok) - 1) {
-			free(m->in);
-			free(m->ub);
-			free(m);
-			snprintf(c->rec.decision, sizeof(c->rec.decision), "error");
-			snprintf(c->rec.rule, sizeof(c->rec.rule), "client went away");
-			conn_kill(p, c);
-			return;
-		}
-		m->rec.status = 200;
 		rc = ward_tlshelper_hand(p->tls, m->peer.host, m->peer.literal, m->port, c->cl.fd,
 					 c->up.fd, &m->cl_fd, &m->up_fd);
 		if (rc < 0) {
+			char why[128];
+
 			free(m->in);
 			free(m->ub);
 			free(m);
-			snprintf(c->rec.decision, sizeof(c->rec.decision), "error");
-			snprintf(c->rec.rule, sizeof(c->rec.rule), "the TLS helper is gone: %s",
-				 strerror(-rc));
-			conn_kill(p, c);
+			snprintf(why, sizeof(why), "the TLS helper is gone: %s", strerror(-rc));
+			reply(p, c, 502, "error", why);
 			return;
 		}
+		epoll_ctl(p->ep, EPOLL_CTL_DEL, c->cl.fd, NULL);
+		epoll_ctl(p->ep, EPOLL_CTL_DEL, c->up.fd, NULL);
+		/* a fresh socket takes these few bytes at once, or its client
+		 * is not reading; the helper's handshake then fails, recorded */
+		if (send(c->cl.fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+		    (ssize_t)sizeof(ok) - 1)
+			m->rec.status = 200;
 	}
 	/* the helper has its own copies of the sockets */
 	close(c->cl.fd);

@@ -599,6 +599,61 @@ START_TEST(test_tls_helper)
 	ck_assert_int_eq(waitpid(child, &st, 0), child);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run under the check failed");
 
+	/* the helper dies mid-run (a crash): an intercepted connection fails,
+	 * recorded, a tunnel still works, the run ends as usual */
+	unlink(go);
+	snprintf(path, sizeof(path), "%s/ready", W.dir);
+	unlink(path);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		size_t i, gone = 0;
+
+		config(&cfg, true, "api.test");
+		cfg.timeout = 30;
+		run(&cfg, "touch ready; i=0; while [ ! -e go ] && [ $i -lt 250 ]; do sleep 0.1; "
+			  "i=$((i+1)); done; curl -sS https://api.test:8443/echo; echo \"curl=$?\"; "
+			  "curl -sSk -o /dev/null https://plain.test:8443/echo; echo \"plain=$?\"",
+		    &res);
+		for (i = 0; i < res.n_net_records; i++)
+			gone += strstr(res.net_records[i].rule, "TLS helper") != NULL;
+		if (!gone || !strstr(res.output, "plain=0") || strstr(res.output, "curl=0")) {
+			dump(&res);
+			fprintf(stderr, "%s\n", res.output);
+		}
+		_exit(gone && strstr(res.output, "plain=0") && !strstr(res.output, "curl=0") &&
+			      !find_helper(getpid()) ? 0 : 1);
+	}
+	{
+		pid_t h;
+		size_t i;
+
+		for (i = 0; i < 400 && access(path, F_OK) != 0; i++)
+			usleep(50000);
+		h = find_helper(child);
+		ck_assert_msg(h > 0, "no ward-tls under the run");
+		ck_assert_int_eq(kill(h, SIGKILL), 0);
+		/* dead, still the run's child until it reaps it */
+		for (i = 0; i < 200; i++) {
+			char stat[64], buf[256] = "";
+			FILE *f;
+
+			snprintf(stat, sizeof(stat), "/proc/%d/stat", h);
+			f = fopen(stat, "re");
+			if (!f || !fgets(buf, sizeof(buf), f) || strstr(buf, ") Z ")) {
+				if (f)
+					fclose(f);
+				break;
+			}
+			fclose(f);
+			usleep(10000);
+		}
+	}
+	put_file(go, "");
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "after the helper's death: no record of it, or the tunnel failed too");
+
 	/* the ward binary has none of OpenSSL */
 	{
 		char *bin = harness_path("ward");
