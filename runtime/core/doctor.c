@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
+#include "runtime/net/net-internal.h"
 #include "runtime/util/util-internal.h"
 #include "ward/sandbox.h"
 
@@ -493,6 +494,27 @@ static void check_net_admin(struct ward_doctor *d)
 		add(d, "CAP_NET_ADMIN", WARD_CHECK_LIMITED, NULL, "not held: no veth pairs");
 }
 
+/* The TLS helper, started for real (its CA made, its store loaded) as a
+ * run that intercepts would. */
+static void check_tls_helper(struct ward_doctor *d)
+{
+	struct ward_tlshelper *h = NULL;
+	struct ward_error *err = NULL;
+
+	if (ward_tlshelper_start(NULL, &h, &err) == 0) {
+		add(d, "TLS helper", WARD_CHECK_OK, NULL,
+		    "ward-tls starts: HTTPS to hosts a credential, secret or request rule names "
+		    "can be intercepted");
+		ward_tlshelper_free(h);
+		return;
+	}
+	add(d, "TLS helper", WARD_CHECK_LIMITED,
+	    "install ward-tls with ward (make install puts it in LIBEXECDIR/ward; a copy beside "
+	    "the ward binary is found too)",
+	    "runs that intercept HTTPS fail: %s", err ? err->message : "unknown error");
+	ward_error_free(err);
+}
+
 static void check_sandbox(struct ward_doctor *d)
 {
 	struct ward_config cfg;
@@ -627,6 +649,7 @@ void ward_doctor_probe(struct ward_doctor *d)
 	check_seccomp(d);
 	check_cgroups(d);
 	check_net_admin(d);
+	check_tls_helper(d);
 	check_sandbox(d);
 	check_overlay(d);
 	check_state(d);

@@ -715,7 +715,7 @@ START_TEST(test_doctor)
 	char *out = NULL;
 	json_t *o, *c;
 	size_t i;
-	bool saw_userns = false;
+	bool saw_userns = false, saw_tls = false;
 	int status = harness_capture(argv, &out, NULL);
 
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
@@ -723,10 +723,18 @@ START_TEST(test_doctor)
 	ck_assert_msg(o != NULL, "not JSON: %s", out);
 	ck_assert(json_is_true(json_object_get(o, "sandbox_works")));
 	ck_assert_str_eq(json_string_value(json_object_get(o, "mode")), "required");
-	json_array_foreach(json_object_get(o, "checks"), i, c)
-		if (strcmp(json_string_value(json_object_get(c, "name")), "user namespaces") == 0)
-			saw_userns = strcmp(json_string_value(json_object_get(c, "status")), "ok") == 0;
+	json_array_foreach(json_object_get(o, "checks"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		bool ok = strcmp(json_string_value(json_object_get(c, "status")), "ok") == 0;
+
+		if (strcmp(name, "user namespaces") == 0)
+			saw_userns = ok;
+		/* the build's ward-tls, beside the ward binary, started */
+		if (strcmp(name, "TLS helper") == 0)
+			saw_tls = ok;
+	}
 	ck_assert(saw_userns);
+	ck_assert_msg(saw_tls, "doctor: %s", out);
 	if (harness_have("landlock"))
 		ck_assert_int_ge(json_integer_value(json_object_get(o, "landlock_abi")), 1);
 	json_decref(o);
