@@ -189,7 +189,9 @@ const char *ward_proxy_ca_pem(const struct ward_proxy *p);
 
 struct ward_tls_hello {
 	uint32_t protocol;
-	int32_t kind;      /* 0 ok (PEM follows), else a WARD_ERR_* kind (reason follows) */
+	uint32_t size[3];  /* sizeof the hello, the job, the status: one build's layout */
+	int32_t ok;        /* 1: the CA certificate (PEM) follows; 0: the reason */
+	int32_t kind;      /* when not ok: a WARD_ERR_* kind */
 	int32_t errnum;
 };
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,46 +31,72 @@ extern char **environ;
 
 struct ward_tlshelper {
 	pid_t pid;
+	int pidfd;     /* the helper, signalled through it: never a reused pid */
 	int ctl;
 	char *ca_pem;
 };
 
-static bool runnable(const char *path)
+/* Whether path is a helper ward may start: a regular executable file owned
+ * by root or by ward's user and writable by no one else, in a directory of
+ * the same kind (so that no other user, and no sandboxed command working in
+ * a directory of another's, can put a program there). NULL, or why not. */
+static const char *untrusted(const char *path)
 {
+	char real[PATH_MAX], *slash;
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+	if (!realpath(path, real) || stat(real, &st) < 0)
+		return "not found";
+	if (!S_ISREG(st.st_mode) || access(real, X_OK) != 0)
+		return "not an executable file";
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return "writable by another user than root or ward's";
+	slash = strrchr(real, '/');
+	if (slash == real)
+		slash++;
+	*slash = '\0';
+	if (stat(real, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return "in a directory another user than root or ward's can write";
+	return NULL;
 }
 
-/* Where the helper is: see ward_tlshelper_start(). path gets the first
- * place looked at when none has it, for the message. */
+/* Where the helper is: see ward_tlshelper_start(). looked gets the places
+ * looked at, and why each was not taken, for the message. */
 static bool find_helper(char *path, size_t size, char *looked, size_t lsize)
 {
-	const char *env = getenv("WARD_TLS_HELPER");
+	const char *env = getenv("WARD_TLS_HELPER"), *why;
 	char exe[PATH_MAX], *slash;
 	ssize_t n;
 
 	looked[0] = '\0';
 	if (env && *env) {
 		snprintf(path, size, "%s", env);
-		snprintf(looked, lsize, "'%s' ($WARD_TLS_HELPER)", env);
-		return env[0] == '/' && runnable(path);
+		why = env[0] != '/' ? "not an absolute path" : untrusted(path);
+		snprintf(looked, lsize, "'%s' ($WARD_TLS_HELPER): %s", env, why ? why : "");
+		return !why;
 	}
+	/* beside the ward command (a build tree, a container's /usr/local/bin);
+	 * never beside another program using libward, which may live in a
+	 * directory its commands can write */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - sizeof(WARD_TLS_HELPER_NAME));
 	if (n > 0) {
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
-		if (slash) {
+		if (slash && strcmp(slash + 1, "ward") == 0) {
 			memcpy(slash + 1, WARD_TLS_HELPER_NAME, sizeof(WARD_TLS_HELPER_NAME));
 			snprintf(path, size, "%s", exe);
-			snprintf(looked, lsize, "'%s', ", path);
-			if (runnable(path))
+			why = untrusted(path);
+			if (!why)
 				return true;
+			snprintf(looked, lsize, "'%s': %s; ", path, why);
 		}
 	}
 	snprintf(path, size, "%s/ward/%s", WARD_LIBEXECDIR, WARD_TLS_HELPER_NAME);
-	snprintf(looked + strlen(looked), lsize - strlen(looked), "'%s'", path);
-	return runnable(path);
+	why = untrusted(path);
+	snprintf(looked + strlen(looked), lsize - strlen(looked), "'%s': %s", path,
+		 why ? why : "");
+	return !why;
 }
 
 static int spawn(const char *path, const char *upstream_ca, int child_ctl, pid_t *pid,
@@ -136,19 +163,22 @@ int ward_tlshelper_start(const char *upstream_ca, struct ward_tlshelper **out,
 		return ward_error_make(err, ENOMEM, "tls helper");
 	}
 	h->pid = -1;
+	h->pidfd = -1;
 	h->ctl = -1;
 	if (!find_helper(path, sizeof(path), looked, sizeof(looked))) {
 		ward_error_make(err, ENOENT,
 				"HTTPS interception needs ward's TLS helper, " WARD_TLS_HELPER_NAME
-				", installed with ward: none at %s", looked);
+				", installed with ward: none usable at %s", looked);
 		goto fail;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		ward_error_make(err, errno, "tls helper: socketpair");
 		goto fail;
 	}
-	/* dup2 onto itself would keep close-on-exec: never let it be 3 */
-	if (sv[1] == 3) {
+	/* dup2 onto itself would keep close-on-exec, and fds 0-2 are made
+	 * /dev/null before the dup2: never let it be 0 to 3 (ward may run with
+	 * its standard descriptors closed) */
+	if (sv[1] <= 3) {
 		int fd = fcntl(sv[1], F_DUPFD_CLOEXEC, 4);
 
 		if (fd < 0) {
@@ -160,6 +190,9 @@ int ward_tlshelper_start(const char *upstream_ca, struct ward_tlshelper **out,
 	}
 	if (spawn(path, upstream_ca, sv[1], &h->pid, err) < 0)
 		goto fail;
+	/* ours until waited for: a library host that reaps every child could
+	 * take it first, and a pid alone could then name another process */
+	h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
 	close(sv[1]);
 	sv[1] = -1;
 	h->ctl = sv[0];
@@ -177,7 +210,9 @@ int ward_tlshelper_start(const char *upstream_ca, struct ward_tlshelper **out,
 		while (n < 0 && errno == EINTR);
 	else
 		n = -1;
-	if (n < (ssize_t)sizeof(hl) || hl.protocol != WARD_TLS_PROTOCOL) {
+	if (n < (ssize_t)sizeof(hl) || hl.protocol != WARD_TLS_PROTOCOL ||
+	    hl.size[0] != sizeof(struct ward_tls_hello) || hl.size[1] != sizeof(struct ward_tls_job) ||
+	    hl.size[2] != sizeof(struct ward_tls_status)) {
 		ward_error_make(err, n < 0 ? errno : EPROTO,
 				"the TLS helper '%s' %s", path,
 				n < 0 ? "did not answer" :
@@ -186,8 +221,14 @@ int ward_tlshelper_start(const char *upstream_ca, struct ward_tlshelper **out,
 		goto fail;
 	}
 	text[n - (ssize_t)sizeof(hl)] = '\0';
-	if (hl.kind != 0) {
-		ward_error_make_kind(err, (enum ward_error_kind)hl.kind, hl.errnum, "%s", text);
+	if (hl.ok != 1) {
+		/* its kinds are ward's, but a stray value is not trusted */
+		enum ward_error_kind kind = hl.kind == WARD_ERR_INVALID_PARAMETERS ?
+						    WARD_ERR_INVALID_PARAMETERS :
+						    WARD_ERR_EXECUTION_FAILED;
+
+		ward_error_make_kind(err, kind, hl.errnum > 0 && hl.errnum < 4096 ? hl.errnum : 0,
+				     "%s", text[0] ? text : "the TLS helper failed");
 		goto fail;
 	}
 	h->ca_pem = text;
@@ -214,10 +255,13 @@ int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal
 	struct ward_tls_job j = { .protocol = WARD_TLS_PROTOCOL, .port = port,
 				  .literal = literal };
 	int cp[2] = { -1, -1 }, upp[2] = { -1, -1 }, fds[4];
-	char cbuf[CMSG_SPACE(sizeof(fds))];
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} cbuf;
 	struct iovec iov = { &j, sizeof(j) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	struct cmsghdr *c;
 	ssize_t n;
 	int e;
@@ -232,14 +276,16 @@ int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal
 	fds[1] = up_fd;
 	fds[2] = cp[1];
 	fds[3] = upp[1];
-	memset(cbuf, 0, sizeof(cbuf));
+	memset(&cbuf, 0, sizeof(cbuf));
 	c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	/* never blocking the proxy's loop: a helper that stopped taking jobs
+	 * is as good as gone */
 	do
-		n = sendmsg(h->ctl, &mh, MSG_NOSIGNAL);
+		n = sendmsg(h->ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof(j)) {
 		e = n < 0 ? -errno : -EPIPE;
@@ -300,9 +346,14 @@ void ward_tlshelper_free(struct ward_tlshelper *h)
 		return;
 	if (h->ctl >= 0)
 		close(h->ctl);
-	if (h->pid > 0) {
+	if (h->pidfd >= 0) {
 		/* closing the socket ends it; the kill makes sure, and the wait
-		 * leaves no zombie (the pid is ours until waited for) */
+		 * leaves no zombie */
+		syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+		while (waitid(P_PIDFD, (id_t)h->pidfd, NULL, WEXITED) < 0 && errno == EINTR)
+			;
+		close(h->pidfd);
+	} else if (h->pid > 0) {
 		kill(h->pid, SIGKILL);
 		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
 			;

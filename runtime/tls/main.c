@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <seccomp.h>
 
 #include "runtime/tls/tls-internal.h"
 #include "runtime/util/util-internal.h"
@@ -51,7 +52,8 @@ struct leg {
 	bool tls_eof, plain_eof;     /* each side said it has no more */
 	bool plain_shut, tls_shut;   /* the end passed on */
 	bool dead;                   /* no more to do: ended, or a side failed */
-	bool ending, ended;          /* the supervisor let go; both sockets shut */
+	bool ending;                 /* the supervisor let go: what it wrote goes out, no more */
+	bool ended;                  /* both sockets shut */
 	short net_ev, plain_ev;      /* what the last step waits for */
 	char to_plain[LEG_BUF], to_tls[LEG_BUF];
 	size_t tp_off, tp_len, tt_off, tt_len;
@@ -92,8 +94,9 @@ static bool leg_step(struct leg *l)
 	l->net_ev = l->plain_ev = 0;
 	if (l->dead)
 		return false;
-	/* the peer's records, decrypted, to the supervisor */
-	if (!l->tls_eof && l->tp_len == 0) {
+	/* the peer's records, decrypted, to the supervisor (once it has let
+	 * go, nobody reads them: not read) */
+	if (!l->tls_eof && !l->ending && l->tp_len == 0) {
 		size_t got = 0;
 
 		/* as many records as are there, up to the buffer: one write
@@ -122,7 +125,7 @@ static bool leg_step(struct leg *l)
 			moved = true;
 		}
 	}
-	if (l->tp_len) {
+	if (l->tp_len && !l->ending) {
 		n = write(l->plain, l->to_plain + l->tp_off, l->tp_len);
 		if (n > 0) {
 			l->tp_off += (size_t)n;
@@ -131,15 +134,19 @@ static bool leg_step(struct leg *l)
 		} else if (n < 0 && errno == EAGAIN) {
 			l->plain_ev |= POLLOUT;
 		} else {
-			l->dead = true; /* the supervisor is done with this connection */
-			return true;
+			/* the supervisor shut its end: what it wrote before is
+			 * still to go out, the rest of this way is not wanted */
+			l->ending = moved = true;
 		}
 	}
-	if (l->tls_eof && !l->tp_len && !l->plain_shut) {
+	if (l->ending)
+		l->tp_len = 0;
+	if ((l->tls_eof || l->ending) && !l->tp_len && !l->plain_shut) {
 		shutdown(l->plain, SHUT_WR);
 		l->plain_shut = moved = true;
 	}
-	/* the supervisor's plaintext, encrypted, to the peer */
+	/* the supervisor's plaintext, encrypted, to the peer: all of it, also
+	 * after the supervisor let go (the end of a response is in it) */
 	if (!l->plain_eof && l->tt_len == 0) {
 		n = read(l->plain, l->to_tls, sizeof(l->to_tls));
 		if (n > 0) {
@@ -167,10 +174,15 @@ static bool leg_step(struct leg *l)
 		}
 	}
 	if (l->plain_eof && !l->tt_len && !l->tls_shut) {
+		/* close_notify, retried until it is out (or the peer is gone) */
 		ERR_clear_error();
-		SSL_shutdown(l->ssl); /* close_notify, best effort */
-		shutdown(l->net, SHUT_WR);
-		l->tls_shut = moved = true;
+		k = SSL_shutdown(l->ssl);
+		if (k < 0 && want(l->ssl, k)) {
+			l->net_ev |= want(l->ssl, k);
+		} else {
+			shutdown(l->net, SHUT_WR);
+			l->tls_shut = moved = true;
+		}
 	}
 	if (l->tls_shut && l->plain_shut)
 		l->dead = true;
@@ -178,8 +190,8 @@ static bool leg_step(struct leg *l)
 }
 
 /* A leg ends: both its sockets shut, so that whoever is on the other side
- * sees it at once (the supervisor an end or a reset of its plaintext, the
- * peer the TCP end). */
+ * sees it at once (the supervisor an end of its plaintext, the peer the
+ * TCP end). */
 static void leg_end(struct leg *l)
 {
 	shutdown(l->plain, SHUT_RDWR);
@@ -191,7 +203,8 @@ static void leg_end(struct leg *l)
  * done or nothing moved for IDLE_TIMEOUT_MS. Each leg ends on its own: the
  * supervisor reads HTTP on both plaintexts and decides the connection's
  * life (a server's end is a response's end for it, still to be relayed to
- * the client). */
+ * the client). When the supervisor lets go of a leg (a hang-up on its
+ * plaintext), what it wrote before still goes out, then close_notify. */
 static void relay(struct leg *legs, size_t n)
 {
 	for (;;) {
@@ -218,25 +231,14 @@ static void relay(struct leg *legs, size_t n)
 
 			if (l->dead)
 				continue;
-			if (l->ending) {
-				/* the supervisor let go of it, and what it wrote
-				 * last went out (with close_notify) as far as it
-				 * could without waiting */
-				l->dead = l->ended = true;
-				leg_end(l);
-				continue;
-			}
 			/* a socket nobody waits on is left out: its hang-up would
-			 * wake the loop for nothing. The plaintext stays in while
-			 * this side has not shut it, so that the supervisor
-			 * closing it (a hang-up then) is seen at once. */
+			 * wake the loop for nothing. The plaintext stays in until
+			 * the supervisor let go, so that its hang-up is seen. */
 			pfd[np++] = (struct pollfd){ .fd = l->net_ev ? l->net : -1,
 						     .events = l->net_ev };
-			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->plain_shut ? l->plain : -1,
+			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->ending ? l->plain : -1,
 						     .events = l->plain_ev };
 		}
-		if (np == 0)
-			continue;
 		k = poll(pfd, np, IDLE_TIMEOUT_MS);
 		if (k == 0 || (k < 0 && errno != EINTR))
 			return;
@@ -407,10 +409,13 @@ static void *job_main(void *arg)
 static int take_job(void)
 {
 	struct job *jb = calloc(1, sizeof(*jb));
-	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
 	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	struct cmsghdr *c;
 	pthread_attr_t attr;
 	pthread_t th;
@@ -462,11 +467,47 @@ static int take_job(void)
 	return 1;
 }
 
+/* What the helper does once it said hello, and nothing else: relay on the
+ * descriptors it is given, make threads, allocate. Everything else fails
+ * with EPERM (no socket(), connect() to a UNIX path, open, exec, ptrace,
+ * kill...): seccomp covers what Landlock does not (UNIX and UDP sockets)
+ * and holds where the kernel has no Landlock. */
+static const char *const allowed_syscalls[] = {
+	"read", "write", "readv", "writev", "recvmsg", "sendmsg", "recvfrom", "sendto",
+	"poll", "ppoll", "close", "shutdown", "fcntl", "getsockopt", "setsockopt",
+	"futex", "futex_waitv", "clone", "clone3", "set_robust_list", "rseq", "exit", "exit_group",
+	"mmap", "munmap", "mprotect", "mremap", "madvise", "brk",
+	"rt_sigprocmask", "rt_sigaction", "rt_sigreturn", "sigaltstack", "sched_yield", "sched_getaffinity",
+	"getrandom", "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday",
+	"getpid", "gettid", "tgkill", "restart_syscall", "membarrier",
+};
+
+static int confine_syscalls(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	size_t i;
+	int rc = -1;
+
+	if (!ctx)
+		return -1;
+	for (i = 0; i < sizeof(allowed_syscalls) / sizeof(allowed_syscalls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(allowed_syscalls[i]);
+
+		if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) < 0)
+			goto out;
+	}
+	rc = seccomp_load(ctx) < 0 ? -1 : 0;
+out:
+	seccomp_release(ctx);
+	return rc;
+}
+
 /* No filesystem, no TCP connect or bind, no signals or abstract sockets
  * outside: everything the kernel's Landlock ABI can handle, handled, and
- * nothing allowed. Without Landlock the helper goes on: this is defence in
- * depth for a host-side process that parses hostile TLS. */
-static void give_up_the_system(void)
+ * nothing allowed; then the system calls above only. Without Landlock the
+ * filter still holds. Returns -1 when the filter could not be loaded: the
+ * helper then does not start (it parses hostile TLS on the host). */
+static int give_up_the_system(void)
 {
 	struct {
 		uint64_t fs, net, scoped;
@@ -474,23 +515,29 @@ static void give_up_the_system(void)
 	size_t size;
 	int abi = ward_landlock_abi(NULL), fd;
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || abi < 1)
-		return;
-	attr.fs = ward_landlock_fs_rights(abi);
-	attr.net = ward_landlock_net_rights(abi);
-	attr.scoped = ward_landlock_scopes(abi);
-	size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
-	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0u);
-	if (fd < 0)
-		return;
-	syscall(SYS_landlock_restrict_self, fd, 0u);
-	close(fd);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	if (abi >= 1) {
+		attr.fs = ward_landlock_fs_rights(abi);
+		attr.net = ward_landlock_net_rights(abi);
+		attr.scoped = ward_landlock_scopes(abi);
+		size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
+		fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0u);
+		if (fd >= 0) {
+			syscall(SYS_landlock_restrict_self, fd, 0u);
+			close(fd);
+		}
+	}
+	return confine_syscalls();
 }
 
-static int hello(int32_t kind, int32_t errnum, const char *text)
+static int hello(bool ok, int32_t kind, int32_t errnum, const char *text)
 {
 	size_t tl = strlen(text);
-	struct ward_tls_hello h = { .protocol = WARD_TLS_PROTOCOL, .kind = kind, .errnum = errnum };
+	struct ward_tls_hello h = { .protocol = WARD_TLS_PROTOCOL,
+				    .size = { sizeof(struct ward_tls_hello), sizeof(struct ward_tls_job),
+					      sizeof(struct ward_tls_status) },
+				    .ok = ok, .kind = kind, .errnum = errnum };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)text, tl } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
@@ -515,7 +562,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--upstream-ca") == 0) {
 		upstream_ca = argv[2];
 	} else if (argc != 1) {
-		hello(WARD_ERR_EXECUTION_FAILED, EINVAL, "ward-tls: unknown arguments");
+		hello(false, WARD_ERR_EXECUTION_FAILED, EINVAL, "ward-tls: unknown arguments");
 		return 2;
 	}
 	/* the CA key: no core dump, no ptrace or /proc/PID/mem by the same user */
@@ -525,11 +572,15 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	tls = ward_tls_new(upstream_ca, &err);
 	if (!tls) {
-		hello((int32_t)err->kind, err->code, err->message);
+		hello(false, (int32_t)err->kind, err->code, err->message);
 		return 1;
 	}
-	give_up_the_system();
-	if (hello(0, 0, ward_tls_ca_pem(tls)) < 0)
+	if (give_up_the_system() < 0) {
+		hello(false, WARD_ERR_EXECUTION_FAILED, errno,
+		      "ward-tls: cannot load its seccomp filter");
+		return 1;
+	}
+	if (hello(true, 0, 0, ward_tls_ca_pem(tls)) < 0)
 		return 1;
 	while (take_job() != 0)
 		;

@@ -3,12 +3,15 @@
 #include "runtime/tls/tls-internal.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -293,6 +296,49 @@ static int load_ca_file(X509_STORE *store, const char *path, struct ward_error *
 	return 0;
 }
 
+/* The certificates of a hashed directory (c_rehash's "<hash>.<n>" names),
+ * read now: OpenSSL reads such a directory lazily, at each verification,
+ * and ward-tls cannot open files by then (its Landlock domain). Done for
+ * $SSL_CERT_DIR, and for the default directory when there is no default
+ * file (a host with a directory only). */
+static void load_cert_dirs(X509_STORE *store)
+{
+	const char *env = getenv(X509_get_default_cert_dir_env());
+	const char *fenv = getenv(X509_get_default_cert_file_env());
+	char *dirs, *dir, *save = NULL;
+
+	if (!env && access(fenv ? fenv : X509_get_default_cert_file(), R_OK) == 0)
+		return;
+	dirs = strdup(env ? env : X509_get_default_cert_dir());
+	for (dir = dirs ? strtok_r(dirs, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char path[PATH_MAX];
+			size_t n = strspn(e->d_name, "0123456789abcdef");
+			FILE *f;
+			X509 *x;
+
+			if (n != 8 || e->d_name[8] != '.' || !e->d_name[9] ||
+			    strspn(e->d_name + 9, "0123456789") != strlen(e->d_name + 9))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			f = fopen(path, "re");
+			while (f && (x = PEM_read_X509(f, NULL, NULL, NULL))) {
+				X509_STORE_add_cert(store, x); /* a duplicate is no harm */
+				X509_free(x);
+			}
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(dirs);
+	ERR_clear_error();
+}
+
 struct ward_tls *ward_tls_new(const char *upstream_ca, struct ward_error **err)
 {
 	struct ward_tls *t = calloc(1, sizeof(*t));
@@ -357,6 +403,7 @@ struct ward_tls *ward_tls_new(const char *upstream_ca, struct ward_error **err)
 		tls_fail(err, "load the system's trust store");
 		goto fail;
 	}
+	load_cert_dirs(SSL_CTX_get_cert_store(t->client));
 	if (upstream_ca && load_ca_file(SSL_CTX_get_cert_store(t->client), upstream_ca, err) < 0)
 		goto fail;
 	SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);

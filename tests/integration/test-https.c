@@ -557,7 +557,8 @@ START_TEST(test_tls_helper)
 		ck_assert_msg(h, "no ward-tls under the run");
 		snprintf(path, sizeof(path), "/proc/%d/status", h);
 		text = slurp(path, &len);
-		ck_assert_msg(strstr(text, "NoNewPrivs:\t1\n"), "%s", text);
+		ck_assert_msg(strstr(text, "NoNewPrivs:\t1\n") && strstr(text, "Seccomp:\t2\n"),
+			      "%s", text);
 		free(text);
 		snprintf(path, sizeof(path), "/proc/%d/environ", h);
 		if (geteuid() != 0) {
@@ -681,20 +682,59 @@ START_TEST(test_tls_helper)
 	ward_run(&cfg, argv, &res, &err);
 	ck_assert_msg(res.error, "no error");
 	ck_assert_msg(strstr(res.error->message, "HTTPS interception needs ward's TLS helper, "
-				     "ward-tls, installed with ward: none at "
-				     "'/nonexistent/ward-tls' ($WARD_TLS_HELPER)"),
+				     "ward-tls, installed with ward: none usable at "
+				     "'/nonexistent/ward-tls' ($WARD_TLS_HELPER): not found"),
 		      "%s", res.error->message);
 	ck_assert_msg(!res.output || !strstr(res.output, "ran-marker"), "%s", res.output);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 	ck_assert(no_bundle_left());
 
+	/* trust from a hashed directory alone ($SSL_CERT_DIR, no file): read
+	 * before the helper gives up the filesystem */
+	{
+		char dir[PATH_MAX], cmd[3 * PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s/certdir", W.state);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%.1000s' && cp '%.1000s' \"%.1000s/$(openssl x509 "
+			 "-hash -noout -in '%.1000s').0\"", dir, W.ca, dir, W.ca);
+		sh(cmd);
+		setenv("WARD_TLS_HELPER", helper, 1);
+		setenv("SSL_CERT_FILE", "/nonexistent/cert.pem", 1);
+		setenv("SSL_CERT_DIR", dir, 1);
+		config(&cfg, false, "api.test");
+		run(&cfg, "curl -sS https://api.test:8443/echo", &res);
+		contains(res.output, "X-Token: s3cret-value\n");
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+		unsetenv("SSL_CERT_FILE");
+		unsetenv("SSL_CERT_DIR");
+	}
+
+	/* a helper another user could have written is not started */
+	{
+		char copy[PATH_MAX], cmd[2 * PATH_MAX + 64];
+
+		snprintf(copy, sizeof(copy), "%s/ward-tls-copy", W.state);
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 775 '%s'", helper, copy, copy);
+		sh(cmd);
+		setenv("WARD_TLS_HELPER", copy, 1);
+		config(&cfg, true, "api.test");
+		ward_run(&cfg, argv, &res, &err);
+		ck_assert_msg(res.error && strstr(res.error->message, "ward-tls-copy' ($WARD_TLS_HELPER): "
+						  "writable by another user than root or ward's"),
+			      "%s", res.error ? res.error->message : "no error");
+		ward_result_release(&res);
+		ward_config_release(&cfg);
+		unlink(copy);
+	}
+
 	/* exits at once; speaks another protocol */
 	snprintf(fake, sizeof(fake), "%s/fake-tls", W.state);
 	put_file(fake, "#!/usr/bin/python3\n"
 		       "import socket, struct\n"
 		       "s = socket.socket(fileno=3)\n"
-		       "s.send(struct.pack('=Iii', 0x12345678, 0, 0) + b'pem')\n");
+		       "s.send(struct.pack('=IIIIiii', 0x12345678, 28, 260, 724, 1, 0, 0) + b'pem')\n");
 	chmod(fake, 0755);
 	setenv("WARD_TLS_HELPER", "/bin/true", 1);
 	config(&cfg, true, "api.test");
