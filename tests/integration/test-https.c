@@ -690,6 +690,16 @@ START_TEST(test_tls_helper)
 	ward_config_release(&cfg);
 	ck_assert(no_bundle_left());
 
+	/* a slow reader of a response the connection ends after: the end of it,
+	 * written by the proxy before it let go, still reaches the client */
+	setenv("WARD_TLS_HELPER", helper, 1);
+	config(&cfg, true, "api.test");
+	run(&cfg, "curl -sS --limit-rate 4M -H 'Connection: close' "
+		  "'https://api.test:8443/big?n=8388608' | wc -c", &res);
+	contains(res.output, "8388608\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+
 	/* trust from a hashed directory alone ($SSL_CERT_DIR, no file): read
 	 * before the helper gives up the filesystem */
 	{
