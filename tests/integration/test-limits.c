@@ -1084,42 +1084,96 @@ static void ward_in_ctr(const char *ctr, const char *req, const char *out, const
 	(void)ctr;
 }
 
-START_TEST(test_container_shared)
+/* Fork a child into the cgroup ctr, there in a new cgroup and mount
+ * namespace with cgroup2 at /sys/fs/cgroup (mount flags mflags), and run
+ * ward_in_ctr() with each limit of limits (NULL: none) for the request req,
+ * the results in out.1, out.2, ... */
+static void in_container(const char *ctr, unsigned long mflags, const char *req, const char *out,
+			 const char *const *limits, int n)
 {
-	static const char req_true[] = "{\"command\": \"echo ran\"}";
-	char ctr[128], req[PATH_MAX], out1[PATH_MAX], out2[PATH_MAX], *r1, *r2;
-	pid_t pid;
-	int status, fd;
-	json_t *o;
+	pid_t pid = fork();
+	int status, i;
 
-	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
-	ck_assert_int_eq(mkdir(ctr, 0755), 0);
-	snprintf(req, sizeof(req), "%s.req", workdir);
-	snprintf(out1, sizeof(out1), "%s.out1", workdir);
-	snprintf(out2, sizeof(out2), "%s.out2", workdir);
-	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
-	close(fd);
-	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char procs[200];
+		char procs[200], o[PATH_MAX + 16];
 
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
 		if (write_str(procs, "0") < 0 || unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "mode=0755") < 0 ||
-		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) < 0)
+		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC | mflags, NULL) < 0)
 			_exit(99);
-		ward_in_ctr(ctr, req, out1, "16");
-		ward_in_ctr(ctr, req, out2, NULL);
+		for (i = 0; i < n; i++) {
+			snprintf(o, sizeof(o), "%s.%d", out, i + 1);
+			ward_in_ctr(ctr, req, o, limits[i]);
+		}
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
+}
+
+/* A read-only cgroup2 mount, as engines give an unprivileged container by
+ * default: the note says so, the command runs with rlimits. */
+START_TEST(test_container_readonly)
+{
+	static const char req_true[] = "{\"command\": \"echo ran\"}";
+	static const char *const limits[] = { NULL };
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], o1[PATH_MAX + 16], *r;
+	int fd;
+	json_t *o;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
+	close(fd);
+	in_container(ctr, MS_RDONLY, req, out, limits, 1);
+	snprintf(o1, sizeof(o1), "%s.1", out);
+	r = harness_slurp(o1);
+	o = json_loads(r, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "ran\n");
+	ck_assert(json_is_null(json_object_get(json_object_get(o, "layers"), "cgroup")));
+	ck_assert_msg(strstr(json_string_value(json_object_get(json_object_get(o, "resources"),
+							       "note")),
+			     "the container's cgroup ('/sys/fs/cgroup', the root of this cgroup "
+			     "namespace) is not writable by uid 0 (mounted read-only)"),
+		      "%s", r);
+	json_decref(o);
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s': %s", ctr, strerror(errno));
+	unlink(req);
+	unlink(o1);
+	free(r);
+}
+END_TEST
+
+START_TEST(test_container_shared)
+{
+	static const char req_true[] = "{\"command\": \"echo ran\"}";
+	static const char *const limits[] = { "16", NULL };
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], out1[PATH_MAX + 16], out2[PATH_MAX + 16];
+	char *r1, *r2;
+	int fd;
+	json_t *o;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	snprintf(out1, sizeof(out1), "%s.1", out);
+	snprintf(out2, sizeof(out2), "%s.2", out);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
+	close(fd);
+	in_container(ctr, 0, req, out, limits, 2);
 	r1 = harness_slurp(out1);
 	r2 = harness_slurp(out2);
 	o = json_loads(r1, 0, NULL);
@@ -1198,6 +1252,7 @@ int main(void)
 	tcase_add_test(tc, test_container_root);
 	tcase_add_test(tc, test_container_user);
 	tcase_add_test(tc, test_container_shared);
+	tcase_add_test(tc, test_container_readonly);
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);
