@@ -173,6 +173,24 @@ case $out in
 	pass "docs/containers.md's podman run line: ward serve in the image answers MCP" ;;
 *) fail "docs/containers.md's podman run line: ward serve in the image answers MCP" "$out" ;;
 esac
+# the docker run line of docs/containers.md, run by podman with the same
+# flags (there is no Docker here; podman takes systempaths=unconfined too)
+dline=$(awk '$0 == "<!-- tested with podman: docker-run -->" { m = 1; next }
+	m && /^```/ { if (f) exit; f = 1; next } m && f { print; exit }' "$SRC/docs/containers.md")
+case $dline in
+"docker run "*localhost/ward:test)
+	out=$(printf '%s\n' "$INIT" "$CALL" | (cd "$SRC" && dl=${dline#docker } &&
+		eval "podman ${dl%localhost/ward:test}" --label "ward-test=$TAG" \
+			"localhost/ward-$TAG:test") 2>&1)
+	case $out in
+	*'"id":2'*'"exit_code":0'*'"sandboxed":true'*'"stdout":"from-image\n1000\n"'* | \
+	*'"id":2'*'"stdout":"from-image\n1000\n"'*'"exit_code":0'*'"sandboxed":true'*)
+		pass "docs/containers.md's docker run line, run by podman: ward serve answers MCP" ;;
+	*) fail "docs/containers.md's docker run line, run by podman: ward serve answers MCP" "$out" ;;
+	esac
+	;;
+*) fail "docs/containers.md has the docker run line tested with podman" "$dline" ;;
+esac
 # the shipped manifest, with the test's image, pod name and a command: ward
 # run --json, its result in the container's log, after the uid map the Pod's
 # container runs in
