@@ -54,6 +54,8 @@ struct cgroup_probe {
 	char v2_base[PATH_MAX];   /* where command cgroups would go, when version == 2 */
 	bool v2_root;             /* v2 as root: <mount>/ward, made by ward */
 	bool v2_move_self;        /* v2 unprivileged: ward must move into ward-supervisor */
+	bool v2_in_ns;            /* the cgroup2 mount's root is a cgroup namespace's, not
+				     the hierarchy's: a container's cgroup */
 	char v1_mount[CG1_COUNT][PATH_MAX]; /* v1 hierarchies, "" when absent */
 	bool v1_writable;
 	char v2_reason[384];      /* why v2 is not usable, with the fix, or "" */

@@ -339,7 +339,7 @@ static void probe_v2(struct cgroup_probe *p)
 	 * namespace does what it does in a delegated scope (below), as root
 	 * too. Read only there: as root on a host, /proc/self/cgroup is not
 	 * read at all. */
-	in_ns = exists_at(p->v2_mount, "cgroup.type");
+	in_ns = p->v2_in_ns = exists_at(p->v2_mount, "cgroup.type");
 	if (in_ns)
 		own_v2_cgroup(own, sizeof(own));
 	slash = strrchr(own, '/');

@@ -1074,6 +1074,8 @@ static void ward_in_ctr(const char *ctr, const char *req, const char *out, const
 
 		if (in < 0 || o1 < 0 || dup2(in, 0) < 0 || dup2(o1, 1) < 0)
 			_exit(99);
+		if (limit && strcmp(limit, "doctor") == 0)
+			execl(ward, ward, "doctor", "--json", (char *)NULL);
 		execl(ward, ward, "run", "--json", "-C", workdir, limit ? "--pids" : "--timeout",
 		      limit ? limit : "60", (char *)NULL);
 		_exit(97);
@@ -1117,12 +1119,16 @@ static void in_container(const char *ctr, unsigned long mflags, const char *req,
 }
 
 /* A read-only cgroup2 mount, as engines give an unprivileged container by
- * default: the note says so, the command runs with rlimits. */
+ * default: the note says so, the command runs with rlimits, and ward doctor
+ * says what the container needs (not systemd-run's delegation). */
 START_TEST(test_container_readonly)
 {
 	static const char req_true[] = "{\"command\": \"echo ran\"}";
-	static const char *const limits[] = { NULL };
+	static const char *const limits[] = { NULL, "doctor" };
 	char ctr[128], req[PATH_MAX], out[PATH_MAX], o1[PATH_MAX + 16], *r;
+	json_t *c;
+	size_t i;
+	int found = 0;
 	int fd;
 	json_t *o;
 
@@ -1134,7 +1140,7 @@ START_TEST(test_container_readonly)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
 	close(fd);
-	in_container(ctr, MS_RDONLY, req, out, limits, 1);
+	in_container(ctr, MS_RDONLY, req, out, limits, 2);
 	snprintf(o1, sizeof(o1), "%s.1", out);
 	r = harness_slurp(o1);
 	o = json_loads(r, 0, NULL);
@@ -1146,6 +1152,26 @@ START_TEST(test_container_readonly)
 			     "the container's cgroup ('/sys/fs/cgroup', the root of this cgroup "
 			     "namespace) is not writable by uid 0 (mounted read-only)"),
 		      "%s", r);
+	json_decref(o);
+	free(r);
+	unlink(o1);
+	snprintf(o1, sizeof(o1), "%s.2", out);
+	r = harness_slurp(o1);
+	o = json_loads(r, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r);
+	json_array_foreach(json_object_get(o, "checks"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *fix = json_string_value(json_object_get(c, "fix"));
+
+		if (strcmp(name, "cgroup v2") != 0 && strcmp(name, "limits") != 0)
+			continue;
+		found++;
+		ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "limited");
+		ck_assert_msg(fix && strstr(fix, "give the container its cgroup read-write") &&
+				      !strstr(fix, "systemd-run"),
+			      "%s: %s", name, r);
+	}
+	ck_assert_int_eq(found, 2);
 	json_decref(o);
 	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s': %s", ctr, strerror(errno));
 	unlink(req);
