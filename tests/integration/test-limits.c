@@ -876,6 +876,53 @@ START_TEST(test_delegated)
 }
 END_TEST
 
+/* Fork a process that moves into the cgroup ctr, makes a new cgroup and
+ * mount namespace there, mounts cgroup2 at /sys/fs/cgroup (showing ctr as
+ * its root), becomes uid 1000 when as_user, and execs argv with stdin from
+ * the file in and stdout to the file out: the container's only process. */
+static pid_t exec_in_container(const char *ctr, bool as_user, const char *in, const char *out,
+			       char *const argv[])
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char procs[200];
+		int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
+		if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0)
+			_exit(99);
+		if (write_str(procs, "0") < 0) {
+			perror("move into the container's cgroup");
+			_exit(99);
+		}
+		if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+			perror("unshare");
+			_exit(99);
+		}
+		/* the kernel refuses a filesystem mounted on its own root (EBUSY):
+		 * a tmpfs between them, in this namespace only, the outer
+		 * hierarchy's mount left as it is */
+		if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0755") < 0 ||
+		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  NULL) < 0) {
+			perror("mount cgroup2");
+			_exit(99);
+		}
+		if (as_user) {
+			if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
+				_exit(98);
+			prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		}
+		execv(argv[0], argv);
+		_exit(97);
+	}
+	return pid;
+}
+
 /* A container's cgroup, as an engine gives one on cgroup v2 with a cgroup
  * namespace of its own (--cgroupns=private) and the cgroup mounted
  * read-write: a cgroup ctr (the container's, controllers available from its
@@ -922,43 +969,14 @@ static void container_cgroup(bool as_user)
 	close(fd);
 	fd = -1;
 
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		char procs[200];
-		int in = open(req, O_RDONLY), o1 = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	{
+		char *const argv[] = { ward, (char *)"run", (char *)"--json", (char *)"-C", workdir,
+				       (char *)"--ro-bind", hog, (char *)"/hog", (char *)"--ro-bind",
+				       sync, (char *)"/sync", (char *)"--memory", (char *)"48M",
+				       (char *)"--pids", (char *)"16", (char *)"--timeout",
+				       (char *)"60", NULL };
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
-		if (in < 0 || o1 < 0 || dup2(in, 0) < 0 || dup2(o1, 1) < 0)
-			_exit(99);
-		if (write_str(procs, "0") < 0) {
-			perror("move into the container's cgroup");
-			_exit(99);
-		}
-		if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-			perror("unshare");
-			_exit(99);
-		}
-		/* the kernel refuses a filesystem mounted on its own root (EBUSY):
-		 * a tmpfs between them, in this namespace only, the outer
-		 * hierarchy's mount left as it is */
-		if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=0755") < 0 ||
-		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) < 0) {
-			perror("mount cgroup2");
-			_exit(99);
-		}
-		if (as_user) {
-			if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
-				_exit(98);
-			prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-		}
-		execl(ward, ward, "run", "--json", "-C", workdir, "--ro-bind", hog, "/hog", "--ro-bind", sync, "/sync",
-		      "--memory", "48M",
-		      "--pids", "16", "--timeout", "60", (char *)NULL);
-		_exit(97);
+		pid = exec_in_container(ctr, as_user, req, out, argv);
 	}
 	/* the command is running once it opens the FIFO to read */
 	for (n = 0; fd < 0 && n < 20000; n++) {
@@ -1233,6 +1251,60 @@ START_TEST(test_container_shared)
 }
 END_TEST
 
+/* ward serve as the container's entrypoint, root, two commands: the first
+ * moves ward into ward-supervisor, the second finds it there; each command
+ * gets a cgroup of its own below the container's, removed after it. */
+START_TEST(test_container_serve)
+{
+	static const char mcp[] =
+		"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"initialize\", \"params\": "
+		"{\"protocolVersion\": \"2025-06-18\", \"capabilities\": {}, \"clientInfo\": "
+		"{\"name\": \"t\", \"version\": \"1\"}}}\n"
+		"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": "
+		"{\"name\": \"shell\", \"arguments\": {\"command\": \"echo one\"}}}\n"
+		"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"tools/call\", \"params\": "
+		"{\"name\": \"shell\", \"arguments\": {\"command\": \"echo two\"}}}\n";
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], path[PATH_MAX], *ward = harness_path("ward");
+	char *const argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"-C", workdir,
+			       (char *)"--pids", (char *)"16", NULL };
+	char *r, *line, *save = NULL;
+	int fd, status, n = 0;
+	pid_t pid;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, mcp, strlen(mcp)), (ssize_t)strlen(mcp));
+	close(fd);
+	pid = exec_in_container(ctr, false, req, out, argv);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	r = harness_slurp(out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, r);
+	for (line = strtok_r(r, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "\"id\":2") && !strstr(line, "\"id\":3"))
+			continue;
+		n++;
+		ck_assert_msg(strstr(line, "\"exit_code\":0") && strstr(line, "\"sandboxed\":true") &&
+				      strstr(line, "\"cgroup\":2") &&
+				      strstr(line, "\"pids\":{\"value\":16,\"mechanism\":\"cgroup v2 "
+						   "pids.max\"}"),
+			      "%s", line);
+	}
+	ck_assert_int_eq(n, 2);
+	snprintf(path, sizeof(path), "%s/ward-supervisor", ctr);
+	ck_assert_msg(rmdir(path) == 0, "rmdir '%s': %s", path, strerror(errno));
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s' (something left in it): %s", ctr,
+		      strerror(errno));
+	unlink(req);
+	unlink(out);
+	free(r);
+	free(ward);
+}
+END_TEST
+
 static const char *probe_nocgroup(void)
 {
 	if (harness_have("cgroup1") || harness_have("cgroup2"))
@@ -1279,6 +1351,7 @@ int main(void)
 	tcase_add_test(tc, test_container_user);
 	tcase_add_test(tc, test_container_shared);
 	tcase_add_test(tc, test_container_readonly);
+	tcase_add_test(tc, test_container_serve);
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);
