@@ -9,6 +9,10 @@
  *    Delegate=yes). ward moves its own process into <delegated>/ward-supervisor
  *    (a cgroup with processes cannot enable controllers for its children) and
  *    makes <delegated>/<name>;
+ *  - cgroup v2 at the root of a cgroup namespace that is not the hierarchy's
+ *    (a container's cgroup, --cgroupns=private), as root too: the same, the
+ *    container's cgroup being the delegated one (writable by ward's user, ward
+ *    its only process);
  *  - cgroup v1 (hybrid hosts): <hierarchy>/ward-<name> at the top of the
  *    memory and pids hierarchies (and cpu, cpuacct, blkio when asked).
  *

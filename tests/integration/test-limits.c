@@ -1,6 +1,8 @@
 /* test-limits.c — resource limits for real: OOM kills, fork bombs, CPU
  * quotas, peaks, rlimits, cgroups removed (also after a ward was SIGKILLed),
- * and the rlimits-only mode of a user with no cgroup.
+ * the rlimits-only mode of a user with no cgroup, and ward inside a
+ * container's cgroup namespace (cgroup2-container: made by hand as an engine
+ * makes it, in the VM tier's pure cgroup v2).
  *
  * The cgroup cases run once per cgroup version this host gives ward: tagged
  * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
@@ -876,10 +878,40 @@ START_TEST(test_delegated)
 }
 END_TEST
 
-/* Fork a process that moves into the cgroup ctr, makes a new cgroup and
- * mount namespace there, mounts cgroup2 at /sys/fs/cgroup (showing ctr as
- * its root), becomes uid 1000 when as_user, and execs argv with stdin from
- * the file in and stdout to the file out: the container's only process. */
+/* In a forked child: move into the cgroup ctr, make a new cgroup and mount
+ * namespace there and mount cgroup2 (flags mflags) at /sys/fs/cgroup,
+ * which then shows ctr as its root — what an engine gives a container with
+ * a cgroup namespace of its own. -1 (said on stderr) on failure. */
+static int enter_container(const char *ctr, unsigned long mflags)
+{
+	char procs[200];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
+	if (write_str(procs, "0") < 0) {
+		perror("move into the container's cgroup");
+		return -1;
+	}
+	if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("unshare");
+		return -1;
+	}
+	/* the kernel refuses a filesystem mounted on its own root (EBUSY): a
+	 * tmpfs between them, in this namespace only, the outer hierarchy's
+	 * mount left as it is */
+	if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755") < 0 ||
+	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC | mflags,
+		  NULL) < 0) {
+		perror("mount cgroup2");
+		return -1;
+	}
+	return 0;
+}
+
+/* Fork a process that enters the container of ctr (enter_container()),
+ * becomes uid 1000 when as_user, and execs argv with stdin from the file in
+ * and stdout to the file out: the container's only process. */
 static pid_t exec_in_container(const char *ctr, bool as_user, const char *in, const char *out,
 			       char *const argv[])
 {
@@ -887,31 +919,11 @@ static pid_t exec_in_container(const char *ctr, bool as_user, const char *in, co
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char procs[200];
 		int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
-		if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0)
+		if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
+		    enter_container(ctr, 0) < 0)
 			_exit(99);
-		if (write_str(procs, "0") < 0) {
-			perror("move into the container's cgroup");
-			_exit(99);
-		}
-		if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-			perror("unshare");
-			_exit(99);
-		}
-		/* the kernel refuses a filesystem mounted on its own root (EBUSY):
-		 * a tmpfs between them, in this namespace only, the outer
-		 * hierarchy's mount left as it is */
-		if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=0755") < 0 ||
-		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  NULL) < 0) {
-			perror("mount cgroup2");
-			_exit(99);
-		}
 		if (as_user) {
 			if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
 				_exit(98);
@@ -1077,11 +1089,9 @@ START_TEST(test_container_user)
 }
 END_TEST
 
-/* The container's cgroup holding another process besides ward (a shell
- * that started it): controllers cannot be enabled below it, so an explicit
- * limit fails saying why, and without one the command runs with rlimits,
- * the note saying why. */
-static void ward_in_ctr(const char *ctr, const char *req, const char *out, const char *limit)
+/* ward run --json in the workdir with the request req, its result in out,
+ * with --pids limit (NULL: no limit); limit "doctor": ward doctor --json. */
+static void ward_in_ctr(const char *req, const char *out, const char *limit)
 {
 	char *ward = harness_path("ward");
 	pid_t pid = fork();
@@ -1101,7 +1111,6 @@ static void ward_in_ctr(const char *ctr, const char *req, const char *out, const
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	free(ward);
-	(void)ctr;
 }
 
 /* Fork a child into the cgroup ctr, there in a new cgroup and mount
@@ -1116,19 +1125,13 @@ static void in_container(const char *ctr, unsigned long mflags, const char *req,
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		char procs[200], o[PATH_MAX + 16];
+		char o[PATH_MAX + 16];
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
-		if (write_str(procs, "0") < 0 || unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=0755") < 0 ||
-		    mount("cgroup2", "/sys/fs/cgroup", "cgroup2",
-			  MS_NOSUID | MS_NODEV | MS_NOEXEC | mflags, NULL) < 0)
+		if (enter_container(ctr, mflags) < 0)
 			_exit(99);
 		for (i = 0; i < n; i++) {
 			snprintf(o, sizeof(o), "%s.%d", out, i + 1);
-			ward_in_ctr(ctr, req, o, limits[i]);
+			ward_in_ctr(req, o, limits[i]);
 		}
 		_exit(0);
 	}
@@ -1198,6 +1201,10 @@ START_TEST(test_container_readonly)
 }
 END_TEST
 
+/* The container's cgroup holding another process besides ward (a shell
+ * that started it): controllers cannot be enabled below it, so an explicit
+ * limit fails saying why, and without one the command runs with rlimits,
+ * the note saying why. */
 START_TEST(test_container_shared)
 {
 	static const char req_true[] = "{\"command\": \"echo ran\"}";
