@@ -9,6 +9,10 @@
  *    Delegate=yes). ward moves its own process into <delegated>/ward-supervisor
  *    (a cgroup with processes cannot enable controllers for its children) and
  *    makes <delegated>/<name>;
+ *  - cgroup v2 at the root of a cgroup namespace that is not the hierarchy's
+ *    (a container's cgroup, --cgroupns=private), as root too: the same, the
+ *    container's cgroup being the delegated one (writable by ward's user, ward
+ *    its only process);
  *  - cgroup v1 (hybrid hosts): <hierarchy>/ward-<name> at the top of the
  *    memory and pids hierarchies (and cpu, cpuacct, blkio when asked).
  *
@@ -54,6 +58,8 @@ struct cgroup_probe {
 	char v2_base[PATH_MAX];   /* where command cgroups would go, when version == 2 */
 	bool v2_root;             /* v2 as root: <mount>/ward, made by ward */
 	bool v2_move_self;        /* v2 unprivileged: ward must move into ward-supervisor */
+	bool v2_in_ns;            /* the cgroup2 mount's root is a cgroup namespace's, not
+				     the hierarchy's: a container's cgroup */
 	char v1_mount[CG1_COUNT][PATH_MAX]; /* v1 hierarchies, "" when absent */
 	bool v1_writable;
 	char v2_reason[384];      /* why v2 is not usable, with the fix, or "" */

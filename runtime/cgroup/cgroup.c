@@ -256,8 +256,10 @@ static void own_v2_cgroup(char *out, size_t size)
  * user.delegate / trusted.delegate attribute, systemd >= 251), or it is in
  * this user's own systemd manager (user@UID.service: the user manager does
  * not always mark its scopes), or its parent is not ours (a delegation
- * boundary made by hand). */
-static bool delegated(const char *dir)
+ * boundary made by hand), or it is in a cgroup namespace rooted below the
+ * hierarchy's root (in_ns: a container's cgroup, which its engine gave the
+ * container whole; no systemd of the host manages what is below it). */
+static bool delegated(const char *dir, bool in_ns)
 {
 	char path[PATH_MAX + 32], parent[PATH_MAX], val[8], manager[64];
 	struct stat st, pst;
@@ -271,6 +273,8 @@ static bool delegated(const char *dir)
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
 	if (access(path, W_OK) != 0)
 		return false;
+	if (in_ns)
+		return true;
 	memset(val, 0, sizeof(val));
 	if ((getxattr(dir, "user.delegate", val, sizeof(val) - 1) > 0 ||
 	     getxattr(dir, "trusted.delegate", val, sizeof(val) - 1) > 0) &&
@@ -310,8 +314,8 @@ static bool only_us(const char *dir)
 
 static void probe_v2(struct cgroup_probe *p)
 {
-	char own[PATH_MAX], dir[PATH_MAX * 2], ctl[256] = "";
-	bool root = geteuid() == 0;
+	char own[PATH_MAX] = "", dir[PATH_MAX * 2], ctl[256] = "";
+	bool root = geteuid() == 0, in_ns, at_ns_root;
 	char *slash;
 
 	if (!p->v2_mount[0]) {
@@ -327,25 +331,49 @@ static void probe_v2(struct cgroup_probe *p)
 			 p->v1_mount[CG1_MEMORY][0] ? " (hybrid host: they are on cgroup v1)" : "");
 		return;
 	}
-	if (root && access(p->v2_mount, W_OK) == 0) {
+	/* The mount's root is not the hierarchy's (the real root has no
+	 * cgroup.type): a cgroup namespace's, as in a container with its own
+	 * (--cgroupns=private, the default on cgroup v2). Its root is then a
+	 * cgroup like any other: one holding processes (the container's) cannot
+	 * enable controllers for children, so ward at the root of the
+	 * namespace does what it does in a delegated scope (below), as root
+	 * too. Read only there: as root on a host, /proc/self/cgroup is not
+	 * read at all. */
+	in_ns = p->v2_in_ns = exists_at(p->v2_mount, "cgroup.type");
+	if (in_ns)
+		own_v2_cgroup(own, sizeof(own));
+	slash = strrchr(own, '/');
+	at_ns_root = in_ns && (!own[0] || (slash == own && strcmp(own, "/ward-supervisor") == 0));
+	if (root && !at_ns_root && access(p->v2_mount, W_OK) == 0) {
 		snprintf(p->v2_base, sizeof(p->v2_base), "%s/ward", p->v2_mount);
 		p->v2_root = true;
 		p->version = 2;
 		return;
 	}
-	own_v2_cgroup(own, sizeof(own));
+	if (!in_ns)
+		own_v2_cgroup(own, sizeof(own));
 	snprintf(dir, sizeof(dir), "%s%s", p->v2_mount, own);
 	slash = strrchr(dir, '/');
 	if (own[0] && slash && strcmp(slash + 1, "ward-supervisor") == 0) {
 		*slash = '\0';
-		if (delegated(dir)) {
+		if (delegated(dir, in_ns)) {
 			snprintf(p->v2_base, sizeof(p->v2_base), "%s", dir);
 			p->version = 2;
 			return;
 		}
 		*slash = '/';
 	}
-	if (!own[0] || !delegated(dir)) {
+	if (at_ns_root && !delegated(dir, true)) {
+		int e = access(dir, W_OK) < 0 ? errno : EACCES;
+
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
+			 "the container's cgroup ('%s', the root of this cgroup namespace) is not "
+			 "writable by uid %u (%s); a cgroup limit inside a container needs one its "
+			 "engine delegated to it, mounted read-write",
+			 dir, (unsigned)geteuid(), e == EROFS ? "mounted read-only" : strerror(e));
+		return;
+	}
+	if ((!own[0] && !in_ns) || !delegated(dir, in_ns)) {
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "the cgroup this process runs in ('%s') is not delegated to uid %u; "
 			 "fix: " FIX_DELEGATE, dir, (unsigned)geteuid());
@@ -356,6 +384,13 @@ static void probe_v2(struct cgroup_probe *p)
 		snprintf(p->v2_reason, sizeof(p->v2_reason),
 			 "the delegated cgroup '%s' has no memory and pids controllers; fix: " FIX_DELEGATE,
 			 dir);
+		return;
+	}
+	if (!only_us(dir) && at_ns_root) {
+		snprintf(p->v2_reason, sizeof(p->v2_reason),
+			 "the container's cgroup '%s' holds other processes too, so controllers cannot "
+			 "be enabled below it; fix: start ward as the container's only process (its "
+			 "entrypoint)", dir);
 		return;
 	}
 	if (!only_us(dir)) {

@@ -425,6 +425,14 @@ static void check_seccomp(struct ward_doctor *d)
 	    actions[0] ? actions : "unknown");
 }
 
+/* In a container with a cgroup namespace of its own: what the engine must
+ * give for a cgroup per command (the container's own limits bound all of
+ * its commands without it). */
+#define FIX_CONTAINER_CGROUP                                                                       \
+	"for a cgroup per command, give the container its cgroup read-write and writable by "    \
+	"ward's user, and start ward as its only process (the entrypoint); without, the "         \
+	"container's own cgroup limits bound all its commands together"
+
 /* cgroup v2 (controllers, delegation), the v1 fallback, and the limits ward
  * will apply with them — the same choice ward_run() makes. */
 static void check_cgroups(struct ward_doctor *d)
@@ -447,6 +455,8 @@ static void check_cgroups(struct ward_doctor *d)
 		    "delegated cgroup %s: ward %s its own process into %s/ward-supervisor and makes "
 		    "its cgroups beside it", p.v2_base, p.v2_move_self ? "moves" : "has moved",
 		    p.v2_base);
+	else if (p.v2_in_ns)
+		add(d, "cgroup v2", WARD_CHECK_LIMITED, FIX_CONTAINER_CGROUP, "%s", p.v2_reason);
 	else
 		add(d, "cgroup v2", p.v2_mount[0] ? WARD_CHECK_LIMITED : WARD_CHECK_MISSING,
 		    p.v1_mount[CG1_MEMORY][0] && p.v2_mount[0] && !strstr(p.v2_reason, "delegat") ?
@@ -472,8 +482,9 @@ static void check_cgroups(struct ward_doctor *d)
 		    (unsigned long long)lim.pids, WARD_NOFILE_MAX);
 	else
 		add(d, "limits", WARD_CHECK_LIMITED,
-		    "run ward as root, or in a delegated cgroup v2 scope: systemd-run --user "
-		    "--scope -p Delegate=yes ward run ...",
+		    p.v2_in_ns ? FIX_CONTAINER_CGROUP :
+				 "run ward as root, or in a delegated cgroup v2 scope: systemd-run "
+				 "--user --scope -p Delegate=yes ward run ...",
 		    "no cgroup limit applies here, rlimits only (no core dumps, %d open files); "
 		    "--memory, --pids, --cpus and --io-weight fail the command (see the cgroup "
 		    "checks above)", WARD_NOFILE_MAX);

@@ -17,7 +17,10 @@
 #      the inner ward's refusal names --allow-nested
 #   6. podman build of packaging/container/Containerfile from the local base,
 #      and podman kube play of packaging/container/ward-pod.yaml running a
-#      command through ward: this podman (4.3) does not honour
+#      command through ward, hostUsers: false (--userns=auto, with
+#      /etc/subuid and /etc/subgid of the test's own in a private mount
+#      namespace) and the Pod's uid map checked; the same Pod without
+#      procMount: Unmasked stops at /proc. This podman (4.3) does not honour
 #      procMount: Unmasked (4.7 does): a runtime wrapper of the test does
 #      what the field means, where the manifest has it
 #   7. 20 concurrent ward serve sessions in one container, with per-command
@@ -62,7 +65,7 @@ cleanup() {
 		podman images -q --filter reference=localhost/podman-pause 2>/dev/null |
 			xargs -r podman rmi -f >/dev/null 2>&1 || true
 	fi
-	podman pod rm -f "ward-agent-$TAG" >/dev/null 2>&1 || true
+	podman pod rm -f "ward-agent-$TAG" "ward-agent-m$TAG" >/dev/null 2>&1 || true
 	podman rm -f --filter "label=ward-test=$TAG" >/dev/null 2>&1 || true
 	podman rmi -f "localhost/ward-base-$TAG:bookworm" "localhost/ward-$TAG:test" \
 		>/dev/null 2>&1 || true
@@ -173,18 +176,54 @@ case $out in
 	pass "docs/containers.md's podman run line: ward serve in the image answers MCP" ;;
 *) fail "docs/containers.md's podman run line: ward serve in the image answers MCP" "$out" ;;
 esac
-# the shipped manifest, with the test's image, pod name and a command
+# the docker run line of docs/containers.md, run by podman with the same
+# flags (there is no Docker here; podman takes systempaths=unconfined too)
+dline=$(awk '$0 == "<!-- tested with podman: docker-run -->" { m = 1; next }
+	m && /^```/ { if (f) exit; f = 1; next } m && f { print; exit }' "$SRC/docs/containers.md")
+case $dline in
+"docker run "*localhost/ward:test)
+	out=$(printf '%s\n' "$INIT" "$CALL" | (cd "$SRC" && dl=${dline#docker } &&
+		eval "podman ${dl%localhost/ward:test}" --label "ward-test=$TAG" \
+			"localhost/ward-$TAG:test") 2>&1)
+	case $out in
+	*'"id":2'*'"exit_code":0'*'"sandboxed":true'*'"stdout":"from-image\n1000\n"'* | \
+	*'"id":2'*'"stdout":"from-image\n1000\n"'*'"exit_code":0'*'"sandboxed":true'*)
+		pass "docs/containers.md's docker run line, run by podman: ward serve answers MCP" ;;
+	*) fail "docs/containers.md's docker run line, run by podman: ward serve answers MCP" "$out" ;;
+	esac
+	;;
+*) fail "docs/containers.md has the docker run line tested with podman" "$dline" ;;
+esac
+# the shipped manifest, with the test's image, pod name and a command: ward
+# run --json, its result in the container's log, after the uid map the Pod's
+# container runs in
+KUBE_REQ='{\\"command\\": \\"echo kube-ok\\"}'
 sed -e "s|localhost/ward:test|localhost/ward-$TAG:test|" -e "s|name: ward-agent|name: ward-agent-$TAG|" \
-	-e 's|command: \["/usr/local/bin/ward", "serve"\]|command: ["/usr/local/bin/ward", "run", "--", "sh", "-c", "echo kube-ok"]|' \
+	-e "s|command: \\[\"/usr/local/bin/ward\", \"serve\"\\]|command: [\"/bin/sh\", \"-c\", \"cat /proc/self/uid_map; echo '$KUBE_REQ' \\| /usr/local/bin/ward run --json\"]|" \
 	"$SRC/packaging/container/ward-pod.yaml" > "$TMP/pod.yaml"
-# hostUsers: false needs subordinate ids for podman's user "containers" in
-# /etc/subuid and /etc/subgid: the machine's configuration, which a test
-# does not change. Without them the Pod runs without its user namespace.
-if ! grep -q '^containers:' /etc/subuid 2>/dev/null; then
-	sed -i '/^  hostUsers: false/d' "$TMP/pod.yaml"
-	echo "# NOTE no /etc/subuid range for 'containers': the Pod runs without hostUsers: false"
-fi
 grep -q 'echo kube-ok' "$TMP/pod.yaml" || fail "the manifest's command could be replaced" ""
+# The manifest's securityContext is the least ward needs: its one relaxation
+# is procMount: Unmasked (the same Pod without it fails at /proc, below);
+# everything else takes away (a user namespace, uid 1000, no capability, no
+# privilege escalation, the runtime's seccomp profile), and nothing else is
+# there (no privileged, no added capability, no host namespace).
+sc=$(sed -n '/^ *securityContext:/,/^ *resources:/p' "$TMP/pod.yaml" | grep -v '^ *#')
+missing=""
+for want in 'hostUsers: false' 'procMount: Unmasked' 'type: RuntimeDefault' 'runAsUser: 1000' \
+	'runAsNonRoot: true' 'allowPrivilegeEscalation: false' 'drop: \["ALL"\]'; do
+	grep -q "^ *$want" "$TMP/pod.yaml" || missing="$missing '$want'"
+done
+for extra in privileged add: hostPID hostIPC hostNetwork 'type: Unconfined' SYS_ADMIN; do
+	! printf '%s\n' "$sc" | grep -q "$extra" || missing="$missing extra:'$extra'"
+	! grep -v '^ *#' "$TMP/pod.yaml" | grep -q "^ *$extra" || missing="$missing extra:'$extra'"
+done
+if [ -z "$missing" ]; then
+	pass "the manifest's securityContext: procMount: Unmasked its one relaxation"
+else
+	fail "the manifest's securityContext: procMount: Unmasked its one relaxation" "$missing"
+fi
+sed -e "s|name: ward-agent-$TAG|name: ward-agent-m$TAG|" -e '/^ *procMount: Unmasked/d' \
+	"$TMP/pod.yaml" > "$TMP/pod-masked.yaml"
 # podman learnt procMount: Unmasked in 4.7; Debian 12's 4.3 ignores the
 # field. Where the manifest asks for it, the Pod runs under a runtime of the
 # test's own that does what the field means (what podman 4.7+ and a cluster
@@ -224,16 +263,59 @@ RT
 	fi
 	;;
 esac
-if podman --runtime "$kube_runtime" kube play "$TMP/pod.yaml" >"$TMP/play.log" 2>&1; then
-	podman wait "ward-agent-$TAG-ward" >/dev/null 2>&1 || true
-	out=$(podman logs "ward-agent-$TAG-ward" 2>&1 || true)
-	case $out in
-	*kube-ok*) pass "podman kube play of the manifest: a command ran through ward in the Pod" ;;
-	*) fail "podman kube play of the manifest: a command ran through ward in the Pod" "$out" ;;
-	esac
+# hostUsers: false is podman's --userns=auto: subordinate ids for its user
+# "containers" in /etc/subuid and /etc/subgid, which the machine may not
+# have and a test does not change. The Pods run in a private mount
+# namespace (unshare -m) where files of the test's own are bound over
+# /etc/subuid and /etc/subgid (where the machine has no such files, an
+# overlay of /etc adds them: the machine's /etc its lower layer, untouched);
+# all is gone with the namespace. The pods are played, read and removed in
+# it, where their mounts are.
+mkdir -p "$TMP/etc-upper" "$TMP/etc-work"
+echo 'containers:2147483647:2147483648' >"$TMP/etc-upper/subuid"
+echo 'containers:2147483647:2147483648' >"$TMP/etc-upper/subgid"
+cat >"$TMP/kube.sh" <<'KUBE'
+set -u
+T=$1 TAG=$2 RT=$3
+trap 'podman pod rm -f "ward-agent-$TAG" "ward-agent-m$TAG" >/dev/null 2>&1' EXIT
+if [ -f /etc/subuid ] && [ -f /etc/subgid ]; then
+	mount --bind "$T/etc-upper/subuid" /etc/subuid &&
+		mount --bind "$T/etc-upper/subgid" /etc/subgid || exit 1
 else
-	fail "podman kube play of packaging/container/ward-pod.yaml" "$(tail -5 "$TMP/play.log")"
+	mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/etc-upper,workdir=$T/etc-work" /etc ||
+		exit 1
 fi
+for p in "ward-agent-$TAG:$T/pod.yaml:$RT" "ward-agent-m$TAG:$T/pod-masked.yaml:runc"; do
+	n=${p%%:*} p=${p#*:}
+	if podman --runtime "${p#*:}" kube play "${p%%:*}" >"$T/play-$n.log" 2>&1; then
+		podman wait "$n-ward" >/dev/null 2>&1 || true
+		podman logs "$n-ward" >"$T/log-$n" 2>&1 || true
+	else
+		tail -5 "$T/play-$n.log" >"$T/log-$n"
+	fi
+done
+KUBE
+unshare -m --propagation private sh "$TMP/kube.sh" "$TMP" "$TAG" "$kube_runtime" ||
+	fail "podman kube play in a mount namespace of the test's own" ""
+# the Pod's user namespace: its uid 0 is one of the test's subordinate ids
+# (not 0 on the host), and the command ran sandboxed inside ward
+out=$(cat "$TMP/log-ward-agent-$TAG" 2>/dev/null || true)
+case $(printf '%s\n' "$out" | head -1 | tr -s ' ') in
+" 0 2147483647 "*) pass "podman kube play of the manifest: hostUsers: false, the Pod in a user namespace" ;;
+*) fail "podman kube play of the manifest: hostUsers: false, the Pod in a user namespace" "$out" ;;
+esac
+case $out in
+*'"output":"kube-ok\n"'*'"sandboxed":true'*'"namespaces":["user","mount","pid","net","ipc","uts","cgroup"]'*'"hostname":"skipped: sethostname EPERM'*'"seccomp":"default","capabilities_dropped":true,"no_new_privs":true'*)
+	pass "podman kube play of the manifest: a command ran sandboxed through ward in the Pod" ;;
+*) fail "podman kube play of the manifest: a command ran sandboxed through ward in the Pod" "$out" ;;
+esac
+out=$(cat "$TMP/log-ward-agent-m$TAG" 2>/dev/null || true)
+case $out in
+*'"sandboxed":true'*) fail "the manifest without procMount: Unmasked: ward refuses" "$out" ;;
+*"mount proc on '/proc' (the outer /proc has masked paths"*)
+	pass "the manifest without procMount: Unmasked: ward fails naming /proc" ;;
+*) fail "the manifest without procMount: Unmasked: ward fails naming /proc" "$out" ;;
+esac
 
 # 7. a fleet: 20 concurrent ward serve sessions in one container, each
 # command's latency (bench/serve-fleet.py)

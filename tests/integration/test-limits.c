@@ -1,12 +1,15 @@
 /* test-limits.c — resource limits for real: OOM kills, fork bombs, CPU
  * quotas, peaks, rlimits, cgroups removed (also after a ward was SIGKILLed),
- * and the rlimits-only mode of a user with no cgroup.
+ * the rlimits-only mode of a user with no cgroup, and ward inside a
+ * container's cgroup namespace (cgroup2-container: made by hand as an engine
+ * makes it, in the VM tier's pure cgroup v2).
  *
  * The cgroup cases run once per cgroup version this host gives ward: tagged
  * cgroup1 (a hybrid host, as root) or cgroup2 (a pure v2 host or the VM
  * tests/vm/run.sh boots). */
 #include "harness.h"
 #include "runtime/cgroup/cgroup-internal.h"
+#include "runtime/util/util-internal.h"
 #include "ward/request.h"
 
 #include <jansson.h>
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -873,6 +878,440 @@ START_TEST(test_delegated)
 }
 END_TEST
 
+/* In a forked child: move into the cgroup ctr, make a new cgroup and mount
+ * namespace there and mount cgroup2 (flags mflags) at /sys/fs/cgroup,
+ * which then shows ctr as its root — what an engine gives a container with
+ * a cgroup namespace of its own. -1 (said on stderr) on failure. */
+static int enter_container(const char *ctr, unsigned long mflags)
+{
+	char procs[200];
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", ctr);
+	if (write_str(procs, "0") < 0) {
+		perror("move into the container's cgroup");
+		return -1;
+	}
+	if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("unshare");
+		return -1;
+	}
+	/* the kernel refuses a filesystem mounted on its own root (EBUSY): a
+	 * tmpfs between them, in this namespace only, the outer hierarchy's
+	 * mount left as it is */
+	if (mount("tmpfs", "/sys/fs/cgroup", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755") < 0 ||
+	    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC | mflags,
+		  NULL) < 0) {
+		perror("mount cgroup2");
+		return -1;
+	}
+	return 0;
+}
+
+/* Fork a process that enters the container of ctr (enter_container()),
+ * becomes uid 1000 when as_user, and execs argv with stdin from the file in
+ * and stdout to the file out: the container's only process. */
+static pid_t exec_in_container(const char *ctr, bool as_user, const char *in, const char *out,
+			       char *const argv[])
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+		if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
+		    enter_container(ctr, 0) < 0)
+			_exit(99);
+		if (as_user) {
+			if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
+				_exit(98);
+			prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		}
+		execv(argv[0], argv);
+		_exit(97);
+	}
+	return pid;
+}
+
+/* A container's cgroup, as an engine gives one on cgroup v2 with a cgroup
+ * namespace of its own (--cgroupns=private) and the cgroup mounted
+ * read-write: a cgroup ctr (the container's, controllers available from its
+ * parent, none enabled in it), a process moved into it that makes a new
+ * cgroup namespace (rooted at ctr) and mount namespace, mounts cgroup2 at
+ * /sys/fs/cgroup (which shows ctr as its root), becomes the container's user
+ * (root, or uid 1000 when ctr is delegated to it: chowned as systemd's
+ * Delegate=yes does) and execs ward run --json as the container's only
+ * process. Its command opens a FIFO of the workdir and waits there: the test
+ * then finds it in a command cgroup below ctr with memory.max and pids.max
+ * set, lets it go, and it forks until pids.max stops it. After ward, nothing
+ * is left in ctr but ward's own empty ward-supervisor. */
+static void container_cgroup(bool as_user)
+{
+	char ctr[128], path[PATH_MAX], fifo[PATH_MAX + 8], req[PATH_MAX], out[PATH_MAX];
+	static const char cmd[] = "{\"command\": \"read x < /sync/go && exec /hog procs 40 1\"}";
+	char sync[PATH_MAX];
+	char *ward = harness_path("ward"), *result, cg[PATH_MAX] = "", buf[64];
+	json_t *o, *layers, *limits, *resources;
+	DIR *d;
+	struct dirent *e;
+	pid_t pid;
+	int status, fd = -1, n;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	if (as_user) {
+		user_cgroup(ctr);
+		chmod(workdir, 0777);
+	} else {
+		ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	}
+	/* beside the workdir, bound in: ward itself looks at what the workdir
+	 * holds before the command runs */
+	snprintf(sync, sizeof(sync), "%s.sync", workdir);
+	ck_assert_int_eq(mkdir(sync, 0755), 0);
+	snprintf(fifo, sizeof(fifo), "%s/go", sync);
+	ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+	chmod(fifo, 0666);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	close(fd);
+	fd = -1;
+
+	{
+		char *const argv[] = { ward, (char *)"run", (char *)"--json", (char *)"-C", workdir,
+				       (char *)"--ro-bind", hog, (char *)"/hog", (char *)"--ro-bind",
+				       sync, (char *)"/sync", (char *)"--memory", (char *)"48M",
+				       (char *)"--pids", (char *)"16", (char *)"--timeout",
+				       (char *)"60", NULL };
+
+		pid = exec_in_container(ctr, as_user, req, out, argv);
+	}
+	/* the command is running once it opens the FIFO to read */
+	for (n = 0; fd < 0 && n < 20000; n++) {
+		fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && waitpid(pid, &status, WNOHANG) == pid) {
+			pid = -1;
+			break;
+		}
+		if (fd < 0)
+			usleep(1000);
+	}
+	result = harness_slurp(out);
+	ck_assert_msg(fd >= 0, "the command never opened the FIFO: %s",
+		      result && strstr(result, "\"error\"") ? strstr(result, "\"error\"") : "");
+	d = opendir(ctr);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] == 'w' && strcmp(e->d_name, "ward-supervisor"))
+			snprintf(cg, sizeof(cg), "%s/%s", ctr, e->d_name);
+	closedir(d);
+	if (!cg[0]) {
+		char ls[2048] = "", own[512] = "";
+
+		d = opendir(ctr);
+		while (d && (e = readdir(d)))
+			snprintf(ls + strlen(ls), sizeof(ls) - strlen(ls), " %s", e->d_name);
+		if (d)
+			closedir(d);
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+		ward_read_file(path, own, sizeof(own));
+		close(fd);
+		waitpid(pid, &status, 0);
+		free(result);
+		result = harness_slurp(out);
+		ck_abort_msg("no command cgroup in '%s':%s; ward in %s: %s", ctr, ls, own, result);
+	}
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	ck_assert_int_gt(ward_read_file(path, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "50331648\n");
+	snprintf(path, sizeof(path), "%s/pids.max", cg);
+	ck_assert_int_gt(ward_read_file(path, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "16\n");
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	ck_assert_int_gt(ward_read_file(path, buf, sizeof(buf)), 0); /* the command is in it */
+	/* ward itself in ward-supervisor, ctr holding no process */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", ctr);
+	ck_assert_int_eq(ward_read_file(path, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(write(fd, "\n", 1), 1);
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	free(result);
+	result = harness_slurp(out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status,
+		      result);
+	o = json_loads(result, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", result);
+	layers = json_object_get(o, "layers");
+	resources = json_object_get(o, "resources");
+	limits = json_object_get(resources, "limits");
+	ck_assert_msg(json_is_true(json_object_get(o, "sandboxed")), "%s", result);
+	ck_assert_int_eq(json_integer_value(json_object_get(layers, "cgroup")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(resources, "measured_by")), "cgroup v2");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(limits, "memory"),
+							   "mechanism")),
+			 "cgroup v2 memory.max");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(limits, "pids"),
+							   "mechanism")),
+			 "cgroup v2 pids.max");
+	/* the fork loop stopped by pids.max */
+	ck_assert_msg(strstr(json_string_value(json_object_get(o, "stderr")),
+			     "fork: Resource temporarily unavailable"), "%s", result);
+	ck_assert_int_le(json_integer_value(json_object_get(resources, "pids_peak")), 16);
+	json_decref(o);
+	/* nothing left: no command cgroup, no process; ward's own cgroup is
+	 * ward-supervisor, empty once it exited (the container's, removed with
+	 * it), so ctr goes with one rmdir more */
+	snprintf(path, sizeof(path), "%s/ward-supervisor", ctr);
+	ck_assert_msg(rmdir(path) == 0, "rmdir '%s': %s", path, strerror(errno));
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s' (something left in it): %s", ctr,
+		      strerror(errno));
+	unlink(req);
+	unlink(out);
+	unlink(fifo);
+	rmdir(sync);
+	free(result);
+	free(ward);
+}
+
+START_TEST(test_container_root)
+{
+	container_cgroup(false);
+}
+END_TEST
+
+START_TEST(test_container_user)
+{
+	container_cgroup(true);
+}
+END_TEST
+
+/* ward run --json in the workdir with the request req, its result in out,
+ * with --pids limit (NULL: no limit); limit "doctor": ward doctor --json. */
+static void ward_in_ctr(const char *req, const char *out, const char *limit)
+{
+	char *ward = harness_path("ward");
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		int in = open(req, O_RDONLY), o1 = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (in < 0 || o1 < 0 || dup2(in, 0) < 0 || dup2(o1, 1) < 0)
+			_exit(99);
+		if (limit && strcmp(limit, "doctor") == 0)
+			execl(ward, ward, "doctor", "--json", (char *)NULL);
+		execl(ward, ward, "run", "--json", "-C", workdir, limit ? "--pids" : "--timeout",
+		      limit ? limit : "60", (char *)NULL);
+		_exit(97);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	free(ward);
+}
+
+/* Fork a child into the cgroup ctr, there in a new cgroup and mount
+ * namespace with cgroup2 at /sys/fs/cgroup (mount flags mflags), and run
+ * ward_in_ctr() with each limit of limits (NULL: none) for the request req,
+ * the results in out.1, out.2, ... */
+static void in_container(const char *ctr, unsigned long mflags, const char *req, const char *out,
+			 const char *const *limits, int n)
+{
+	pid_t pid = fork();
+	int status, i;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char o[PATH_MAX + 16];
+
+		if (enter_container(ctr, mflags) < 0)
+			_exit(99);
+		for (i = 0; i < n; i++) {
+			snprintf(o, sizeof(o), "%s.%d", out, i + 1);
+			ward_in_ctr(req, o, limits[i]);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+}
+
+/* A read-only cgroup2 mount, as engines give an unprivileged container by
+ * default: the note says so, the command runs with rlimits, and ward doctor
+ * says what the container needs (not systemd-run's delegation). */
+START_TEST(test_container_readonly)
+{
+	static const char req_true[] = "{\"command\": \"echo ran\"}";
+	static const char *const limits[] = { NULL, "doctor" };
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], o1[PATH_MAX + 16], *r;
+	json_t *c;
+	size_t i;
+	int found = 0;
+	int fd;
+	json_t *o;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
+	close(fd);
+	in_container(ctr, MS_RDONLY, req, out, limits, 2);
+	snprintf(o1, sizeof(o1), "%s.1", out);
+	r = harness_slurp(o1);
+	o = json_loads(r, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "ran\n");
+	ck_assert(json_is_null(json_object_get(json_object_get(o, "layers"), "cgroup")));
+	ck_assert_msg(strstr(json_string_value(json_object_get(json_object_get(o, "resources"),
+							       "note")),
+			     "the container's cgroup ('/sys/fs/cgroup', the root of this cgroup "
+			     "namespace) is not writable by uid 0 (mounted read-only)"),
+		      "%s", r);
+	json_decref(o);
+	free(r);
+	unlink(o1);
+	snprintf(o1, sizeof(o1), "%s.2", out);
+	r = harness_slurp(o1);
+	o = json_loads(r, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r);
+	json_array_foreach(json_object_get(o, "checks"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *fix = json_string_value(json_object_get(c, "fix"));
+
+		if (strcmp(name, "cgroup v2") != 0 && strcmp(name, "limits") != 0)
+			continue;
+		found++;
+		ck_assert_str_eq(json_string_value(json_object_get(c, "status")), "limited");
+		ck_assert_msg(fix && strstr(fix, "give the container its cgroup read-write") &&
+				      !strstr(fix, "systemd-run"),
+			      "%s: %s", name, r);
+	}
+	ck_assert_int_eq(found, 2);
+	json_decref(o);
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s': %s", ctr, strerror(errno));
+	unlink(req);
+	unlink(o1);
+	free(r);
+}
+END_TEST
+
+/* The container's cgroup holding another process besides ward (a shell
+ * that started it): controllers cannot be enabled below it, so an explicit
+ * limit fails saying why, and without one the command runs with rlimits,
+ * the note saying why. */
+START_TEST(test_container_shared)
+{
+	static const char req_true[] = "{\"command\": \"echo ran\"}";
+	static const char *const limits[] = { "16", NULL };
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], out1[PATH_MAX + 16], out2[PATH_MAX + 16];
+	char *r1, *r2;
+	int fd;
+	json_t *o;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	snprintf(out1, sizeof(out1), "%s.1", out);
+	snprintf(out2, sizeof(out2), "%s.2", out);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
+	close(fd);
+	in_container(ctr, 0, req, out, limits, 2);
+	r1 = harness_slurp(out1);
+	r2 = harness_slurp(out2);
+	o = json_loads(r1, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r1);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "exit_code")), 125);
+	ck_assert_msg(strstr(json_string_value(json_object_get(json_object_get(o, "error"),
+							       "message")),
+			     "--pids needs a cgroup, and none can be made: the container's cgroup "
+			     "'/sys/fs/cgroup' holds other processes too"),
+		      "%s", r1);
+	json_decref(o);
+	o = json_loads(r2, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", r2);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "ran\n");
+	ck_assert(json_is_true(json_object_get(o, "sandboxed")));
+	ck_assert(json_is_null(json_object_get(json_object_get(o, "layers"), "cgroup")));
+	ck_assert_msg(strstr(json_string_value(json_object_get(json_object_get(o, "resources"),
+							       "note")),
+			     "rlimits only): the container's cgroup '/sys/fs/cgroup' holds other "
+			     "processes too, so controllers cannot be enabled below it; fix: start "
+			     "ward as the container's only process (its entrypoint)"),
+		      "%s", r2);
+	json_decref(o);
+	/* ward made nothing in it */
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s': %s", ctr, strerror(errno));
+	unlink(req);
+	unlink(out1);
+	unlink(out2);
+	free(r1);
+	free(r2);
+}
+END_TEST
+
+/* ward serve as the container's entrypoint, root, two commands: the first
+ * moves ward into ward-supervisor, the second finds it there; each command
+ * gets a cgroup of its own below the container's, removed after it. */
+START_TEST(test_container_serve)
+{
+	static const char mcp[] =
+		"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"initialize\", \"params\": "
+		"{\"protocolVersion\": \"2025-06-18\", \"capabilities\": {}, \"clientInfo\": "
+		"{\"name\": \"t\", \"version\": \"1\"}}}\n"
+		"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": "
+		"{\"name\": \"shell\", \"arguments\": {\"command\": \"echo one\"}}}\n"
+		"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"tools/call\", \"params\": "
+		"{\"name\": \"shell\", \"arguments\": {\"command\": \"echo two\"}}}\n";
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], path[PATH_MAX], *ward = harness_path("ward");
+	char *const argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"-C", workdir,
+			       (char *)"--pids", (char *)"16", NULL };
+	char *r, *line, *save = NULL;
+	int fd, status, n = 0;
+	pid_t pid;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, mcp, strlen(mcp)), (ssize_t)strlen(mcp));
+	close(fd);
+	pid = exec_in_container(ctr, false, req, out, argv);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	r = harness_slurp(out);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, r);
+	for (line = strtok_r(r, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(line, "\"id\":2") && !strstr(line, "\"id\":3"))
+			continue;
+		n++;
+		ck_assert_msg(strstr(line, "\"exit_code\":0") && strstr(line, "\"sandboxed\":true") &&
+				      strstr(line, "\"cgroup\":2") &&
+				      strstr(line, "\"pids\":{\"value\":16,\"mechanism\":\"cgroup v2 "
+						   "pids.max\"}"),
+			      "%s", line);
+	}
+	ck_assert_int_eq(n, 2);
+	snprintf(path, sizeof(path), "%s/ward-supervisor", ctr);
+	ck_assert_msg(rmdir(path) == 0, "rmdir '%s': %s", path, strerror(errno));
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s' (something left in it): %s", ctr,
+		      strerror(errno));
+	unlink(req);
+	unlink(out);
+	free(r);
+	free(ward);
+}
+END_TEST
+
 static const char *probe_nocgroup(void)
 {
 	if (harness_have("cgroup1") || harness_have("cgroup2"))
@@ -913,6 +1352,13 @@ int main(void)
 	tc = harness_tcase(s, "cgroup2-delegated", "cgroup2 root");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_delegated);
+	tc = harness_tcase(s, "cgroup2-container", "cgroup2 root");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_container_root);
+	tcase_add_test(tc, test_container_user);
+	tcase_add_test(tc, test_container_shared);
+	tcase_add_test(tc, test_container_readonly);
+	tcase_add_test(tc, test_container_serve);
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);

@@ -9,7 +9,8 @@
 # line in Check's form at the end (for tests/run.sh).
 #
 #   B=build tests/vm/run.sh [TEST[:CASE]...]
-# The default selection: the cgroup v2 tests (test-limits), the core run tests,
+# The default selection: the cgroup v2 tests (test-limits, with ward in a
+# container's cgroup namespace: cgroup2-container), the core run tests,
 # Landlock on the guest's ABI 2 (rights reported, writes refused, a minimum
 # ABI above 2 refused), seccomp, and ward under an engine's seccomp profile
 # (clone3 ENOSYS: the child moved into its v2 cgroup before it runs). Cases needing a newer Landlock ABI
