@@ -310,6 +310,13 @@ static void handshake(SSL *up, int up_fd, SSL *cl, int cl_fd, struct ward_tls_pe
 				cl_done = true;
 			}
 		}
+		/* a client that failed its handshake is answered nothing: the
+		 * server's is not finished for it */
+		if (cl_done && !st->client_ok && !up_done) {
+			snprintf(st->upstream_reason, sizeof(st->upstream_reason),
+				 "%.60s port %u: the client's handshake failed first", j->host, j->port);
+			return;
+		}
 		if (np == 0)
 			continue;
 		left = (deadline - ward_now_ns()) / 1000000;

@@ -117,6 +117,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+    # a flood of tunnels (test_hostile_clients) connects 70 at once
+    http.server.ThreadingHTTPServer.request_queue_size = 128
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[3])), Handler)
     srv.daemon_threads = True
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
