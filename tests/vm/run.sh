@@ -48,7 +48,7 @@ if [ "$(id -u)" != 0 ] && { [ ! -f "$RUNVM_HOME/vmlinuz" ] || [ ! -f "$RUNVM_HOM
 	skip "the guest kernel and initramfs are made once as root (tests/vm/run-vm.sh --setup)"
 fi
 
-targets=("$VB/ward")
+targets=("$VB/ward" "$VB/ward-tls")
 for t in "${tests[@]}"; do
 	t="$VB/tests/integration/${t%%:*}"
 	[[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
