@@ -186,24 +186,50 @@ __attribute__((noinline)) static pid_t start_shell(const char *shell, char **arg
 	return pid;
 }
 
-/* What the shell's fd 3 holds now, to the supervisor's pipe (see leader()).
- * false at end of file: no writer is left. */
-static bool relay(int sock, pid_t shell, int out, struct agent_report *rep, bool *ok)
+/* The shell's report, on its way to the supervisor's pipe: gathered here and
+ * written when full or when the shell has ended, so that the supervisor wakes
+ * once for a report bash writes a line at a time (`declare -p`, `set +o`: its
+ * stdout is line-buffered), not once a line. */
+struct side_buf {
+	char *buf;
+	size_t len, cap;
+	bool ok; /* the supervisor still takes it */
+};
+
+static void side_flush(struct side_buf *b, int out)
 {
-	char buf[8192];
+	if (b->ok && b->len && ward_write_all(out, b->buf, b->len) < 0)
+		b->ok = false;
+	b->len = 0;
+}
+
+/* What the shell's fd 3 holds now, into b (see leader()). false at end of
+ * file: no writer is left. */
+static bool relay(int sock, pid_t shell, int out, struct agent_report *rep, struct side_buf *b)
+{
+	char sink[4096];
 
 	for (;;) {
 		union {
 			char b[CMSG_SPACE(sizeof(struct ucred))];
 			struct cmsghdr align;
 		} c;
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct iovec iov;
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = c.b, .msg_controllen = sizeof(c.b) };
 		struct cmsghdr *cm;
 		pid_t from = 0;
-		ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		ssize_t n;
 
+		if (b->len == b->cap)
+			side_flush(b, out);
+		/* drained whatever happens, so no writer blocks on a full socket;
+		 * kept while the supervisor takes it and nothing was forged */
+		if (b->ok && !rep->forged)
+			iov = (struct iovec){ .iov_base = b->buf + b->len, .iov_len = b->cap - b->len };
+		else
+			iov = (struct iovec){ .iov_base = sink, .iov_len = sizeof(sink) };
+		n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -215,12 +241,12 @@ static bool relay(int sock, pid_t shell, int out, struct agent_report *rep, bool
 				memcpy(&u, CMSG_DATA(cm), sizeof(u));
 				from = u.pid;
 			}
-		if (from != shell)
+		if (from != shell) {
 			rep->forged = 1;
-		/* drained whatever happens, so no writer blocks on a full socket;
-		 * relayed while the supervisor takes it and nothing was forged */
-		if (*ok && !rep->forged && ward_write_all(out, buf, (size_t)n) < 0)
-			*ok = false;
+			b->len = 0; /* none of it is passed on */
+		} else if (iov.iov_base != sink) {
+			b->len += (size_t)n;
+		}
 	}
 }
 
@@ -237,7 +263,8 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 	sigset_t chld;
 	pid_t cmd;
 	int sv[2], sfd, on = 1;
-	bool side_ok = true, sock_open = true;
+	bool sock_open = true;
+	struct side_buf side = { .cap = 65536, .ok = true };
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -257,6 +284,9 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 	for (i = 0, off = strlen(blob) + 1; i < n_env; i++, off += strlen(blob + off) + 1)
 		envp[i] = blob + off;
 	envp[n_env] = NULL;
+	side.buf = mmap(NULL, side.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (side.buf == MAP_FAILED)
+		goto fail;
 
 	deadline = mono_ns() + (long long)m->timeout_s * 1000000000LL;
 	/* The shell's fd 3 is a stream socket of ours with SO_PASSCRED, which
@@ -301,7 +331,7 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 		if (poll(pf, 2, (int)(left / 1000000 + 1)) < 0 && errno != EINTR)
 			break;
 		if (pf[1].revents)
-			sock_open = relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side_ok);
+			sock_open = relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side);
 		if (!pf[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
@@ -310,7 +340,7 @@ __attribute__((noreturn)) static void leader(const struct agent_msg *m, const in
 			if (r == cmd) {
 				rep.status = status;
 				/* what it wrote before it ended, all in the socket */
-				relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side_ok);
+				relay(sv[0], cmd, fds[AGENT_FD_SIDE], &rep, &side);
 				goto done;
 			}
 	}
@@ -324,6 +354,8 @@ done:
 		kill_all_descendants();
 	else
 		rep.kept = count_children();
+	if (!rep.forged)
+		side_flush(&side, fds[AGENT_FD_SIDE]);
 	close(fds[AGENT_FD_SIDE]);
 	ward_write_all(fds[AGENT_FD_REPORT], &rep, sizeof(rep));
 	_exit(0);

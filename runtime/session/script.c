@@ -175,6 +175,56 @@ fail:
 	return NULL;
 }
 
+/* bash's builtins and reserved words (5.2): a first word that is one of
+ * them is not a program bash would run (enable -n and enable -f are not part
+ * of a session's state: every command's bash has exactly these). */
+static const char *const bash_own[] = {
+	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+	"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo",
+	"enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash",
+	"help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
+	"pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift", "shopt",
+	"source", "suspend", "test", "times", "trap", "true", "type", "typeset", "ulimit",
+	"umask", "unalias", "unset", "wait", "!", "[[", "]]", "{", "}", "case", "coproc", "do",
+	"done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then",
+	"time", "until", "while",
+};
+
+/* Whether command is one simple command whose first word names a program
+ * (not a builtin or reserved word; an assignment, a function of that name
+ * and a program not found are ruled out by the script at run time), in which
+ * nothing can change the shell's state: no list, pipeline, background job,
+ * compound command, subshell or substitution, no ${...} or $((...)), whose
+ * expansion may assign. Conservative: a quoted ';' or '&' rules it out too.
+ * Such a command can be exec'd by the shell after its report (see
+ * bash_script), as bash itself execs the last simple command of `bash -c`. */
+bool ward_session_simple_program(const char *command, char *word, size_t size)
+{
+	size_t i, n;
+	const char *c;
+
+	for (c = command; *c; c++) {
+		if (strchr("\n;&|()`{}", *c) || ((unsigned char)*c < 0x20 && *c != '\t'))
+			return false;
+		if (*c == '$' && (c[1] == '{' || c[1] == '(' || c[1] == '['))
+			return false;
+	}
+	command += strspn(command, " \t");
+	n = strcspn(command, " \t");
+	if (n == 0 || n >= size)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+@%:,-",
+			    command[i]))
+			return false; /* quoted, expanded, an assignment, a redirection */
+	memcpy(word, command, n);
+	word[n] = '\0';
+	for (i = 0; i < sizeof(bash_own) / sizeof(bash_own[0]); i++)
+		if (strcmp(word, bash_own[i]) == 0)
+			return false;
+	return true;
+}
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
 	_cleanup_free_ char *qjobs = NULL;
@@ -186,7 +236,8 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
 	_cleanup_free_ char *qopt = ansi_quote(job->options ? job->options : "");
-	char *out = NULL;
+	_cleanup_free_ char *run = NULL, *check = NULL;
+	char *out = NULL, word[256];
 	int rc;
 
 	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !qopt || !jset)
@@ -199,20 +250,58 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * this), then the command itself, through eval: what the state turned on
 	 * (shopt extglob) applies to how it is parsed. Its programs do not get
 	 * fd 3 (3>&-). */
+	/* A simple command running a program: when no function has its name,
+	 * bash finds the program, and neither xtrace nor verbose would show
+	 * this, the report is made first — such a command changes no state —
+	 * and the program replaces the shell (no fork of bash, as `bash -c
+	 * /bin/true` does it); the leader waits for the same pid. Only a file
+	 * that starts as a program or a script with #! (one without is run by
+	 * bash itself, whose $0 differs under exec) that access(2) calls
+	 * executable; past that exec can still fail (Landlock refusing it):
+	 * the same status, 126, with bash's "exec: " in the message. Otherwise,
+	 * or when the checks say no, the command runs under the trap as any. */
+	if (ward_session_simple_program(job->command, word, sizeof(word)) &&
+	    !(job->options && (strstr(job->options, "set -o xtrace\n") ||
+			       strstr(job->options, "set -o verbose\n")))) {
+		_cleanup_free_ char *qword = ward_shell_quote(word);
+
+		if (!qword)
+			return NULL;
+		/* checked before the options are restored (nothing is traced
+		 * then), after the state (its functions) */
+		rc = asprintf(&check,
+			      "if ! declare -F -- %s >/dev/null && hash -- %s 2>/dev/null && "
+			      "__ward_p=${BASH_CMDS[%s]:-%s} && [[ -f $__ward_p && -x $__ward_p ]] && "
+			      "IFS= read -r -N 4 __ward_m <\"$__ward_p\" 2>/dev/null && "
+			      "[[ $__ward_m == $'\\x7fELF' || $__ward_m == '#!'* ]]; "
+			      "then __ward_e=1; else __ward_e=; fi; ",
+			      qword, qword, qword, qword);
+		if (rc >= 0)
+			rc = asprintf(&run,
+				      "if [[ -n $__ward_e ]]; then trap - EXIT; eval -- %s; "
+				      "trap - PIPE; exec 3>&-; eval -- exec -- %s; "
+				      "else eval -- %s 3>&-; fi",
+				      qtrap, qcmd, qcmd);
+	} else {
+		check = strdup("");
+		rc = check ? asprintf(&run, "eval -- %s 3>&-", qcmd) : -1;
+	}
+	if (rc < 0)
+		return NULL;
 	if (job->strict_cwd)
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qold, qtrap, qjobs, qopt, qcmd);
+			      "trap %s EXIT; eval -- %s; %seval -- %s 2>/dev/null; %s",
+			      qstart, qstate, qcwd, qold, qtrap, qjobs, check, qopt, run);
 	else
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
-			      "OLDPWD=%s; trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; "
-			      "eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, qopt, qcmd);
+			      "OLDPWD=%s; trap %s EXIT; eval -- %s; %seval -- %s 2>/dev/null; %s",
+			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, check,
+			      qopt, run);
 	return rc < 0 ? NULL : out;
 }
 static char *sh_script(const struct ward_session *s, const struct session_job *job)

@@ -121,6 +121,10 @@ char *ward_session_script(const struct ward_session *s, const struct session_job
 /* Parse what the script wrote on fd 3 ("DIR\nOLDPWD\n") into out. */
 void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome *out);
 
+/* Whether a bash session may exec command after its report: one simple
+ * command running a program (see script.c); its first word in word. Pure. */
+bool ward_session_simple_program(const char *command, char *word, size_t size);
+
 /* Quote s for the shell ('...' with ' as '\''). malloc'd. */
 char *ward_shell_quote(const char *s);
 
