@@ -1101,6 +1101,41 @@ START_TEST(test_exec_simple)
 }
 END_TEST
 
+/* A shared session's next shell is started ahead of its command and reads
+ * its script from a memfd, which any process of the sandbox may reopen
+ * through /proc. A background job that does — keeping a writable mapping of
+ * it and writing a script of its own there over and over — never has its
+ * script run: the leader seals what it wrote and reads it back, and starts
+ * the shell anew when it cannot. */
+START_TEST(test_spare_tamper)
+{
+	struct ward_session *s;
+	char cmd[8192], *text;
+	int i;
+
+	if (access("/bin/bash", X_OK) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/spare-tamper'",
+		 harness_path("tests/helpers/spare-tamper"), workdir);
+	ck_assert_int_eq(system(cmd), 0);
+	s = open_session(WARD_SESSION_SHARED, false);
+	expect(s, "./spare-tamper count 3 >/dev/null 2>&1 &", "");
+	for (i = 0; i < 8; i++) {
+		char want[32];
+
+		usleep(100000); /* time for the job to find the spare */
+		snprintf(cmd, sizeof(cmd), "echo run-%d", i);
+		snprintf(want, sizeof(want), "run-%d\n", i);
+		expect(s, cmd, want);
+	}
+	ward_session_free(s);
+	/* the job got hold of spares: otherwise this proves nothing */
+	text = harness_slurp(at("count"));
+	ck_assert_msg(text && strlen(text) > 0, "the job found no spare shell");
+	free(text);
+}
+END_TEST
+
 /* Processes whose command line holds mark, on this host (sandboxes' too). */
 static int count_marked(const char *mark)
 {
@@ -1221,6 +1256,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_shell_state_bounds, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
 	tcase_add_loop_test(tc, test_exec_simple, 0, 2);
+	tcase_add_test(tc, test_spare_tamper);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
 	tcase_add_loop_test(tc, test_jobs, 0, 2);
 	return harness_main(s);
