@@ -659,11 +659,11 @@ void ward_session_agent_main(const struct spawn_plan *p)
 	int sfd, drain[AGENT_DRAIN_MAX], n_drain = 0;
 	/* The spare (see spare()): its pid and our socket to it, or 0 and -1;
 	 * the last command's memfd (its environment starts the next spare);
-	 * whether one may be started (once per command dispatched); the
-	 * leaders running, so that it is started when none is, and never
-	 * competes with a command for the CPU. */
-	pid_t spare_pid = 0, leaders[AGENT_DRAIN_MAX];
-	int spare_sock = -1, last_blob = -1, n_leaders = 0;
+	 * whether one may be started: once per command dispatched, at once, so
+	 * that it is ready for a command sent right after this one ends (its
+	 * bash starting on the other CPU while this command runs). */
+	pid_t spare_pid = 0;
+	int spare_sock = -1, last_blob = -1;
 	bool want_spare = false;
 
 	/* From here the sandbox lives as long as the control socket: closed by
@@ -683,7 +683,7 @@ void ward_session_agent_main(const struct spawn_plan *p)
 		struct pollfd pf[2 + AGENT_DRAIN_MAX];
 		int k;
 
-		if (want_spare && n_leaders == 0 && spare_sock < 0 && last_blob >= 0) {
+		if (want_spare && spare_sock < 0 && last_blob >= 0) {
 			int sp[2];
 			pid_t pid;
 
@@ -740,11 +740,6 @@ void ward_session_agent_main(const struct spawn_plan *p)
 					close(spare_sock);
 					spare_sock = -1;
 				}
-				for (k = 0; k < n_leaders; k++)
-					if (leaders[k] == r) {
-						leaders[k] = leaders[--n_leaders];
-						break;
-					}
 			}
 		}
 		if (pf[0].revents) {
@@ -798,8 +793,6 @@ void ward_session_agent_main(const struct spawn_plan *p)
 						leader(&m, fds);
 					}
 				}
-				if (pid > 0 && n_leaders < AGENT_DRAIN_MAX)
-					leaders[n_leaders++] = pid;
 				if (strcmp(m.shell, "/bin/bash") == 0) {
 					if (last_blob >= 0)
 						close(last_blob);

@@ -1,6 +1,7 @@
 /* script.c — the shell script a session's backend runs for one command (cd
  * to the session's directory, report where the command ended on fd 3), its
  * report read back, and the quoting both backends use. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,17 +72,15 @@ static char *ansi_quote(const char *s)
 /* The trap of a bash session: where the command ended and its OLDPWD, then
  * the shell's state, on fd 3 (format: session-internal.h). It runs at exit,
  * after the command: the options, shopt and umask first (restored just
- * before the next command), before the trap changes any; then the variables
- * by their first letter, and functions — no fork anywhere, which would cost
- * a process per command; SIGPIPE ignored, so a report the reader stops
- * taking does not turn the command's exit status into a signal. Every name
- * it makes starts with __ward_ and is left out of the state. The state
- * turns extglob on to parse what it restores (a function may use it); the
- * options record sets it as the command left it. */
-#define BASH_SKIP                                                                                  \
-	"BASH*|EUID|UID|PPID|SHELLOPTS|GROUPS|FUNCNAME|LINENO|RANDOM|SRANDOM|SECONDS|EPOCH*|"     \
-	"HISTCMD|PIPESTATUS|DIRSTACK|COMP_*|PWD|OLDPWD|_|SHLVL|__ward_*|HOSTNAME|HOSTTYPE|"       \
-	"MACHTYPE|OSTYPE|OPTIND|OPTARG"
+ * before the next command), before the trap changes any; then every variable
+ * (`declare -p`, one builtin: the exported ones are taken into the
+ * environment, the rest into the state, and bash's own left out — by
+ * ward_session_parse_state, in C: enumerating them by their first letters
+ * with ${!A@} … and testing each in the shell cost ~20 times as much), the
+ * aliases and the functions — no fork anywhere, which would cost a process
+ * per command; SIGPIPE ignored, so a report the reader stops taking does not
+ * turn the command's exit status into a signal. Every name it makes starts
+ * with __ward_ and is left out of the state. */
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
 	"printf \"\\0O\"; set +o; shopt -p; umask -p; printf \"\\0\"; "
@@ -89,21 +88,10 @@ static const char bash_trap[] =
 	"for __ward_n in \"${!__ward_jp[@]}\"; do builtin kill -0 \"${__ward_jp[__ward_n]}\" && "
 	"printf \"%s \" \"$__ward_n\"; done; printf \"\\0\"; "
 	"unset -f __ward_jobs __ward_kill; [[ -n $__ward_fj ]] && unset -f jobs; "
-	"[[ -n $__ward_fk ]] && unset -f kill; __ward_v=(); for __ward_n in "
-	"\"${!A@}\" \"${!B@}\" \"${!C@}\" \"${!D@}\" \"${!E@}\" \"${!F@}\" \"${!G@}\" \"${!H@}\" \"${!I@}\" "
-	"\"${!J@}\" \"${!K@}\" \"${!L@}\" \"${!M@}\" \"${!N@}\" \"${!O@}\" \"${!P@}\" \"${!Q@}\" \"${!R@}\" "
-	"\"${!S@}\" \"${!T@}\" \"${!U@}\" \"${!V@}\" \"${!W@}\" \"${!X@}\" \"${!Y@}\" \"${!Z@}\" \"${!a@}\" "
-	"\"${!b@}\" \"${!c@}\" \"${!d@}\" \"${!e@}\" \"${!f@}\" \"${!g@}\" \"${!h@}\" \"${!i@}\" \"${!j@}\" "
-	"\"${!k@}\" \"${!l@}\" \"${!m@}\" \"${!n@}\" \"${!o@}\" \"${!p@}\" \"${!q@}\" \"${!r@}\" \"${!s@}\" "
-	"\"${!t@}\" \"${!u@}\" \"${!v@}\" \"${!w@}\" \"${!x@}\" \"${!y@}\" \"${!z@}\" \"${!_@}\"; do "
-	"case $__ward_n in " BASH_SKIP ") ;; "
-	"*) if [[ ${!__ward_n@a} == *x* ]]; then "
-	"printf \"E%s=%s\\0\" \"$__ward_n\" \"${!__ward_n}\"; "
-	"else __ward_v+=(\"$__ward_n\"); fi;; esac; done; "
+	"[[ -n $__ward_fk ]] && unset -f kill; printf \"V\"; builtin declare -p; printf \"\\0\"; "
 	"for __ward_n in \"${!BASH_ALIASES[@]}\"; do "
 	"printf \"A%s=%s\\0\" \"$__ward_n\" \"${BASH_ALIASES[$__ward_n]}\"; done; "
-	"printf \"Sshopt -s extglob\\n\"; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; "
-	"declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
+	"printf \"S\"; builtin declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
 /* The script's first write on fd 3, before anything of the command runs: in
  * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
@@ -371,10 +359,149 @@ static void strv_push(char ***v, size_t *n, const char *s, size_t len)
 	nv[*n] = NULL;
 }
 
+/* bash's own variables, never a session's state (the shell sets them, or
+ * they are read-only, or they describe this command): exact names, and
+ * prefixes ending in '*'. */
+static const char *const bash_skip[] = {
+	"BASH*", "EUID", "UID", "PPID", "SHELLOPTS", "GROUPS", "FUNCNAME", "LINENO", "RANDOM",
+	"SRANDOM", "SECONDS", "EPOCH*", "HISTCMD", "PIPESTATUS", "DIRSTACK", "COMP_*", "PWD",
+	"OLDPWD", "_", "SHLVL", "__ward_*", "HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE",
+	"OPTIND", "OPTARG",
+};
+
+static bool skipped(const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bash_skip) / sizeof(bash_skip[0]); i++) {
+		size_t k = strlen(bash_skip[i]);
+
+		if (bash_skip[i][k - 1] == '*' ? n >= k - 1 && memcmp(name, bash_skip[i], k - 1) == 0 :
+						  n == k && memcmp(name, bash_skip[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A value as `declare -p` prints a scalar: "..." (\ before " \ $ `) or
+ * $'...' (ANSI-C escapes), decoded into to (room for len bytes: never
+ * longer). Its length, or -1 when it is neither. */
+static ssize_t unquote(const char *v, size_t len, char *to)
+{
+	size_t i, o = 0;
+
+	if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
+		for (i = 1; i < len - 1; i++) {
+			if (v[i] == '\\' && i + 1 < len - 1 && strchr("\"\\$`", v[i + 1]))
+				i++;
+			to[o++] = v[i];
+		}
+		return (ssize_t)o;
+	}
+	if (len >= 3 && v[0] == '$' && v[1] == '\'' && v[len - 1] == '\'') {
+		for (i = 2; i < len - 1; i++) {
+			const char *e = "a\ab\be\033E\033f\fn\nr\rt\tv\v\\\\''\"\"??";
+			unsigned c = 0;
+			int k;
+
+			if (v[i] != '\\' || i + 1 >= len - 1) {
+				to[o++] = v[i];
+				continue;
+			}
+			i++;
+			for (k = 0; e[k]; k += 2)
+				if (e[k] == v[i])
+					break;
+			if (e[k]) {
+				to[o++] = e[k + 1];
+			} else if (v[i] >= '0' && v[i] <= '7') {
+				for (k = 0; k < 3 && i < len - 1 && v[i] >= '0' && v[i] <= '7'; k++, i++)
+					c = c * 8 + (unsigned)(v[i] - '0');
+				i--;
+				to[o++] = (char)c;
+			} else if (v[i] == 'x' && i + 1 < len - 1 && isxdigit((unsigned char)v[i + 1])) {
+				for (k = 0, i++; k < 2 && i < len - 1 && isxdigit((unsigned char)v[i]); k++, i++)
+					c = c * 16 + (unsigned)(isdigit((unsigned char)v[i]) ?
+								v[i] - '0' : (v[i] | 0x20) - 'a' + 10);
+				i--;
+				to[o++] = (char)c;
+			} else if (v[i] == 'c' && i + 1 < len - 1) {
+				to[o++] = (char)(v[++i] & 0x1f);
+			} else {
+				to[o++] = '\\';
+				to[o++] = v[i];
+			}
+		}
+		return (ssize_t)o;
+	}
+	return -1;
+}
+
+/* The V record, `declare -p` of every variable, one a line ("declare -FLAGS
+ * NAME" or "...NAME=VALUE"): bash's own left out; an exported scalar into
+ * the environment ("K=V", its value decoded; one without a value is empty);
+ * every other line kept, as it is, for the state. false: not that format. */
+static bool parse_vars(const char *p, size_t n, struct session_outcome *out, size_t *n_env,
+		       char **vars, size_t *vars_len)
+{
+	const char *end = p + n;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *flags, *name, *eq;
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p), nlen;
+
+		if (len < 11 || memcmp(p, "declare -", 9) != 0)
+			return false;
+		flags = p + 9;
+		name = memchr(flags, ' ', len - 9);
+		if (!name)
+			return false;
+		name++;
+		eq = memchr(name, '=', len - (size_t)(name - p));
+		nlen = eq ? (size_t)(eq - name) : len - (size_t)(name - p);
+		if (!skipped(name, nlen)) {
+			bool exported = memchr(flags, 'x', (size_t)(name - flags)) &&
+					!memchr(flags, 'a', (size_t)(name - flags)) &&
+					!memchr(flags, 'A', (size_t)(name - flags)) &&
+					!memchr(flags, 'n', (size_t)(name - flags));
+
+			if (exported) {
+				size_t vlen = eq ? len - (size_t)(eq + 1 - p) : 0;
+				char *kv = malloc(nlen + 1 + vlen + 1);
+				ssize_t k = 0;
+
+				if (!kv)
+					return false;
+				memcpy(kv, name, nlen);
+				kv[nlen] = '=';
+				if (eq && (k = unquote(eq + 1, vlen, kv + nlen + 1)) < 0) {
+					free(kv);
+					return false;
+				}
+				strv_push(&out->env, n_env, kv, nlen + 1 + (size_t)k);
+				free(kv);
+			} else {
+				char *nv = realloc(*vars, *vars_len + len + 2);
+
+				if (!nv)
+					return false;
+				*vars = nv;
+				memcpy(nv + *vars_len, p, len);
+				*vars_len += len;
+				nv[(*vars_len)++] = '\n';
+				nv[*vars_len] = '\0';
+			}
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	return true;
+}
+
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out)
 {
 	const char *p = memchr(text, '\0', len), *end = text + len;
-	size_t n_env = 0, n_alias = 0;
+	size_t n_env = 0, n_alias = 0, vars_len = 0;
+	_cleanup_free_ char *vars = NULL;
 
 	if (!p)
 		return;
@@ -396,12 +523,21 @@ void ward_session_parse_state(const char *text, size_t len, struct session_outco
 		case 'E':
 			strv_push(&out->env, &n_env, p + 1, n - 1);
 			break;
+		case 'V':
+			if (!parse_vars(p + 1, n - 1, out, &n_env, &vars, &vars_len))
+				return; /* not complete */
+			break;
 		case 'A':
 			strv_push(&out->aliases, &n_alias, p + 1, n - 1);
 			break;
 		case 'S':
+			/* the variables, then the functions; extglob on to parse
+			 * them (a function may use it): the options record sets it
+			 * as the command left it */
 			free(out->state);
-			out->state = strndup(p + 1, n - 1);
+			if (asprintf(&out->state, "shopt -s extglob\n%s%.*s", vars ? vars : "",
+				     (int)(n - 1), p + 1) < 0)
+				out->state = NULL;
 			break;
 		case 'O':
 			free(out->options);
