@@ -393,6 +393,7 @@ __attribute__((noreturn)) static void command(const struct agent_msg *m, const i
 	struct signalfd_siginfo si;
 	long long deadline = mono_ns() + (long long)m->timeout_s * 1000000000LL;
 	bool sock_open = true;
+	long long quiet_until = 0;
 	int i;
 
 	{
@@ -432,21 +433,30 @@ __attribute__((noreturn)) static void command(const struct agent_msg *m, const i
 			close(fds[i]);
 
 	for (;;) {
-		long long left = deadline - mono_ns();
+		long long now = mono_ns(), left = deadline - now;
+		/* After a read of fd 3, the socket is left alone for a while
+		 * (the shell's exit still wakes us at once): bash writes its
+		 * report a line at a time, and a wake-up for each line cost more
+		 * than the line. It may fill the socket meanwhile and wait. */
+		bool rest = now < quiet_until;
 		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
-					{ .fd = sock_open ? sh->sock : -1, .events = POLLIN } };
-		int status;
+					{ .fd = sock_open && !rest ? sh->sock : -1, .events = POLLIN } };
+		int status, wait_ms = (int)(left / 1000000 + 1);
 		pid_t r;
 
 		if (left <= 0) {
 			rep.timed_out = 1;
 			break;
 		}
-		if (poll(pf, 2, (int)(left / 1000000 + 1)) < 0 && errno != EINTR)
+		if (rest && wait_ms > (int)((quiet_until - now) / 1000000 + 1))
+			wait_ms = (int)((quiet_until - now) / 1000000 + 1);
+		if (poll(pf, 2, wait_ms) < 0 && errno != EINTR)
 			break;
-		if (pf[1].revents)
+		if (pf[1].revents) {
 			sock_open = side.cap ? relay(sh->sock, sh->pid, fds[AGENT_FD_SIDE], &rep, &side) :
 					       false;
+			quiet_until = mono_ns() + 1000000;
+		}
 		if (!pf[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
