@@ -374,7 +374,7 @@ static int map_blob(int fd, char **script, char ***envp, size_t *n_env)
  * from fd 4 (a sealed memfd: buffered reads, not a byte a read(2) as from a
  * pipe) and run it as `bash -c SCRIPT` would (eval: the same messages, line
  * numbers, no sourced file). */
-static const char spare_boot[] =
+static const char spare_boot[] = /* (xtrace's + one deeper: see agent_msg.cold) */
 	"read -r -N 1 -u 5 __ward_go 2>/dev/null || exit 125; "
 	"IFS= read -r -d '' __ward_s <&4; eval -- \"$__ward_s\"";
 /* Written before the script: what the spare was given is not the command's,
@@ -651,7 +651,7 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 			_exit(0); /* init closed it, or a message it never sends */
 		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 		close(sock);
-		if (strcmp(shell_of(&m), "/bin/bash") == 0 &&
+		if (!m.cold && strcmp(shell_of(&m), "/bin/bash") == 0 &&
 		    map_blob(fds[AGENT_FD_BLOB], &script, &envp2, &n_env2) == 0 &&
 		    same_env(envp, n_env, envp2, n_env2) && waitpid(sh.pid, &status, WNOHANG) == 0 &&
 		    spare_load(&sh, script) == 0)

@@ -411,6 +411,8 @@ struct agent_msg {
 	uint32_t magic;
 	int32_t timeout_s;
 	char shell[16];    /* "/bin/sh" or "/bin/bash": what runs the command */
+	int32_t cold;      /* not in a spare shell: one started for it (xtrace and
+			    * verbose show the spare's one more level of eval) */
 };
 
 struct agent_report {

@@ -356,6 +356,8 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	if (!script || !side)
 		return ward_error_make(err, ENOMEM, "session");
 	memcpy(m.shell, job->shell, strlen(job->shell) + 1);
+	m.cold = job->options && (strstr(job->options, "set -o xtrace\n") ||
+				  strstr(job->options, "set -o verbose\n"));
 	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
 	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
 	if (!eb)

@@ -83,7 +83,8 @@ static char *ansi_quote(const char *s)
  * with __ward_ and is left out of the state. */
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
-	"printf \"\\0O\"; set +o; shopt -p; umask -p; printf \"\\0\"; "
+	"printf \"\\0O#%s|%s\\n\" \"$SHELLOPTS\" \"$BASHOPTS\"; set +o; shopt -p; umask -p; "
+	"printf \"\\0\"; "
 	"set +eufx; shopt -u nocasematch; printf \"J\"; builtin jobs -l; printf \"\\0K\"; "
 	"for __ward_n in \"${!__ward_jp[@]}\"; do builtin kill -0 \"${__ward_jp[__ward_n]}\" && "
 	"printf \"%s \" \"$__ward_n\"; done; printf \"\\0\"; "
@@ -213,6 +214,40 @@ bool ward_session_simple_program(const char *command, char *word, size_t size)
 	return true;
 }
 
+/* The options' restore: the `set +o`, `shopt -p` and `umask -p` lines the
+ * trap wrote, after a first line "#SHELLOPTS|BASHOPTS" as they were then.
+ * When the shell already has those options (it does unless the last command
+ * changed one: a new bash has the same defaults), the 80-odd builtins are
+ * skipped and only umask is set. Anything not in that form (a report the
+ * command wrote itself) is restored in full. malloc'd, NULL on ENOMEM. */
+static char *options_restore(const char *opt, const char *qopt)
+{
+	const char *nl = opt ? strchr(opt, '\n') : NULL, *bar, *um;
+	char *out = NULL;
+	size_t i;
+
+	if (!opt || opt[0] != '#' || !nl)
+		goto full;
+	bar = memchr(opt, '|', (size_t)(nl - opt));
+	if (!bar)
+		goto full;
+	for (i = 1; opt + i < nl; i++)
+		if (opt + i != bar && !strchr("abcdefghijklmnopqrstuvwxyz0123456789_:-", opt[i]))
+			goto full;
+	um = strstr(nl, "\numask ");
+	if (!um || strspn(um + 7, "01234567") < 3 || strspn(um + 7, "01234567") > 4 ||
+	    (um[7 + strspn(um + 7, "01234567")] != '\n' && um[7 + strspn(um + 7, "01234567")]))
+		goto full;
+	if (asprintf(&out, "umask %.*s; [[ $SHELLOPTS == '%.*s' && $BASHOPTS == '%.*s' ]] || "
+			   "eval -- %s 2>/dev/null; ",
+		     (int)strspn(um + 7, "01234567"), um + 7, (int)(bar - opt - 1), opt + 1,
+		     (int)(nl - bar - 1), bar + 1, qopt) < 0)
+		return NULL;
+	return out;
+full:
+	return asprintf(&out, "eval -- %s 2>/dev/null; ", qopt) < 0 ? NULL : out;
+}
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
 	_cleanup_free_ char *qjobs = NULL;
@@ -224,7 +259,7 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
 	_cleanup_free_ char *qopt = ansi_quote(job->options ? job->options : "");
-	_cleanup_free_ char *run = NULL, *check = NULL;
+	_cleanup_free_ char *run = NULL, *check = NULL, *optrun = NULL;
 	char *out = NULL, word[256];
 	int rc;
 
@@ -276,20 +311,23 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	}
 	if (rc < 0)
 		return NULL;
+	optrun = options_restore(job->options, qopt);
+	if (!optrun)
+		return NULL;
 	if (job->strict_cwd)
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap %s EXIT; eval -- %s; %seval -- %s 2>/dev/null; %s",
-			      qstart, qstate, qcwd, qold, qtrap, qjobs, check, qopt, run);
+			      "trap %s EXIT; eval -- %s; %s%s%s",
+			      qstart, qstate, qcwd, qold, qtrap, qjobs, check, optrun, run);
 	else
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
-			      "OLDPWD=%s; trap %s EXIT; eval -- %s; %seval -- %s 2>/dev/null; %s",
+			      "OLDPWD=%s; trap %s EXIT; eval -- %s; %s%s%s",
 			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, check,
-			      qopt, run);
+			      optrun, run);
 	return rc < 0 ? NULL : out;
 }
 static char *sh_script(const struct ward_session *s, const struct session_job *job)

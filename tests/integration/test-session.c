@@ -1097,6 +1097,15 @@ START_TEST(test_exec_simple)
 	expect(s, "ls", "function\n");
 	expect(s, "unset -f ls; mkdir sub/x", "");
 	expect(s, "ls sub", "x\n");
+	/* what xtrace shows is the command, at the levels of `bash -c`, in a
+	 * shell started ahead of the command or not */
+	expect(s, "set -x", "");
+	ck_assert_int_eq(ward_session_exec(s, "echo t", NULL, &r, &err), 0);
+	ck_assert_str_eq(r.run.stderr_text, "+ eval -- 'echo t'\n++ echo t\n");
+	ward_session_result_release(&r);
+	ck_assert_int_eq(ward_session_exec(s, "set +x", NULL, &r, &err), 0);
+	ward_session_result_release(&r);
+	expect(s, "echo u", "u\n");
 	ward_session_free(s);
 }
 END_TEST
