@@ -397,8 +397,11 @@ int ward_supervise(struct supervisor *s, struct ward_error **err);
 /* The descriptors sent with each message, in this order. */
 enum {
 	AGENT_FD_BLOB = 0, /* memfd: script \0 then each "K=V" \0 */
-	AGENT_FD_OUT,      /* the command's stdout */
-	AGENT_FD_ERR,      /* its stderr */
+	AGENT_FD_REPLY,    /* a SEQPACKET socket: the leader sends back the read
+			    * ends of the command's stdout and stderr (one
+			    * byte, two descriptors; none if it could not
+			    * start), made with its shell — which may have been
+			    * started before the command came (a spare) */
 	AGENT_FD_SIDE,     /* its fd 3 (the directory it ended in) */
 	AGENT_FD_REPORT,   /* struct agent_report, written once by the leader */
 	AGENT_NFDS
@@ -408,6 +411,8 @@ struct agent_msg {
 	uint32_t magic;
 	int32_t timeout_s;
 	char shell[16];    /* "/bin/sh" or "/bin/bash": what runs the command */
+	int32_t cold;      /* not in a spare shell: one started for it (xtrace and
+			    * verbose show the spare's one more level of eval) */
 };
 
 struct agent_report {

@@ -3,6 +3,7 @@
  * (core/agent.c), supervised from here. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,6 +346,8 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	bool side_full = false;
 	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_side[2] = { -1, -1 },
 	    p_rep[2] = { -1, -1 }, blob = -1, rc = -1;
+	/* p_out and p_err: only their read ends, from the leader (p_out[1] is
+	 * our end of the socket it sends them on, p_err[1] unused) */
 	struct agent_msg m = { .magic = AGENT_MAGIC, .timeout_s = job->timeout };
 	long long start = ward_now_ns();
 	bool lost = false, killed = false, cancelled = false;
@@ -353,11 +356,13 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	if (!script || !side)
 		return ward_error_make(err, ENOMEM, "session");
 	memcpy(m.shell, job->shell, strlen(job->shell) + 1);
+	m.cold = job->options && (strstr(job->options, "set -o xtrace\n") ||
+				  strstr(job->options, "set -o verbose\n"));
 	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
 	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
 	if (!eb)
 		goto out;
-	if (pipe2(p_out, O_CLOEXEC) < 0 || pipe2(p_err, O_CLOEXEC) < 0 ||
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p_out) < 0 ||
 	    pipe2(p_side, O_CLOEXEC) < 0 || pipe2(p_rep, O_CLOEXEC) < 0) {
 		ward_error_make(err, errno, "pipe");
 		goto out;
@@ -368,7 +373,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 
 	pthread_mutex_lock(&sh->lock);
 	{
-		int fds[AGENT_NFDS] = { blob, p_out[1], p_err[1], p_side[1], p_rep[1] };
+		int fds[AGENT_NFDS] = { blob, p_out[1], p_side[1], p_rep[1] };
 		int attempt;
 
 		for (attempt = 0;; attempt++) {
@@ -403,10 +408,44 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	close(blob);
 	blob = -1;
 	close(p_out[1]);
-	close(p_err[1]);
 	close(p_side[1]);
 	close(p_rep[1]);
-	p_out[1] = p_err[1] = p_side[1] = p_rep[1] = -1;
+	p_out[1] = p_side[1] = p_rep[1] = -1;
+	/* The read ends of the command's stdout and stderr, made in the sandbox
+	 * with its shell (which may have been waiting for it): sent at once, or
+	 * none when the leader could not start it (its report says why), or when
+	 * the sandbox is gone (then no report either: lost, below). */
+	{
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 2)];
+			struct cmsghdr align;
+		} c;
+		char one;
+		struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+		struct cmsghdr *cm;
+		struct pollfd pf = { .fd = p_out[0], .events = POLLIN };
+		int sock = p_out[0];
+		ssize_t n = -1;
+
+		if (poll(&pf, 1, (int)((job->timeout * 1000000000LL + BACKSTOP_NS) / 1000000)) > 0)
+			n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+		p_out[0] = -1;
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int) * 2)) {
+			memcpy(&p_out[0], CMSG_DATA(cm), sizeof(int));
+			memcpy(&p_err[0], CMSG_DATA(cm) + sizeof(int), sizeof(int));
+		} else if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int *got = (int *)CMSG_DATA(cm);
+			size_t k, nk = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (k = 0; k < nk; k++)
+				close(got[k]);
+		}
+		close(sock);
+	}
 
 	/* The supervisor's loop (supervise.c), with no child of its own: the
 	 * leader forks the command and reports its status on p_rep; the loop

@@ -1,6 +1,7 @@
 /* script.c — the shell script a session's backend runs for one command (cd
  * to the session's directory, report where the command ended on fd 3), its
  * report read back, and the quoting both backends use. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,39 +72,27 @@ static char *ansi_quote(const char *s)
 /* The trap of a bash session: where the command ended and its OLDPWD, then
  * the shell's state, on fd 3 (format: session-internal.h). It runs at exit,
  * after the command: the options, shopt and umask first (restored just
- * before the next command), before the trap changes any; then the variables
- * by their first letter, and functions — no fork anywhere, which would cost
- * a process per command; SIGPIPE ignored, so a report the reader stops
- * taking does not turn the command's exit status into a signal. Every name
- * it makes starts with __ward_ and is left out of the state. The state
- * turns extglob on to parse what it restores (a function may use it); the
- * options record sets it as the command left it. */
-#define BASH_SKIP                                                                                  \
-	"BASH*|EUID|UID|PPID|SHELLOPTS|GROUPS|FUNCNAME|LINENO|RANDOM|SRANDOM|SECONDS|EPOCH*|"     \
-	"HISTCMD|PIPESTATUS|DIRSTACK|COMP_*|PWD|OLDPWD|_|SHLVL|__ward_*|HOSTNAME|HOSTTYPE|"       \
-	"MACHTYPE|OSTYPE|OPTIND|OPTARG"
+ * before the next command), before the trap changes any; then every variable
+ * (`declare -p`, one builtin: the exported ones are taken into the
+ * environment, the rest into the state, and bash's own left out — by
+ * ward_session_parse_state, in C: enumerating them by their first letters
+ * with ${!A@} … and testing each in the shell cost ~20 times as much), the
+ * aliases and the functions — no fork anywhere, which would cost a process
+ * per command; SIGPIPE ignored, so a report the reader stops taking does not
+ * turn the command's exit status into a signal. Every name it makes starts
+ * with __ward_ and is left out of the state. */
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
-	"printf \"\\0O\"; set +o; shopt -p; umask -p; printf \"\\0\"; "
+	"printf \"\\0O#%s|%s\\n\" \"$SHELLOPTS\" \"$BASHOPTS\"; set +o; shopt -p; umask -p; "
+	"printf \"\\0\"; "
 	"set +eufx; shopt -u nocasematch; printf \"J\"; builtin jobs -l; printf \"\\0K\"; "
 	"for __ward_n in \"${!__ward_jp[@]}\"; do builtin kill -0 \"${__ward_jp[__ward_n]}\" && "
 	"printf \"%s \" \"$__ward_n\"; done; printf \"\\0\"; "
 	"unset -f __ward_jobs __ward_kill; [[ -n $__ward_fj ]] && unset -f jobs; "
-	"[[ -n $__ward_fk ]] && unset -f kill; __ward_v=(); for __ward_n in "
-	"\"${!A@}\" \"${!B@}\" \"${!C@}\" \"${!D@}\" \"${!E@}\" \"${!F@}\" \"${!G@}\" \"${!H@}\" \"${!I@}\" "
-	"\"${!J@}\" \"${!K@}\" \"${!L@}\" \"${!M@}\" \"${!N@}\" \"${!O@}\" \"${!P@}\" \"${!Q@}\" \"${!R@}\" "
-	"\"${!S@}\" \"${!T@}\" \"${!U@}\" \"${!V@}\" \"${!W@}\" \"${!X@}\" \"${!Y@}\" \"${!Z@}\" \"${!a@}\" "
-	"\"${!b@}\" \"${!c@}\" \"${!d@}\" \"${!e@}\" \"${!f@}\" \"${!g@}\" \"${!h@}\" \"${!i@}\" \"${!j@}\" "
-	"\"${!k@}\" \"${!l@}\" \"${!m@}\" \"${!n@}\" \"${!o@}\" \"${!p@}\" \"${!q@}\" \"${!r@}\" \"${!s@}\" "
-	"\"${!t@}\" \"${!u@}\" \"${!v@}\" \"${!w@}\" \"${!x@}\" \"${!y@}\" \"${!z@}\" \"${!_@}\"; do "
-	"case $__ward_n in " BASH_SKIP ") ;; "
-	"*) if [[ ${!__ward_n@a} == *x* ]]; then "
-	"printf \"E%s=%s\\0\" \"$__ward_n\" \"${!__ward_n}\"; "
-	"else __ward_v+=(\"$__ward_n\"); fi;; esac; done; "
+	"[[ -n $__ward_fk ]] && unset -f kill; printf \"V\"; builtin declare -p; printf \"\\0\"; "
 	"for __ward_n in \"${!BASH_ALIASES[@]}\"; do "
 	"printf \"A%s=%s\\0\" \"$__ward_n\" \"${BASH_ALIASES[$__ward_n]}\"; done; "
-	"printf \"Sshopt -s extglob\\n\"; ((${#__ward_v[@]})) && declare -p \"${__ward_v[@]}\"; "
-	"declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
+	"printf \"S\"; builtin declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
 /* The script's first write on fd 3, before anything of the command runs: in
  * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
@@ -175,6 +164,90 @@ fail:
 	return NULL;
 }
 
+/* bash's builtins and reserved words (5.2): a first word that is one of
+ * them is not a program bash would run (enable -n and enable -f are not part
+ * of a session's state: every command's bash has exactly these). */
+static const char *const bash_own[] = {
+	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+	"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo",
+	"enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash",
+	"help", "history", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
+	"pushd", "pwd", "read", "readarray", "readonly", "return", "set", "shift", "shopt",
+	"source", "suspend", "test", "times", "trap", "true", "type", "typeset", "ulimit",
+	"umask", "unalias", "unset", "wait", "!", "[[", "]]", "{", "}", "case", "coproc", "do",
+	"done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then",
+	"time", "until", "while",
+};
+
+/* Whether command is one simple command whose first word names a program
+ * (not a builtin or reserved word; an assignment, a function of that name
+ * and a program not found are ruled out by the script at run time), in which
+ * nothing can change the shell's state: no list, pipeline, background job,
+ * compound command, subshell or substitution, no ${...} or $((...)), whose
+ * expansion may assign. Conservative: a quoted ';' or '&' rules it out too.
+ * Such a command can be exec'd by the shell after its report (see
+ * bash_script), as bash itself execs the last simple command of `bash -c`. */
+bool ward_session_simple_program(const char *command, char *word, size_t size)
+{
+	size_t i, n;
+	const char *c;
+
+	for (c = command; *c; c++) {
+		if (strchr("\n;&|()`{}", *c) || ((unsigned char)*c < 0x20 && *c != '\t'))
+			return false;
+		if (*c == '$' && (c[1] == '{' || c[1] == '(' || c[1] == '['))
+			return false;
+	}
+	command += strspn(command, " \t");
+	n = strcspn(command, " \t");
+	if (n == 0 || n >= size)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+@%:,-",
+			    command[i]))
+			return false; /* quoted, expanded, an assignment, a redirection */
+	memcpy(word, command, n);
+	word[n] = '\0';
+	for (i = 0; i < sizeof(bash_own) / sizeof(bash_own[0]); i++)
+		if (strcmp(word, bash_own[i]) == 0)
+			return false;
+	return true;
+}
+
+/* The options' restore: the `set +o`, `shopt -p` and `umask -p` lines the
+ * trap wrote, after a first line "#SHELLOPTS|BASHOPTS" as they were then.
+ * When the shell already has those options (it does unless the last command
+ * changed one: a new bash has the same defaults), the 80-odd builtins are
+ * skipped and only umask is set. Anything not in that form (a report the
+ * command wrote itself) is restored in full. malloc'd, NULL on ENOMEM. */
+static char *options_restore(const char *opt, const char *qopt)
+{
+	const char *nl = opt ? strchr(opt, '\n') : NULL, *bar, *um;
+	char *out = NULL;
+	size_t i;
+
+	if (!opt || opt[0] != '#' || !nl)
+		goto full;
+	bar = memchr(opt, '|', (size_t)(nl - opt));
+	if (!bar)
+		goto full;
+	for (i = 1; opt + i < nl; i++)
+		if (opt + i != bar && !strchr("abcdefghijklmnopqrstuvwxyz0123456789_:-", opt[i]))
+			goto full;
+	um = strstr(nl, "\numask ");
+	if (!um || strspn(um + 7, "01234567") < 3 || strspn(um + 7, "01234567") > 4 ||
+	    (um[7 + strspn(um + 7, "01234567")] != '\n' && um[7 + strspn(um + 7, "01234567")]))
+		goto full;
+	if (asprintf(&out, "umask %.*s; [[ $SHELLOPTS == '%.*s' && $BASHOPTS == '%.*s' ]] || "
+			   "eval -- %s 2>/dev/null; ",
+		     (int)strspn(um + 7, "01234567"), um + 7, (int)(bar - opt - 1), opt + 1,
+		     (int)(nl - bar - 1), bar + 1, qopt) < 0)
+		return NULL;
+	return out;
+full:
+	return asprintf(&out, "eval -- %s 2>/dev/null; ", qopt) < 0 ? NULL : out;
+}
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
 	_cleanup_free_ char *qjobs = NULL;
@@ -186,7 +259,8 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
 	_cleanup_free_ char *qopt = ansi_quote(job->options ? job->options : "");
-	char *out = NULL;
+	_cleanup_free_ char *run = NULL, *check = NULL, *optrun = NULL;
+	char *out = NULL, word[256];
 	int rc;
 
 	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !qopt || !jset)
@@ -199,20 +273,61 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * this), then the command itself, through eval: what the state turned on
 	 * (shopt extglob) applies to how it is parsed. Its programs do not get
 	 * fd 3 (3>&-). */
+	/* A simple command running a program: when no function has its name,
+	 * bash finds the program, and neither xtrace nor verbose would show
+	 * this, the report is made first — such a command changes no state —
+	 * and the program replaces the shell (no fork of bash, as `bash -c
+	 * /bin/true` does it); the leader waits for the same pid. Only a file
+	 * that starts as a program or a script with #! (one without is run by
+	 * bash itself, whose $0 differs under exec) that access(2) calls
+	 * executable; past that exec can still fail (Landlock refusing it):
+	 * the same status, 126, with bash's "exec: " in the message. Otherwise,
+	 * or when the checks say no, the command runs under the trap as any. */
+	if (ward_session_simple_program(job->command, word, sizeof(word)) &&
+	    !(job->options && (strstr(job->options, "set -o xtrace\n") ||
+			       strstr(job->options, "set -o verbose\n")))) {
+		_cleanup_free_ char *qword = ward_shell_quote(word);
+
+		if (!qword)
+			return NULL;
+		/* checked before the options are restored (nothing is traced
+		 * then), after the state (its functions) */
+		rc = asprintf(&check,
+			      "if ! declare -F -- %s >/dev/null && hash -- %s 2>/dev/null && "
+			      "__ward_p=${BASH_CMDS[%s]:-%s} && [[ -f $__ward_p && -x $__ward_p ]] && "
+			      "IFS= read -r -N 4 __ward_m <\"$__ward_p\" 2>/dev/null && "
+			      "[[ $__ward_m == $'\\x7fELF' || $__ward_m == '#!'* ]]; "
+			      "then __ward_e=1; else __ward_e=; fi; ",
+			      qword, qword, qword, qword);
+		if (rc >= 0)
+			rc = asprintf(&run,
+				      "if [[ -n $__ward_e ]]; then trap - EXIT; eval -- %s; "
+				      "trap - PIPE; exec 3>&-; eval -- exec -- %s; "
+				      "else eval -- %s 3>&-; fi",
+				      qtrap, qcmd, qcmd);
+	} else {
+		check = strdup("");
+		rc = check ? asprintf(&run, "eval -- %s 3>&-", qcmd) : -1;
+	}
+	if (rc < 0)
+		return NULL;
+	optrun = options_restore(job->options, qopt);
+	if (!optrun)
+		return NULL;
 	if (job->strict_cwd)
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qold, qtrap, qjobs, qopt, qcmd);
+			      "trap %s EXIT; eval -- %s; %s%s%s",
+			      qstart, qstate, qcwd, qold, qtrap, qjobs, check, optrun, run);
 	else
 		rc = asprintf(&out,
 			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
 			      "cd -- %s 2>/dev/null || "
 			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
-			      "OLDPWD=%s; trap %s EXIT; eval -- %s; eval -- %s 2>/dev/null; "
-			      "eval -- %s 3>&-",
-			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, qopt, qcmd);
+			      "OLDPWD=%s; trap %s EXIT; eval -- %s; %s%s%s",
+			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, check,
+			      optrun, run);
 	return rc < 0 ? NULL : out;
 }
 static char *sh_script(const struct ward_session *s, const struct session_job *job)
@@ -282,10 +397,149 @@ static void strv_push(char ***v, size_t *n, const char *s, size_t len)
 	nv[*n] = NULL;
 }
 
+/* bash's own variables, never a session's state (the shell sets them, or
+ * they are read-only, or they describe this command): exact names, and
+ * prefixes ending in '*'. */
+static const char *const bash_skip[] = {
+	"BASH*", "EUID", "UID", "PPID", "SHELLOPTS", "GROUPS", "FUNCNAME", "LINENO", "RANDOM",
+	"SRANDOM", "SECONDS", "EPOCH*", "HISTCMD", "PIPESTATUS", "DIRSTACK", "COMP_*", "PWD",
+	"OLDPWD", "_", "SHLVL", "__ward_*", "HOSTNAME", "HOSTTYPE", "MACHTYPE", "OSTYPE",
+	"OPTIND", "OPTARG",
+};
+
+static bool skipped(const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bash_skip) / sizeof(bash_skip[0]); i++) {
+		size_t k = strlen(bash_skip[i]);
+
+		if (bash_skip[i][k - 1] == '*' ? n >= k - 1 && memcmp(name, bash_skip[i], k - 1) == 0 :
+						  n == k && memcmp(name, bash_skip[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A value as `declare -p` prints a scalar: "..." (\ before " \ $ `) or
+ * $'...' (ANSI-C escapes), decoded into to (room for len bytes: never
+ * longer). Its length, or -1 when it is neither. */
+static ssize_t unquote(const char *v, size_t len, char *to)
+{
+	size_t i, o = 0;
+
+	if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
+		for (i = 1; i < len - 1; i++) {
+			if (v[i] == '\\' && i + 1 < len - 1 && strchr("\"\\$`", v[i + 1]))
+				i++;
+			to[o++] = v[i];
+		}
+		return (ssize_t)o;
+	}
+	if (len >= 3 && v[0] == '$' && v[1] == '\'' && v[len - 1] == '\'') {
+		for (i = 2; i < len - 1; i++) {
+			const char *e = "a\ab\be\033E\033f\fn\nr\rt\tv\v\\\\''\"\"??";
+			unsigned c = 0;
+			int k;
+
+			if (v[i] != '\\' || i + 1 >= len - 1) {
+				to[o++] = v[i];
+				continue;
+			}
+			i++;
+			for (k = 0; e[k]; k += 2)
+				if (e[k] == v[i])
+					break;
+			if (e[k]) {
+				to[o++] = e[k + 1];
+			} else if (v[i] >= '0' && v[i] <= '7') {
+				for (k = 0; k < 3 && i < len - 1 && v[i] >= '0' && v[i] <= '7'; k++, i++)
+					c = c * 8 + (unsigned)(v[i] - '0');
+				i--;
+				to[o++] = (char)c;
+			} else if (v[i] == 'x' && i + 1 < len - 1 && isxdigit((unsigned char)v[i + 1])) {
+				for (k = 0, i++; k < 2 && i < len - 1 && isxdigit((unsigned char)v[i]); k++, i++)
+					c = c * 16 + (unsigned)(isdigit((unsigned char)v[i]) ?
+								v[i] - '0' : (v[i] | 0x20) - 'a' + 10);
+				i--;
+				to[o++] = (char)c;
+			} else if (v[i] == 'c' && i + 1 < len - 1) {
+				to[o++] = (char)(v[++i] & 0x1f);
+			} else {
+				to[o++] = '\\';
+				to[o++] = v[i];
+			}
+		}
+		return (ssize_t)o;
+	}
+	return -1;
+}
+
+/* The V record, `declare -p` of every variable, one a line ("declare -FLAGS
+ * NAME" or "...NAME=VALUE"): bash's own left out; an exported scalar into
+ * the environment ("K=V", its value decoded; one without a value is empty);
+ * every other line kept, as it is, for the state. false: not that format. */
+static bool parse_vars(const char *p, size_t n, struct session_outcome *out, size_t *n_env,
+		       char **vars, size_t *vars_len)
+{
+	const char *end = p + n;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *flags, *name, *eq;
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p), nlen;
+
+		if (len < 11 || memcmp(p, "declare -", 9) != 0)
+			return false;
+		flags = p + 9;
+		name = memchr(flags, ' ', len - 9);
+		if (!name)
+			return false;
+		name++;
+		eq = memchr(name, '=', len - (size_t)(name - p));
+		nlen = eq ? (size_t)(eq - name) : len - (size_t)(name - p);
+		if (!skipped(name, nlen)) {
+			bool exported = memchr(flags, 'x', (size_t)(name - flags)) &&
+					!memchr(flags, 'a', (size_t)(name - flags)) &&
+					!memchr(flags, 'A', (size_t)(name - flags)) &&
+					!memchr(flags, 'n', (size_t)(name - flags));
+
+			if (exported) {
+				size_t vlen = eq ? len - (size_t)(eq + 1 - p) : 0;
+				char *kv = malloc(nlen + 1 + vlen + 1);
+				ssize_t k = 0;
+
+				if (!kv)
+					return false;
+				memcpy(kv, name, nlen);
+				kv[nlen] = '=';
+				if (eq && (k = unquote(eq + 1, vlen, kv + nlen + 1)) < 0) {
+					free(kv);
+					return false;
+				}
+				strv_push(&out->env, n_env, kv, nlen + 1 + (size_t)k);
+				free(kv);
+			} else {
+				char *nv = realloc(*vars, *vars_len + len + 2);
+
+				if (!nv)
+					return false;
+				*vars = nv;
+				memcpy(nv + *vars_len, p, len);
+				*vars_len += len;
+				nv[(*vars_len)++] = '\n';
+				nv[*vars_len] = '\0';
+			}
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	return true;
+}
+
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out)
 {
 	const char *p = memchr(text, '\0', len), *end = text + len;
-	size_t n_env = 0, n_alias = 0;
+	size_t n_env = 0, n_alias = 0, vars_len = 0;
+	_cleanup_free_ char *vars = NULL;
 
 	if (!p)
 		return;
@@ -307,12 +561,21 @@ void ward_session_parse_state(const char *text, size_t len, struct session_outco
 		case 'E':
 			strv_push(&out->env, &n_env, p + 1, n - 1);
 			break;
+		case 'V':
+			if (!parse_vars(p + 1, n - 1, out, &n_env, &vars, &vars_len))
+				return; /* not complete */
+			break;
 		case 'A':
 			strv_push(&out->aliases, &n_alias, p + 1, n - 1);
 			break;
 		case 'S':
+			/* the variables, then the functions; extglob on to parse
+			 * them (a function may use it): the options record sets it
+			 * as the command left it */
 			free(out->state);
-			out->state = strndup(p + 1, n - 1);
+			if (asprintf(&out->state, "shopt -s extglob\n%s%.*s", vars ? vars : "",
+				     (int)(n - 1), p + 1) < 0)
+				out->state = NULL;
 			break;
 		case 'O':
 			free(out->options);

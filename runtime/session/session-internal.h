@@ -55,9 +55,10 @@ struct session_outcome {
 };
 
 /* The side channel's records after "DIR\nOLDPWD\n\0" (bash sessions):
- * O<options>\0 J<jobs -l>\0 K<job numbers alive>\0 E<K=V>\0 A<name=value>\0
- * S<state>\0 and Z\0 last. Parse them
- * into out (complete only with Z). */
+ * O<options>\0 J<jobs -l>\0 K<job numbers alive>\0 V<declare -p>\0
+ * A<name=value>\0 S<declare -f>\0 and Z\0 last (E<K=V>\0 is taken too).
+ * Parse them into out (complete only with Z): V's exported scalars into
+ * env, its other variables but bash's own, with S, into state. */
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out);
 void ward_session_outcome_release(struct session_outcome *out);
 
@@ -120,6 +121,10 @@ char *ward_session_script(const struct ward_session *s, const struct session_job
 
 /* Parse what the script wrote on fd 3 ("DIR\nOLDPWD\n") into out. */
 void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome *out);
+
+/* Whether a bash session may exec command after its report: one simple
+ * command running a program (see script.c); its first word in word. Pure. */
+bool ward_session_simple_program(const char *command, char *word, size_t size);
 
 /* Quote s for the shell ('...' with ' as '\''). malloc'd. */
 char *ward_shell_quote(const char *s);

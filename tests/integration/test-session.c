@@ -1066,6 +1066,85 @@ START_TEST(test_shell_state_forge)
 }
 END_TEST
 
+/* One simple command running a program replaces the session's shell once
+ * the shell has made its report (no fork of bash for it): the program has no
+ * shell above it holding the report's channel — a forger run so finds none,
+ * where under a shell it finds fd 3 — and the session keeps what the shell
+ * reported; a function of the program's name still runs as the function. */
+START_TEST(test_exec_simple)
+{
+	struct ward_session *s;
+	struct ward_session_result r;
+	struct ward_error *err = NULL;
+	char cmd[8192];
+
+	if (access("/bin/bash", X_OK) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/report-forger' && mkdir '%s/sub'",
+		 harness_path("tests/helpers/report-forger"), workdir, workdir);
+	ck_assert_int_eq(system(cmd), 0);
+	s = open_session(iso_of(_i), false);
+	expect(s, "KEPT=yes", "");
+	snprintf(cmd, sizeof(cmd), "./report-forger %s", at("sub"));
+	ck_assert_int_eq(ward_session_exec(s, cmd, NULL, &r, &err), 0);
+	ck_assert_msg(strcmp(r.run.output, "none\n") == 0, "the program reached a channel: %s",
+		      r.run.output);
+	ck_assert_msg(!r.state_note, "state not kept: %s", r.state_note);
+	ck_assert_str_eq(r.cwd, workdir);
+	ward_session_result_release(&r);
+	expect(s, "echo \"$KEPT\"", "yes\n");
+	expect(s, "ls() { echo function; }", "");
+	expect(s, "ls", "function\n");
+	expect(s, "unset -f ls; mkdir sub/x", "");
+	expect(s, "ls sub", "x\n");
+	/* what xtrace shows is the command, at the levels of `bash -c`, in a
+	 * shell started ahead of the command or not */
+	expect(s, "set -x", "");
+	ck_assert_int_eq(ward_session_exec(s, "echo t", NULL, &r, &err), 0);
+	ck_assert_str_eq(r.run.stderr_text, "+ eval -- 'echo t'\n++ echo t\n");
+	ward_session_result_release(&r);
+	ck_assert_int_eq(ward_session_exec(s, "set +x", NULL, &r, &err), 0);
+	ward_session_result_release(&r);
+	expect(s, "echo u", "u\n");
+	ward_session_free(s);
+}
+END_TEST
+
+/* A shared session's next shell is started ahead of its command and reads
+ * its script from a memfd, which any process of the sandbox may reopen
+ * through /proc. A background job that does — keeping a writable mapping of
+ * it and writing a script of its own there over and over — never has its
+ * script run: the leader seals what it wrote and reads it back, and starts
+ * the shell anew when it cannot. */
+START_TEST(test_spare_tamper)
+{
+	struct ward_session *s;
+	char cmd[8192], *text;
+	int i;
+
+	if (access("/bin/bash", X_OK) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/spare-tamper'",
+		 harness_path("tests/helpers/spare-tamper"), workdir);
+	ck_assert_int_eq(system(cmd), 0);
+	s = open_session(WARD_SESSION_SHARED, false);
+	expect(s, "./spare-tamper count 3 >/dev/null 2>&1 &", "");
+	for (i = 0; i < 8; i++) {
+		char want[32];
+
+		usleep(100000); /* time for the job to find the spare */
+		snprintf(cmd, sizeof(cmd), "echo run-%d", i);
+		snprintf(want, sizeof(want), "run-%d\n", i);
+		expect(s, cmd, want);
+	}
+	ward_session_free(s);
+	/* the job got hold of spares: otherwise this proves nothing */
+	text = harness_slurp(at("count"));
+	ck_assert_msg(text && strlen(text) > 0, "the job found no spare shell");
+	free(text);
+}
+END_TEST
+
 /* Processes whose command line holds mark, on this host (sandboxes' too). */
 static int count_marked(const char *mark)
 {
@@ -1185,6 +1264,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_shell_state, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_bounds, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
+	tcase_add_loop_test(tc, test_exec_simple, 0, 2);
+	tcase_add_test(tc, test_spare_tamper);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
 	tcase_add_loop_test(tc, test_jobs, 0, 2);
 	return harness_main(s);

@@ -5,6 +5,7 @@
 #include "ward/env.h"
 #include "ward/policy.h"
 #include "ward/session.h"
+#include "runtime/session/session-internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,12 +456,59 @@ START_TEST(test_policy_limits)
 }
 END_TEST
 
+/* The shell's report names every variable once (`declare -p`); the parser
+ * takes the exported scalars into the environment with their values decoded
+ * from bash's quoting, keeps every other variable's line for the state, and
+ * leaves bash's own out. The report here is what bash 5.2 writes. */
+START_TEST(test_report_vars)
+{
+	static const char vars[] =
+		"declare -x A=$'a\\nb\\tc\\001d\\Ee\\177f\"g\\\\h$i`j\\'k'\n"
+		"declare -x B=\"\xc3\xa9 \xc3\xbc\"\n"
+		"declare -x C=$'\\377\\376'\n"
+		"declare -x D=\"\"\n"
+		"declare -x E\n"
+		"declare -x G=\"a\\\"b\\$c\\`d\\\\e\"\n"
+		"declare -ix N=\"5\"\n"
+		"declare -ax arr=([0]=\"1\" [1]=\"2\")\n"
+		"declare -- Y=\"two words\"\n"
+		"declare -r BASHOPTS=\"checkwinsize\"\n"
+		"declare -- __ward_n=\"x\"\n"
+		"declare -x SHLVL=\"1\"\n"
+		"declare -x OLDPWD\n";
+	static const char *const want_env[] = {
+		"A=a\nb\tc\001d\033e\177f\"g\\h$i`j'k", "B=\xc3\xa9 \xc3\xbc", "C=\377\376", "D=", "E=",
+		"G=a\"b$c`d\\e", "N=5", NULL,
+	};
+	char text[4096];
+	struct session_outcome out = { 0 };
+	size_t n = 0, i;
+
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "/w\n/w\n%cOset +o xtrace\n%cJ%cK%cV%s%c",
+			      0, 0, 0, 0, vars, 0);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "Sf () \n{ \n    :\n}\n%cZ%c", 0, 0);
+	ward_session_parse_state(text, n, &out);
+	ck_assert(out.complete);
+	for (i = 0; want_env[i]; i++) {
+		ck_assert_ptr_nonnull(out.env[i]);
+		ck_assert_msg(strcmp(out.env[i], want_env[i]) == 0, "env[%zu] '%s'", i, out.env[i]);
+	}
+	ck_assert_ptr_null(out.env[i]);
+	ck_assert_str_eq(out.state, "shopt -s extglob\n"
+				    "declare -ax arr=([0]=\"1\" [1]=\"2\")\n"
+				    "declare -- Y=\"two words\"\n"
+				    "f () \n{ \n    :\n}\n");
+	ward_session_outcome_release(&out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session-state");
 	TCase *tc = harness_tcase(s, "state", NULL);
 
 	tcase_add_test(tc, test_expand_positions);
+	tcase_add_test(tc, test_report_vars);
 	tcase_add_test(tc, test_expand_recursion);
 	tcase_add_test(tc, test_tables);
 	tcase_add_test(tc, test_cwd_rules);
