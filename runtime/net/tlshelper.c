@@ -79,17 +79,27 @@ static bool find_helper(char *path, size_t size, char *looked, size_t lsize)
 	/* beside the ward command (a build tree, a container's /usr/local/bin);
 	 * never beside another program using libward, which may live in a
 	 * directory its commands can write */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - sizeof(WARD_TLS_HELPER_NAME));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 64);
 	if (n > 0) {
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash && strcmp(slash + 1, "ward") == 0) {
-			memcpy(slash + 1, WARD_TLS_HELPER_NAME, sizeof(WARD_TLS_HELPER_NAME));
-			snprintf(path, size, "%s", exe);
-			why = untrusted(path);
-			if (!why)
-				return true;
-			snprintf(looked, lsize, "'%s': %s; ", path, why);
+			/* and in PREFIX/libexec/ward of the PREFIX/bin it runs
+			 * from (installed under another PREFIX than it was built
+			 * for) */
+			static const char *const rel[] = { WARD_TLS_HELPER_NAME,
+							   "../libexec/ward/" WARD_TLS_HELPER_NAME };
+			size_t i, l;
+
+			for (i = 0; i < 2; i++) {
+				slash[1] = '\0';
+				snprintf(path, size, "%s%s", exe, rel[i]);
+				why = untrusted(path);
+				if (!why)
+					return true;
+				l = strlen(looked);
+				snprintf(looked + l, lsize - l, "'%s': %s; ", path, why);
+			}
 		}
 	}
 	snprintf(path, size, "%s/ward/%s", WARD_LIBEXECDIR, WARD_TLS_HELPER_NAME);

@@ -88,6 +88,9 @@ START_TEST(test_install_pages_completions_examples)
 		 "|| { echo 'man 5 ward-policy'; exit 1; }; "
 		 "grep -qx 'profile ward /usr/bin/ward flags=(unconfined) {' \"%s/etc/apparmor.d/ward\" "
 		 "|| { echo 'apparmor profile'; exit 1; }; "
+		 /* the installed ward finds its helper, wherever the tree was put */
+		 "env -u WARD_TLS_HELPER \"$d/bin/ward\" doctor 2>&1 | grep -q '^ok *TLS helper' "
+		 "|| { echo 'the installed ward does not find its TLS helper'; exit 1; }; "
 		 "grep -qx '  userns,' \"%s/etc/apparmor.d/ward\" || { echo 'userns rule'; exit 1; }; "
 		 "make -s -C '%s' B='%s' uninstall PREFIX=/usr DESTDIR='%s' >/dev/null; "
 		 "left=$(find '%s' ! -type d); [ -z \"$left\" ] || { echo \"left: $left\"; exit 1; }; "
