@@ -423,6 +423,9 @@ __attribute__((noreturn)) static void command(const struct agent_msg *m, const i
 		side.cap = 0;
 		side.ok = false;
 	}
+	/* a background job of an earlier command may have stopped the waiting
+	 * shell (SIGSTOP): it runs the command all the same */
+	kill(sh->pid, SIGCONT);
 	if (sh->go >= 0 && write(sh->go, "g", 1) != 1) {
 		/* the spare is gone: what it did is reported below */
 	}
@@ -461,8 +464,12 @@ __attribute__((noreturn)) static void command(const struct agent_msg *m, const i
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			;
-		while ((r = waitpid(-1, &status, WNOHANG)) > 0)
-			if (r == sh->pid) {
+		while ((r = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0)
+			if (r == sh->pid && WIFSTOPPED(status)) {
+				/* stopped by someone (a job of an earlier command):
+				 * the command goes on, its deadline holds */
+				kill(sh->pid, SIGCONT);
+			} else if (r == sh->pid) {
 				rep.status = status;
 				/* what it wrote before it ended, all in the socket */
 				if (side.cap)

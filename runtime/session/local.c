@@ -425,11 +425,15 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
 		struct cmsghdr *cm;
-		struct pollfd pf = { .fd = p_out[0], .events = POLLIN };
+		struct pollfd pf[2] = { { .fd = p_out[0], .events = POLLIN },
+					{ .fd = job->cancel_fd, .events = POLLIN } };
 		int sock = p_out[0];
 		ssize_t n = -1;
 
-		if (poll(&pf, 1, (int)((job->timeout * 1000000000LL + BACKSTOP_NS) / 1000000)) > 0)
+		/* a leader that never sends them (stopped by a job of an earlier
+		 * command) is waited for until the deadline, or a cancel */
+		if (poll(pf, 2, (int)((job->timeout * 1000000000LL + BACKSTOP_NS) / 1000000)) > 0 &&
+		    pf[0].revents)
 			n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 		cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
 		p_out[0] = -1;

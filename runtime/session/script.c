@@ -301,7 +301,11 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 			      qword, qword, qword, qword);
 		if (rc >= 0)
 			rc = asprintf(&run,
-				      "if [[ -n $__ward_e ]]; then trap - EXIT; eval -- %s; "
+				      "if [[ -n $__ward_e ]]; then trap - EXIT; __ward_o=$-; "
+				      "shopt -q nocasematch && __ward_nc=1; eval -- %s; "
+				      "[[ $__ward_o == *f* ]] && set -f; [[ $__ward_o == *u* ]] && set -u; "
+				      "[[ $__ward_o == *e* ]] && set -e; "
+				      "[[ -n $__ward_nc ]] && shopt -s nocasematch; "
 				      "trap - PIPE; exec 3>&-; eval -- exec -- %s; "
 				      "else eval -- %s 3>&-; fi",
 				      qtrap, qcmd, qcmd);

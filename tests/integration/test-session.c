@@ -1097,6 +1097,22 @@ START_TEST(test_exec_simple)
 	expect(s, "ls", "function\n");
 	expect(s, "unset -f ls; mkdir sub/x", "");
 	expect(s, "ls sub", "x\n");
+	/* the session's noglob, nounset and errexit hold for a program it
+	 * runs by exec, as for any command (`rm -f *` after `set -f` removes
+	 * a file named '*', not every file) */
+	expect(s, "set -f", "");
+	ck_assert_int_eq(ward_session_exec(s, "ls -d s*", NULL, &r, &err), 0);
+	ck_assert_msg(r.run.exit_code != 0 && strstr(r.run.stderr_text, "'s*'"),
+		      "set -f lost: exit %d, %s%s", r.run.exit_code, r.run.output,
+		      r.run.stderr_text);
+	ward_session_result_release(&r);
+	expect(s, "set +f; set -u", "");
+	ck_assert_int_eq(ward_session_exec(s, "ls $WARD_TEST_UNSET_VAR", NULL, &r, &err), 0);
+	ck_assert_msg(r.run.exit_code != 0 && strstr(r.run.stderr_text, "unbound variable"),
+		      "set -u lost: exit %d, %s%s", r.run.exit_code, r.run.output,
+		      r.run.stderr_text);
+	ward_session_result_release(&r);
+	expect(s, "set +u", "");
 	/* what xtrace shows is the command, at the levels of `bash -c`, in a
 	 * shell started ahead of the command or not */
 	expect(s, "set -x", "");
@@ -1106,6 +1122,27 @@ START_TEST(test_exec_simple)
 	ck_assert_int_eq(ward_session_exec(s, "set +x", NULL, &r, &err), 0);
 	ward_session_result_release(&r);
 	expect(s, "echo u", "u\n");
+	ward_session_free(s);
+}
+END_TEST
+
+/* A background job that stops every waiting shell it finds (SIGSTOP) does
+ * not hang the session's later commands: the leader continues the shell
+ * before the command and whenever it stops. */
+START_TEST(test_spare_stopped)
+{
+	struct ward_session *s;
+
+	if (access("/bin/bash", X_OK) != 0)
+		return;
+	s = open_session(WARD_SESSION_SHARED, false);
+	expect(s, "bash -c 'while :; do for f in /proc/[0-9]*/cmdline; do "
+		  "if grep -q \"[_]_ward_go\" \"$f\" 2>/dev/null; then p=${f#/proc/}; "
+		  "kill -STOP ${p%/cmdline} 2>/dev/null; fi; done; done' >/dev/null 2>&1 &", "");
+	/* time for it to find the shell waiting for the next command */
+	expect(s, "sleep 1; echo one", "one\n");
+	expect(s, "echo two", "two\n");
+	expect(s, "kill %1; echo three", "three\n");
 	ward_session_free(s);
 }
 END_TEST
@@ -1266,6 +1303,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
 	tcase_add_loop_test(tc, test_exec_simple, 0, 2);
 	tcase_add_test(tc, test_spare_tamper);
+	tcase_add_test(tc, test_spare_stopped);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
 	tcase_add_loop_test(tc, test_jobs, 0, 2);
 	return harness_main(s);
