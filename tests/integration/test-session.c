@@ -1141,7 +1141,18 @@ START_TEST(test_spare_stopped)
 		  "kill -STOP ${p%/cmdline} 2>/dev/null; fi; done; done' >/dev/null 2>&1 &", "");
 	/* time for it to find the shell waiting for the next command */
 	expect(s, "sleep 1; echo one", "one\n");
-	expect(s, "echo two", "two\n");
+	{
+		/* a short deadline: a hang fails here in seconds, not 30 */
+		struct ward_session_exec_options eo = { .timeout = 8 };
+		struct ward_session_result r;
+		struct ward_error *err = NULL;
+
+		ck_assert_int_eq(ward_session_exec(s, "echo two", &eo, &r, &err), 0);
+		ck_assert_msg(r.run.exit_code == 0 && strcmp(r.run.output, "two\n") == 0,
+			      "'echo two': exit %d, %s", r.run.exit_code,
+			      r.run.error ? r.run.error->message : r.run.output);
+		ward_session_result_release(&r);
+	}
 	expect(s, "kill %1; echo three", "three\n");
 	ward_session_free(s);
 }
