@@ -1306,15 +1306,20 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_shared_cgroup);
 
+	/* the shell started ahead of a shared session's command, and a
+	 * program run by exec (alone, for the mutation tier) */
+	tc = harness_tcase(s, "spare", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_exec_simple, 0, 2);
+	tcase_add_test(tc, test_spare_tamper);
+	tcase_add_test(tc, test_spare_stopped);
+
 	tc = harness_tcase(s, "timeouts", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_timeout, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_bounds, 0, 2);
 	tcase_add_loop_test(tc, test_shell_state_forge, 0, 2);
-	tcase_add_loop_test(tc, test_exec_simple, 0, 2);
-	tcase_add_test(tc, test_spare_tamper);
-	tcase_add_test(tc, test_spare_stopped);
 	tcase_add_loop_test(tc, test_concurrent, 0, 2);
 	tcase_add_loop_test(tc, test_jobs, 0, 2);
 	return harness_main(s);
