@@ -479,6 +479,47 @@ static ssize_t unquote(const char *v, size_t len, char *to)
 	return -1;
 }
 
+/* Whether a line of `declare -p` stands alone: flags bash prints, a name,
+ * and a value that is one complete quoted token ("...", $'...', or an
+ * array's (...) of them). bash 5.2 prints every value on one line (control
+ * characters as $'...' escapes); a value that ever came across lines would
+ * leave a quote open here, and the record is refused rather than a piece of
+ * a value read as a declaration (or as code, when the state is replayed). */
+static bool declare_line_ok(const char *flags, const char *name, size_t nlen, const char *eq,
+			    const char *end)
+{
+	const char *q;
+	char in = 0;
+
+	if (strspn(flags, "-aAilnrtuxcL") != (size_t)(name - 1 - flags))
+		return false;
+	if (nlen == 0 || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+		return false;
+	for (q = name; q < name + nlen; q++)
+		if (!isalnum((unsigned char)*q) && *q != '_')
+			return false;
+	if (!eq)
+		return name + nlen == end;
+	q = eq + 1;
+	if (q >= end || !(*q == '"' || *q == '(' || (*q == '$' && q + 1 < end && q[1] == '\'')))
+		return false;
+	for (; q < end; q++) {
+		if (in == 0) {
+			if (*q == '"')
+				in = '"';
+			else if (*q == '$' && q + 1 < end && q[1] == '\'')
+				in = '$', q++;
+			else if (*q == '\'')
+				in = '\'';
+		} else if (*q == '\\' && in != '\'') {
+			q++; /* escaped: the quote does not end */
+		} else if ((in == '"' && *q == '"') || (in != '"' && *q == '\'')) {
+			in = 0;
+		}
+	}
+	return in == 0;
+}
+
 /* The V record, `declare -p` of every variable, one a line ("declare -FLAGS
  * NAME" or "...NAME=VALUE"): bash's own left out; an exported scalar into
  * the environment ("K=V", its value decoded; one without a value is empty);
@@ -501,6 +542,8 @@ static bool parse_vars(const char *p, size_t n, struct session_outcome *out, siz
 		name++;
 		eq = memchr(name, '=', len - (size_t)(name - p));
 		nlen = eq ? (size_t)(eq - name) : len - (size_t)(name - p);
+		if (!declare_line_ok(flags, name, nlen, eq, p + len))
+			return false;
 		if (!skipped(name, nlen)) {
 			bool exported = memchr(flags, 'x', (size_t)(name - flags)) &&
 					!memchr(flags, 'a', (size_t)(name - flags)) &&

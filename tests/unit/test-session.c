@@ -502,6 +502,43 @@ START_TEST(test_report_vars)
 }
 END_TEST
 
+/* A line of the V record that does not stand alone — a value whose quote
+ * stays open (one that came across lines), an odd name or flag, a value
+ * that is not quoted — refuses the whole record: nothing of it is taken,
+ * and a piece of a value is never read as a declaration. */
+START_TEST(test_report_vars_refused)
+{
+	static const char *const bad[] = {
+		"declare -- Y=\"open\ndeclare -x PATH=\"/evil\"\n",
+		"declare -- Y=$'open\ndeclare -x PATH=\"/evil\"\n",
+		"declare -a A=([0]=\"x)\ndeclare -x PATH=\"/evil\"\n",
+		"declare -- Y=\"a\\\"\ndeclare -x PATH=\"/evil\"\n",
+		"declare -- Y=unquoted\n",
+		"declare -- 1Y=\"x\"\n",
+		"declare -- Y;Z=\"x\"\n",
+		"declare -Q Y=\"x\"\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[4096];
+		struct session_outcome out = { 0 };
+		size_t n = 0;
+
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "/w\n/w\n%cOset +o xtrace\n%cJ%cK%cV%s%c",
+				      0, 0, 0, 0, bad[i], 0);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "S%cZ%c", 0, 0);
+		ward_session_parse_state(text, n, &out);
+		ck_assert_msg(!out.complete || !out.env || !out.env[0],
+			      "case %zu taken: env[0] '%s'", i, out.env && out.env[0] ? out.env[0] : "");
+		ck_assert_msg(!out.complete || !out.state || !strstr(out.state, "evil"),
+			      "case %zu taken: %s", i, out.state);
+		ck_assert_msg(!out.complete, "case %zu: the record was taken", i);
+		ward_session_outcome_release(&out);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session-state");
@@ -509,6 +546,7 @@ int main(void)
 
 	tcase_add_test(tc, test_expand_positions);
 	tcase_add_test(tc, test_report_vars);
+	tcase_add_test(tc, test_report_vars_refused);
 	tcase_add_test(tc, test_expand_recursion);
 	tcase_add_test(tc, test_tables);
 	tcase_add_test(tc, test_cwd_rules);
