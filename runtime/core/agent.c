@@ -622,7 +622,7 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 	close(blob);
 	if (shell_start(&sh, argv[0], argv, envp, true) < 0)
 		_exit(0);
-	for (;;) {
+	for (bool dead = false;;) {
 		struct pollfd pf[2] = { { .fd = sock, .events = POLLIN },
 					{ .fd = sfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -643,8 +643,13 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 		if (pf[1].revents) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
 				;
-			if (waitpid(sh.pid, &status, WNOHANG) == sh.pid)
-				_exit(0); /* killed idle: no spare (init sees us end) */
+			if (!dead && waitpid(sh.pid, &status, WNOHANG) == sh.pid) {
+				/* killed idle: no spare (init sees us end) — unless the
+				 * command came at that moment: it gets a shell cold */
+				if (!(pf[0].revents & POLLIN))
+					_exit(0);
+				dead = true;
+			}
 		}
 		if (!pf[0].revents)
 			continue;
@@ -658,13 +663,16 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 			_exit(0); /* init closed it, or a message it never sends */
 		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 		close(sock);
-		if (!m.cold && strcmp(shell_of(&m), "/bin/bash") == 0 &&
+		if (!dead && waitpid(sh.pid, &status, WNOHANG) == sh.pid)
+			dead = true;
+		if (!dead && !m.cold && strcmp(shell_of(&m), "/bin/bash") == 0 &&
 		    map_blob(fds[AGENT_FD_BLOB], &script, &envp2, &n_env2) == 0 &&
-		    same_env(envp, n_env, envp2, n_env2) && waitpid(sh.pid, &status, WNOHANG) == 0 &&
-		    spare_load(&sh, script) == 0)
+		    same_env(envp, n_env, envp2, n_env2) && spare_load(&sh, script) == 0)
 			command(&m, fds, &sh, sfd);
-		kill(sh.pid, SIGKILL);
-		waitpid(sh.pid, &status, 0);
+		if (!dead) { /* once reaped, its pid is no longer ours to signal */
+			kill(sh.pid, SIGKILL);
+			waitpid(sh.pid, &status, 0);
+		}
 		shell_release(&sh);
 		cold(&m, fds, sfd);
 	}
