@@ -31,6 +31,8 @@
 #include "runtime/core/core-internal.h"
 #include "runtime/util/util-internal.h"
 
+_Static_assert(AGENT_NFDS <= WARD_FDS_MAX, "a message's descriptors fit ward_send_fds()");
+
 static pid_t raw_fork(void)
 {
 	return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
@@ -397,23 +399,9 @@ __attribute__((noreturn)) static void command(const struct agent_msg *m, const i
 	int i;
 
 	{
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * 2)];
-			struct cmsghdr align;
-		} c;
 		int two[2] = { sh->out, sh->err };
-		char one = 'o';
-		struct iovec iov = { .iov_base = &one, .iov_len = 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-		memset(c.buf, 0, sizeof(c.buf));
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * 2);
-		memcpy(CMSG_DATA(cm), two, sizeof(two));
-		sendmsg(fds[AGENT_FD_REPLY], &mh, MSG_NOSIGNAL);
+		ward_send_fds(fds[AGENT_FD_REPLY], "o", 1, two, 2, 0);
 	}
 	close_fd(&sh->out);
 	close_fd(&sh->err);
@@ -627,15 +615,8 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 					{ .fd = sfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
 		struct agent_msg m;
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * AGENT_NFDS)];
-			struct cmsghdr align;
-		} c;
-		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
-		struct cmsghdr *cm;
-		int status, nfds = 0;
+		size_t nfds;
+		int status;
 		ssize_t n;
 
 		if (poll(pf, 2, -1) < 0)
@@ -653,15 +634,9 @@ __attribute__((noreturn)) static void spare(int sock, int blob)
 		}
 		if (!pf[0].revents)
 			continue;
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		n = ward_recv_fds(sock, &m, sizeof(m), fds, AGENT_NFDS, &nfds, 0);
 		if (n != (ssize_t)sizeof(m) || nfds != AGENT_NFDS)
 			_exit(0); /* init closed it, or a message it never sends */
-		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 		close(sock);
 		if (!dead && waitpid(sh.pid, &status, WNOHANG) == sh.pid)
 			dead = true;
@@ -769,40 +744,23 @@ void ward_session_agent_main(const struct spawn_plan *p)
 		}
 		if (pf[0].revents) {
 			struct agent_msg m;
-			union {
-				char buf[CMSG_SPACE(sizeof(int) * AGENT_NFDS)];
-				struct cmsghdr align;
-			} c;
-			struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-					     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
-			struct cmsghdr *cm;
-			int fds[AGENT_NFDS], nfds = 0, i;
-			ssize_t n = recvmsg(p->agent_fd, &mh, MSG_CMSG_CLOEXEC);
+			int fds[AGENT_NFDS], i;
+			size_t got = 0;
+			ssize_t n = ward_recv_fds(p->agent_fd, &m, sizeof(m), fds, AGENT_NFDS, &got, 0);
+			int nfds = (int)got;
 
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			if (n < 0 && errno == EAGAIN)
 				continue;
 			if (n <= 0)
 				_exit(0); /* the supervisor closed the session */
-			cm = CMSG_FIRSTHDR(&mh);
-			if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-				nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-				if (nfds > AGENT_NFDS)
-					nfds = AGENT_NFDS;
-				memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
-			}
 			if (n == (ssize_t)sizeof(m) && m.magic == AGENT_MAGIC && nfds == AGENT_NFDS &&
 			    m.timeout_s > 0) {
 				pid_t pid = 0;
 
 				/* to the spare, or to a leader started now */
 				if (spare_sock >= 0) {
-					struct iovec siov = { .iov_base = &m, .iov_len = sizeof(m) };
-					struct msghdr smh = { .msg_iov = &siov, .msg_iovlen = 1,
-							      .msg_control = c.buf,
-							      .msg_controllen = sizeof(c.buf) };
-
-					if (sendmsg(spare_sock, &smh, MSG_NOSIGNAL) == (ssize_t)sizeof(m))
+					if (ward_send_fds(spare_sock, &m, sizeof(m), fds, AGENT_NFDS, 0) ==
+					    (ssize_t)sizeof(m))
 						pid = spare_pid;
 					close(spare_sock);
 					spare_sock = -1;

@@ -152,12 +152,6 @@ static int hand_over_listener(const struct spawn_plan *p, struct ward_error **er
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(p->net_port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	char control[CMSG_SPACE(sizeof(int))];
-	char byte = 'L';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *cm;
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 1024) < 0) {
@@ -166,13 +160,7 @@ static int hand_over_listener(const struct spawn_plan *p, struct ward_error **er
 			close(s);
 		return -1;
 	}
-	memset(control, 0, sizeof(control));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &s, sizeof(int));
-	if (sendmsg(p->net_handover_fd, &msg, MSG_NOSIGNAL) < 0) {
+	if (ward_send_fds(p->net_handover_fd, "L", 1, &s, 1, 0) < 0) {
 		ward_error_make(err, errno, "hand the proxy's listener over");
 		close(s);
 		return -1;

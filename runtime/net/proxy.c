@@ -2229,19 +2229,13 @@ static void resolved(struct ward_proxy *p)
 static void handover(struct ward_proxy *p)
 {
 	char data[1];
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { data, sizeof(data) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *cm;
-	ssize_t n = recvmsg(p->handover->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	int fd = -1;
+	size_t got = 0;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	/* one byte and the listener, or the end: the hand-over is done */
+	if (ward_recv_fds(p->handover->fd, data, sizeof(data), &fd, 1, &got, MSG_DONTWAIT) < 0 &&
+	    errno == EAGAIN)
 		return;
-	for (cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	close_endpoint(p, p->handover);
 	free(p->handover);
 	p->handover = NULL;

@@ -265,14 +265,6 @@ int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal
 	struct ward_tls_job j = { .protocol = WARD_TLS_PROTOCOL, .port = port,
 				  .literal = literal };
 	int cp[2] = { -1, -1 }, upp[2] = { -1, -1 }, fds[4];
-	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { &j, sizeof(j) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
-	struct cmsghdr *c;
 	ssize_t n;
 	int e;
 
@@ -286,17 +278,9 @@ int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal
 	fds[1] = up_fd;
 	fds[2] = cp[1];
 	fds[3] = upp[1];
-	memset(&cbuf, 0, sizeof(cbuf));
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	/* never blocking the proxy's loop: a helper that stopped taking jobs
 	 * is as good as gone */
-	do
-		n = sendmsg(h->ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
+	n = ward_send_fds(h->ctl, &j, sizeof(j), fds, 4, MSG_DONTWAIT);
 	if (n != (ssize_t)sizeof(j)) {
 		e = n < 0 ? -errno : -EPIPE;
 		goto fail;

@@ -299,21 +299,8 @@ fail:
 
 static int send_job(struct shared *sh, const struct agent_msg *m, const int fds[AGENT_NFDS])
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * AGENT_NFDS)];
-		struct cmsghdr align;
-	} c;
-	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-	memset(c.buf, 0, sizeof(c.buf));
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * AGENT_NFDS);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * AGENT_NFDS);
-	return sendmsg(sh->ctl, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+	return ward_send_fds(sh->ctl, m, sizeof(*m), fds, AGENT_NFDS, 0) == (ssize_t)sizeof(*m) ?
+		       0 : -1;
 }
 
 /* Grace after the deadline for the leader's own kill and report; past it the
@@ -416,37 +403,23 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	 * none when the leader could not start it (its report says why), or when
 	 * the sandbox is gone (then no report either: lost, below). */
 	{
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * 2)];
-			struct cmsghdr align;
-		} c;
-		char one;
-		struct iovec iov = { .iov_base = &one, .iov_len = 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
-		struct cmsghdr *cm;
 		struct pollfd pf[2] = { { .fd = p_out[0], .events = POLLIN },
 					{ .fd = job->cancel_fd, .events = POLLIN } };
-		int sock = p_out[0];
-		ssize_t n = -1;
+		int sock = p_out[0], two[2];
+		size_t nfds = 0, k;
+		char one;
 
+		p_out[0] = -1;
 		/* a leader that never sends them (stopped by a job of an earlier
 		 * command) is waited for until the deadline, or a cancel */
 		if (poll(pf, 2, (int)((job->timeout * 1000000000LL + BACKSTOP_NS) / 1000000)) > 0 &&
-		    pf[0].revents)
-			n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-		cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-		p_out[0] = -1;
-		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int) * 2)) {
-			memcpy(&p_out[0], CMSG_DATA(cm), sizeof(int));
-			memcpy(&p_err[0], CMSG_DATA(cm) + sizeof(int), sizeof(int));
-		} else if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int *got = (int *)CMSG_DATA(cm);
-			size_t k, nk = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (k = 0; k < nk; k++)
-				close(got[k]);
+		    pf[0].revents && ward_recv_fds(sock, &one, 1, two, 2, &nfds, 0) > 0 &&
+		    nfds == 2) {
+			p_out[0] = two[0];
+			p_err[0] = two[1];
+		} else {
+			for (k = 0; k < nfds; k++)
+				close(two[k]);
 		}
 		close(sock);
 	}
@@ -494,28 +467,12 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		if (sv.out_fd >= 0 || sv.err_fd >= 0) {
 			struct agent_msg dm = { .magic = AGENT_DRAIN };
 			int dfds[AGENT_DRAIN_FDS] = { sv.out_fd, sv.err_fd }, nd = 0;
-			union {
-				char buf[CMSG_SPACE(sizeof(int) * AGENT_DRAIN_FDS)];
-				struct cmsghdr align;
-			} dc;
-			struct iovec iov = { .iov_base = &dm, .iov_len = sizeof(dm) };
-			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-					     .msg_control = dc.buf };
-			struct cmsghdr *cm;
-
-			memset(dc.buf, 0, sizeof(dc.buf));
 			if (dfds[0] < 0)
 				dfds[0] = dfds[1], dfds[1] = -1;
 			nd = dfds[1] >= 0 ? 2 : 1;
-			mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nd);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nd);
-			memcpy(CMSG_DATA(cm), dfds, sizeof(int) * (size_t)nd);
 			pthread_mutex_lock(&sh->lock);
 			if (!sh->dead && sh->ctl >= 0)
-				sendmsg(sh->ctl, &mh, MSG_NOSIGNAL);
+				ward_send_fds(sh->ctl, &dm, sizeof(dm), dfds, (size_t)nd, 0);
 			pthread_mutex_unlock(&sh->lock);
 			for (int d = 0; d < nd; d++)
 				close(dfds[d]);

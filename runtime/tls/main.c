@@ -416,49 +416,24 @@ static void *job_main(void *arg)
 static int take_job(void)
 {
 	struct job *jb = calloc(1, sizeof(*jb));
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
-	struct cmsghdr *c;
 	pthread_attr_t attr;
 	pthread_t th;
+	size_t nfd = 0;
 	ssize_t n;
-	int i, nfd = 0;
+	int i;
 
 	if (!jb)
 		return 0; /* out of memory: end, the supervisor sees it */
-	for (i = 0; i < 4; i++)
-		jb->fds[i] = -1;
-	iov = (struct iovec){ .iov_base = &jb->j, .iov_len = sizeof(jb->j) };
-	do
-		n = recvmsg(CTL_FD, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	n = ward_recv_fds(CTL_FD, &jb->j, sizeof(jb->j), jb->fds, 4, &nfd, 0);
 	if (n <= 0) {
+		for (i = 0; i < (int)nfd; i++)
+			close(jb->fds[i]);
 		free(jb);
 		return 0;
 	}
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (i = 0; i < (int)k; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof(int));
-				if (nfd < 4)
-					jb->fds[nfd++] = fd;
-				else
-					close(fd);
-			}
-		}
-	if ((size_t)n != sizeof(jb->j) || jb->j.protocol != WARD_TLS_PROTOCOL || nfd != 4 ||
-	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		for (i = 0; i < 4; i++)
-			close_fd(&jb->fds[i]);
+	if ((size_t)n != sizeof(jb->j) || jb->j.protocol != WARD_TLS_PROTOCOL || nfd != 4) {
+		for (i = 0; i < (int)nfd; i++)
+			close(jb->fds[i]);
 		free(jb);
 		return -1;
 	}

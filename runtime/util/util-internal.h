@@ -48,6 +48,24 @@ static inline int steal_fd(int *fd)
 /* Write all of buf, retrying on EINTR and short writes. Returns 0 or -1. */
 int ward_write_all(int fd, const void *buf, size_t len);
 
+/* The most descriptors one message of ward's carries. */
+#define WARD_FDS_MAX 8
+
+/* Send buf[0..len) and fds[0..n) (n ≤ WARD_FDS_MAX; SCM_RIGHTS when n > 0) as
+ * one message on a UNIX socket; flags are sendmsg's (MSG_NOSIGNAL is always
+ * added), EINTR retried. The bytes sent, or -1 with errno. System calls only:
+ * usable in the sandbox's init after clone. */
+ssize_t ward_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n,
+		      int flags);
+
+/* Receive one message into buf (at most len bytes) and at most max
+ * descriptors (close-on-exec) into fds, *n set to how many; any beyond max
+ * are closed. flags are recvmsg's; EINTR is retried. The bytes received (0
+ * at the end), or -1 with errno (EAGAIN with MSG_DONTWAIT). System calls
+ * only. */
+ssize_t ward_recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *n,
+		      int flags);
+
 /* Read a small file whole into buf (NUL-terminated, trailing newline kept).
  * Returns the length, or -1 with errno set. */
 ssize_t ward_read_file(const char *path, char *buf, size_t size);

@@ -2,6 +2,7 @@
 #include "runtime/util/util-internal.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -28,6 +29,77 @@ int ward_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+ssize_t ward_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t n,
+		      int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WARD_FDS_MAX)];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	if (n > WARD_FDS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (n) {
+		struct cmsghdr *cm;
+
+		memset(c.buf, 0, sizeof(c.buf));
+		mh.msg_control = c.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	}
+	do
+		r = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+ssize_t ward_recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *n,
+		      int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * WARD_FDS_MAX)];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+			     .msg_controllen = sizeof(c.buf) };
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	*n = 0;
+	do
+		r = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return r;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t k, nk;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nk = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nk; k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+			if (*n < max)
+				fds[(*n)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return r;
 }
 
 /* Field n (1-based, as proc(5) counts) of a stat line, from the text after
