@@ -288,8 +288,10 @@ if [ "$what" = all ] || [ "$what" = mutants ]; then
 		fi
 		if [ $mrc -ne 0 ]; then
 			bins_failed+=("mutants")
+			# what went wrong first (a missed mutant and its last lines, a
+			# failed baseline); a caught mutant's failures are its success
 			while IFS= read -r f; do why+=("mutants: $f"); done < <(printf '%s\n' "$mout" |
-				grep -m5 -E '^# FAIL|^MISSED|^mutants:|:[FE]:' | cut -c1-300)
+				grep -m8 -A5 -E '^# FAIL|^MISSED' | cut -c1-300)
 			[[ $mout =~ mutants:\ [0-9]+\ caught ]] || fail=$((fail + 1))
 		fi
 	fi

@@ -792,8 +792,10 @@ START_TEST(test_tls_helper)
 }
 END_TEST
 
-/* A slow reader of a response the connection ends after gets the end of
- * it: written by the proxy before it let go, it still goes out. */
+/* A reader of a response the connection ends after gets all of it, though
+ * it was slow: what the proxy wrote before it let go still goes out, and
+ * then a close_notify (a TLS end without one reads as an attack on the
+ * framing). */
 START_TEST(test_tls_drain)
 {
 	struct ward_config cfg;
@@ -801,29 +803,38 @@ START_TEST(test_tls_drain)
 
 	world_up();
 	config(&cfg, true, "api.test");
-	/* a small receive window, read slowly: the helper's writes to the
-	 * client wait when the proxy lets go */
+	/* The client reads nothing until the proxy has written all of the
+	 * response and let go, the helper then waiting on the client with the
+	 * rest still to go. So that the response is more than the helper's TCP
+	 * send buffer and the client's receive buffer take in, and less than
+	 * they and the helper's plaintext socket and buffer do, the client
+	 * keeps them small: small segments and a small window (the send buffer
+	 * starts at twice ten segments; a client that reads grows it to MiBs). */
 	run(&cfg, "/usr/bin/python3 -c '\n"
 		  "import os, socket, ssl, time\n"
 		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
 		  "s = socket.socket()\n"
 		  "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)\n"
+		  "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)\n"
 		  "s.connect((p[0], int(p[1])))\n"
 		  "s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
 		  "assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
-		  "t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\")\n"
-		  "t.sendall(b\"GET /big?n=4194304 HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n\")\n"
-		  "data = b\"\"\n"
+		  "t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\",\n"
+		  "                                             suppress_ragged_eofs=False)\n"
+		  "t.sendall(b\"GET /big?n=196608 HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n\")\n"
+		  "time.sleep(0.5)\n"
+		  "data = []\n"
 		  "while True:\n"
 		  "    try:\n"
-		  "        d = t.recv(16384)\n"
+		  "        d = t.recv(65536)\n"
 		  "    except ssl.SSLError as e:\n"
 		  "        print(\"error\", e); break\n"
 		  "    if not d: break\n"
-		  "    data += d\n"
-		  "    time.sleep(0.004)\n"
-		  "print(\"body\", len(data.partition(b\"\\r\\n\\r\\n\")[2]))\n'", &res);
-	contains(res.output, "body 4194304\n");
+		  "    data.append(d)\n"
+		  "print(\"body\", len(b\"\".join(data).partition(b\"\\r\\n\\r\\n\")[2]))\n'", &res);
+	/* all of it, and then close_notify: an end without it is an error */
+	contains(res.output, "body 196608\n");
+	ck_assert_msg(!strstr(res.output, "error"), "%s", res.output);
 	ward_result_release(&res);
 	ward_config_release(&cfg);
 
