@@ -658,13 +658,17 @@ void ward_session_agent_main(const struct spawn_plan *p)
 	sigset_t all, chld;
 	int sfd, drain[AGENT_DRAIN_MAX], n_drain = 0;
 	/* The spare (see spare()): its pid and our socket to it, or 0 and -1;
-	 * the last command's memfd (its environment starts the next spare);
-	 * whether one may be started: once per command dispatched, at once, so
-	 * that it is ready for a command sent right after this one ends (its
-	 * bash starting on the other CPU while this command runs). */
-	pid_t spare_pid = 0;
+	 * the last command's memfd (its environment starts the next spare).
+	 * One is due once per command dispatched (spare_due) and started when
+	 * that command's leader (running) has ended (want_spare): started at
+	 * once, its bash took the CPUs from the command it was to follow — on
+	 * two, a /bin/true took half again as long. An agent's next command
+	 * comes after the model has read this one's result, long after the
+	 * spare is ready; one that comes sooner is no slower than cold, its
+	 * message waiting in the spare's socket meanwhile. */
+	pid_t spare_pid = 0, running = 0;
 	int spare_sock = -1, last_blob = -1;
-	bool want_spare = false;
+	bool want_spare = false, spare_due = false;
 
 	/* From here the sandbox lives as long as the control socket: closed by
 	 * the session, or by the kernel when the supervisor's process dies.
@@ -734,6 +738,11 @@ void ward_session_agent_main(const struct spawn_plan *p)
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
 				;
 			while ((r = waitpid(-1, &status, WNOHANG)) > 0) {
+				if (r == running) {
+					running = 0;
+					want_spare = spare_due && last_blob >= 0;
+					spare_due = false;
+				}
 				if (r == spare_pid) {
 					/* ended idle: its bash was killed */
 					spare_pid = 0;
@@ -780,8 +789,9 @@ void ward_session_agent_main(const struct spawn_plan *p)
 					if (last_blob >= 0)
 						close(last_blob);
 					last_blob = fcntl(fds[AGENT_FD_BLOB], F_DUPFD_CLOEXEC, 3);
-					want_spare = last_blob >= 0;
+					spare_due = last_blob >= 0;
 				}
+				running = pid;
 			}
 			if (n == (ssize_t)sizeof(m) && m.magic == AGENT_DRAIN && nfds <= AGENT_DRAIN_FDS) {
 				/* kept, not closed below; past the bound the jobs'
