@@ -343,8 +343,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 	if (!script || !side)
 		return ward_error_make(err, ENOMEM, "session");
 	memcpy(m.shell, job->shell, strlen(job->shell) + 1);
-	m.cold = job->options && (strstr(job->options, "set -o xtrace\n") ||
-				  strstr(job->options, "set -o verbose\n"));
+	m.cold = ward_session_traced(job->options);
 	ob = ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err);
 	eb = ob ? ward_outbuf_new(WARD_OUTBUF_HALF, WARD_OUTBUF_HALF, err) : NULL;
 	if (!eb)

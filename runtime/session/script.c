@@ -72,7 +72,9 @@ static char *ansi_quote(const char *s)
 /* The trap of a bash session: where the command ended and its OLDPWD, then
  * the shell's state, on fd 3 (format: session-internal.h). It runs at exit,
  * after the command: the options, shopt and umask first (restored just
- * before the next command), before the trap changes any; then every variable
+ * before the next command), before the trap changes any — the options as
+ * $SHELLOPTS and $BASHOPTS, two lines where `set +o` and `shopt -p` wrote
+ * eighty, each a write and a wake-up of the reader; then every variable
  * (`declare -p`, one builtin: the exported ones are taken into the
  * environment, the rest into the state, and bash's own left out — by
  * ward_session_parse_state, in C: enumerating them by their first letters
@@ -83,7 +85,7 @@ static char *ansi_quote(const char *s)
  * with __ward_ and is left out of the state. */
 static const char bash_trap[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; printf \"%s\\n\" \"$OLDPWD\"; "
-	"printf \"\\0O#%s|%s\\n\" \"$SHELLOPTS\" \"$BASHOPTS\"; set +o; shopt -p; umask -p; "
+	"printf \"\\0O#%s|%s\\n\" \"$SHELLOPTS\" \"$BASHOPTS\"; umask -p; "
 	"printf \"\\0\"; "
 	"set +eufx; shopt -u nocasematch; printf \"J\"; builtin jobs -l; printf \"\\0K\"; "
 	"for __ward_n in \"${!__ward_jp[@]}\"; do builtin kill -0 \"${__ward_jp[__ward_n]}\" && "
@@ -214,38 +216,113 @@ bool ward_session_simple_program(const char *command, char *word, size_t size)
 	return true;
 }
 
-/* The options' restore: the `set +o`, `shopt -p` and `umask -p` lines the
- * trap wrote, after a first line "#SHELLOPTS|BASHOPTS" as they were then.
- * When the shell already has those options (it does unless the last command
- * changed one: a new bash has the same defaults), the 80-odd builtins are
- * skipped and only umask is set. Anything not in that form (a report the
- * command wrote itself) is restored in full. malloc'd, NULL on ENOMEM. */
-static char *options_restore(const char *opt, const char *qopt)
+/* The option lists of an options record "#SHELLOPTS|BASHOPTS\numask -p
+ * line" (the trap's): [*set, *set+*n_set) and [*shopt, …); false when the
+ * record is not in that form (the lists hold only option names and ':'). */
+static bool option_lists(const char *opt, const char **set, size_t *n_set, const char **shopt,
+			 size_t *n_shopt)
 {
-	const char *nl = opt ? strchr(opt, '\n') : NULL, *bar, *um;
-	char *out = NULL;
-	size_t i;
+	const char *nl = opt ? strchr(opt, '\n') : NULL, *bar, *c;
 
 	if (!opt || opt[0] != '#' || !nl)
-		goto full;
+		return false;
 	bar = memchr(opt, '|', (size_t)(nl - opt));
 	if (!bar)
-		goto full;
-	for (i = 1; opt + i < nl; i++)
-		if (opt + i != bar && !strchr("abcdefghijklmnopqrstuvwxyz0123456789_:-", opt[i]))
-			goto full;
+		return false;
+	for (c = opt + 1; c < nl; c++)
+		if (c != bar && !strchr("abcdefghijklmnopqrstuvwxyz0123456789_:-", *c))
+			return false;
+	*set = opt + 1;
+	*n_set = (size_t)(bar - opt - 1);
+	*shopt = bar + 1;
+	*n_shopt = (size_t)(nl - bar - 1);
+	return true;
+}
+
+bool ward_session_traced(const char *options)
+{
+	const char *set, *shopt;
+	size_t n_set, n_shopt, i = 0;
+
+	if (!option_lists(options, &set, &n_set, &shopt, &n_shopt))
+		return false;
+	while (i < n_set) {
+		size_t k = strcspn(set + i, ":|");
+
+		if ((k == 6 && memcmp(set + i, "xtrace", 6) == 0) ||
+		    (k == 7 && memcmp(set + i, "verbose", 7) == 0))
+			return true;
+		i += k + 1;
+	}
+	return false;
+}
+
+/* "W1 W2 …" of a list "w1:w2:…", each word after pre: "-o a -o b" for set,
+ * "a b" for shopt. malloc'd, NULL on ENOMEM. */
+static char *list_words(const char *list, size_t n, const char *pre)
+{
+	size_t cap = n * (strlen(pre) + 2) + 2, i = 0;
+	char *out = malloc(cap), *o = out;
+
+	if (!out)
+		return NULL;
+	*o = '\0';
+	while (i < n) {
+		size_t k = strcspn(list + i, ":|");
+
+		if (k > n - i)
+			k = n - i;
+		if (k)
+			o += sprintf(o, "%s%s%.*s", o == out ? "" : " ", pre, (int)k, list + i);
+		i += k + 1;
+	}
+	return out;
+}
+
+/* The options' restore from the trap's record (see option_lists), and the
+ * umask -p line after it. When the shell already has those options (it
+ * does unless the last command changed one: a new bash has the same
+ * defaults; the state turned extglob on to parse its functions, and it is
+ * turned off again first), only umask is set. Otherwise every option it has that the
+ * record has not is turned off, then the record's turned on — builtins
+ * called as such, so that a function of the state named set or shopt does
+ * not take their place. A record not in the trap's form (a report the
+ * command wrote itself) restores nothing: the shell's defaults. malloc'd,
+ * NULL on ENOMEM. */
+static char *options_restore(const char *opt)
+{
+	const char *set, *shopt, *nl, *um;
+	size_t n_set, n_shopt, n_um;
+	_cleanup_free_ char *set_on = NULL, *shopt_on = NULL;
+	char *out = NULL;
+
+	if (!option_lists(opt, &set, &n_set, &shopt, &n_shopt))
+		return strdup("");
+	nl = strchr(opt, '\n');
 	um = strstr(nl, "\numask ");
-	if (!um || strspn(um + 7, "01234567") < 3 || strspn(um + 7, "01234567") > 4 ||
-	    (um[7 + strspn(um + 7, "01234567")] != '\n' && um[7 + strspn(um + 7, "01234567")]))
-		goto full;
-	if (asprintf(&out, "umask %.*s; [[ $SHELLOPTS == '%.*s' && $BASHOPTS == '%.*s' ]] || "
-			   "eval -- %s 2>/dev/null; ",
-		     (int)strspn(um + 7, "01234567"), um + 7, (int)(bar - opt - 1), opt + 1,
-		     (int)(nl - bar - 1), bar + 1, qopt) < 0)
+	n_um = um ? strspn(um + 7, "01234567") : 0;
+	if (!um || n_um < 3 || n_um > 4 || (um[7 + n_um] != '\n' && um[7 + n_um]))
+		return strdup("");
+	set_on = list_words(set, n_set, "-o ");
+	shopt_on = list_words(shopt, n_shopt, "");
+	if (!set_on || !shopt_on)
+		return NULL;
+	if (asprintf(&out,
+		     "builtin umask %.*s; [[ :%.*s: == *:extglob:* ]] || builtin shopt -u extglob; "
+		     "[[ $SHELLOPTS == '%.*s' && $BASHOPTS == '%.*s' ]] || { "
+		     "__ward_c=$SHELLOPTS:; while [[ -n $__ward_c ]]; do "
+		     "__ward_n=${__ward_c%%%%:*}; __ward_c=${__ward_c#*:}; "
+		     "[[ :%.*s: == *:\"$__ward_n\":* ]] || builtin set +o \"$__ward_n\"; done; "
+		     "__ward_c=$BASHOPTS:; while [[ -n $__ward_c ]]; do "
+		     "__ward_n=${__ward_c%%%%:*}; __ward_c=${__ward_c#*:}; "
+		     "[[ :%.*s: == *:\"$__ward_n\":* ]] || builtin shopt -u \"$__ward_n\"; done; "
+		     "%s%s%s%s%s%s} 2>/dev/null; ",
+		     (int)n_um, um + 7, (int)n_shopt, shopt, (int)n_set, set, (int)n_shopt, shopt,
+		     (int)n_set, set,
+		     (int)n_shopt, shopt, *set_on ? "builtin set " : "", set_on, *set_on ? "; " : "",
+		     *shopt_on ? "builtin shopt -s " : "", shopt_on, *shopt_on ? "; " : "") < 0)
 		return NULL;
 	return out;
-full:
-	return asprintf(&out, "eval -- %s 2>/dev/null; ", qopt) < 0 ? NULL : out;
 }
 
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
@@ -258,12 +335,11 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qtrap = ward_shell_quote(bash_trap);
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
-	_cleanup_free_ char *qopt = ansi_quote(job->options ? job->options : "");
 	_cleanup_free_ char *run = NULL, *check = NULL, *optrun = NULL;
 	char *out = NULL, word[256];
 	int rc;
 
-	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !qopt || !jset)
+	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !jset)
 		return NULL;
 	qjobs = ansi_quote(jset);
 	if (!qjobs)
@@ -284,8 +360,7 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * the same status, 126, with bash's "exec: " in the message. Otherwise,
 	 * or when the checks say no, the command runs under the trap as any. */
 	if (ward_session_simple_program(job->command, word, sizeof(word)) &&
-	    !(job->options && (strstr(job->options, "set -o xtrace\n") ||
-			       strstr(job->options, "set -o verbose\n")))) {
+	    !ward_session_traced(job->options)) {
 		_cleanup_free_ char *qword = ward_shell_quote(word);
 
 		if (!qword)
@@ -315,7 +390,7 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	}
 	if (rc < 0)
 		return NULL;
-	optrun = options_restore(job->options, qopt);
+	optrun = options_restore(job->options);
 	if (!optrun)
 		return NULL;
 	if (job->strict_cwd)

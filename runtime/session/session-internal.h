@@ -47,7 +47,7 @@ struct session_outcome {
 	bool complete;
 	char **env;            /* the exported variables, "K=V" */
 	char **aliases;        /* "name=value" as the shell defined them */
-	char *state, *options; /* variables, functions, shopt, umask; set +o */
+	char *state, *options; /* variables, functions; "#SHELLOPTS|BASHOPTS", umask */
 	char *jobs_new;        /* `jobs -l` of the command's shell */
 	char *jobs_alive;      /* numbers of the session's jobs still running, "N N " */
 	bool sandbox_new;      /* shared: the sandbox was replaced: earlier jobs are gone */
@@ -125,6 +125,11 @@ void ward_session_parse_cwd(const char *text, size_t len, struct session_outcome
 /* Whether a bash session may exec command after its report: one simple
  * command running a program (see script.c); its first word in word. Pure. */
 bool ward_session_simple_program(const char *command, char *word, size_t size);
+
+/* Whether a bash session's options record (the trap's "#SHELLOPTS|BASHOPTS"
+ * line) has xtrace or verbose on: its commands then show the shell's own
+ * steps, which a spare or an exec would change. Pure. */
+bool ward_session_traced(const char *options);
 
 /* Quote s for the shell ('...' with ' as '\''). malloc'd. */
 char *ward_shell_quote(const char *s);

@@ -981,6 +981,13 @@ START_TEST(test_shell_state)
 	expect(s, "umask", "0027\n");
 	expect(s, "[[ $- == *f* ]] && echo noglob", "noglob\n");
 	expect(s, "shopt -q extglob && echo extglob", "extglob\n");
+	/* turned off again, a default turned off, one turned on, each kept */
+	free(ok(s, "shopt -u extglob; set +o noglob; set +o braceexpand; shopt -u sourcepath; "
+		   "set -o pipefail"));
+	expect(s, "shopt -q extglob || echo noext; [[ $- == *f* ]] || echo glob; "
+		  "echo {a,b}; shopt -q sourcepath || echo nosource; false | true; echo $?",
+	       "noext\nglob\n{a,b}\nnosource\n1\n");
+	expect(s, "set -o | grep -c -E '^(braceexpand|noglob|pipefail)[[:space:]]+on'", "1\n");
 	expect(s, "basename \"$PWD\"", "sub\n");
 	/* exported: seen by programs, and by the session's API */
 	expect(s, "printenv FOO", "bar\n");
