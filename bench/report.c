@@ -466,6 +466,33 @@ static void targets(FILE *f)
 				   "+%.3f ms (%.2f ms against %.2f ms, medians); by CPU time +%.3f ms",
 				   val - help, val, help, cval - chelp);
 	}
+	for (t = 0; t < n_tiers; t++) {
+		static const char *const cmds[] = { "true", "echo" };
+		static const char *const shown[] = { "/bin/true", "echo hi" };
+		int ti = (int)t;
+
+		for (size_t k = 0; k < 2; k++) {
+			double fresh = case_median(ti, cmds[k], "cli-full");
+			double serve = case_median(ti, cmds[k], "serve");
+			double lib = case_median(ti, cmds[k], "session");
+			char what[256];
+
+			snprintf(what, sizeof(what),
+				 "a session's `%s` (`ward serve`, MCP) ≤ 0.5 × a fresh `ward run` of "
+				 "it, %s",
+				 shown[k], tiers[t].name);
+			if (isnan(fresh) || isnan(serve))
+				target_row(f, what, false, false, "not measured (serve %s, run %s)",
+					   isnan(serve) ? "missing" : "ok",
+					   isnan(fresh) ? "missing" : "ok");
+			else
+				target_row(f, what, true, serve <= 0.5 * fresh,
+					   "%.2f × (%.2f ms against %.2f ms, medians%s); through the "
+					   "library %.2f ×",
+					   serve / fresh, serve, fresh,
+					   serve <= 0.5 * fresh ? "" : ": over", lib / fresh);
+		}
+	}
 	for (t = 0; t < n_tiers; t++)
 		net_targets(f, (int)t);
 	fputc('\n', f);
