@@ -260,77 +260,103 @@ static void *leg_main(void *arg)
 	return NULL;
 }
 
-/* Both handshakes at once, within HANDSHAKE_TIMEOUT_MS. */
+/* One side's handshake, until done, failed or past deadline (ms on the
+ * monotonic clock): 1 done, 0 failed (the SSL's error queue says why), -1
+ * timed out. */
+static int handshake_one(SSL *s, int fd, bool server, long long deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd };
+		long long left;
+		int k;
+
+		ERR_clear_error();
+		k = server ? SSL_accept(s) : SSL_connect(s);
+		if (k == 1)
+			return 1;
+		pfd.events = want(s, k);
+		if (!pfd.events)
+			return 0;
+		left = (deadline - ward_now_ns()) / 1000000;
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
+			return -1;
+	}
+}
+
+/* The server's handshake, in a thread of its own (see handshake()). */
+struct up_handshake {
+	SSL *up;
+	int fd;
+	long long deadline;
+	int rc;
+	char why[WARD_TLS_REASON_MAX];
+};
+
+static void *up_main(void *arg)
+{
+	struct up_handshake *u = arg;
+
+	u->rc = handshake_one(u->up, u->fd, false, u->deadline);
+	if (u->rc == 0)
+		ward_tls_error(u->up, "TLS handshake with the server failed", u->why,
+			       sizeof(u->why));
+	ERR_clear_error();
+	return NULL;
+}
+
+/* Both handshakes at once, within HANDSHAKE_TIMEOUT_MS: the server's in a
+ * thread, the client's here, so that their CPU work (a key exchange each, a
+ * signature made for the client, the server's verified) overlaps on two
+ * CPUs rather than adding up — it is most of what interception adds to a
+ * request. A client that fails its handshake is answered nothing: the
+ * server's is cut short (its socket shut) and not finished for it. */
 static void handshake(SSL *up, int up_fd, SSL *cl, int cl_fd, struct ward_tls_peer *peer,
 		      struct ward_tls_status *st, const struct ward_tls_job *j)
 {
-	long long deadline = ward_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000LL;
-	bool up_done = !up, cl_done = false;
-	char why[WARD_TLS_REASON_MAX];
+	struct up_handshake u = { .up = up, .fd = up_fd, .rc = 0 };
+	pthread_t th;
+	bool threaded = false;
+	int rc;
 
+	u.deadline = ward_now_ns() + HANDSHAKE_TIMEOUT_MS * 1000000LL;
 	if (!up)
 		snprintf(st->upstream_reason, sizeof(st->upstream_reason), "out of memory");
-	while (!up_done || !cl_done) {
-		struct pollfd pfd[2];
-		int np = 0, k;
-		long long left;
-
-		if (!up_done) {
-			ERR_clear_error();
-			k = SSL_connect(up);
-			if (k == 1) {
-				st->upstream_ok = up_done = true;
-			} else if (want(up, k)) {
-				pfd[np++] = (struct pollfd){ .fd = up_fd, .events = want(up, k) };
-			} else {
-				ward_tls_error(up, "TLS handshake with the server failed", why, sizeof(why));
-				snprintf(st->upstream_reason, sizeof(st->upstream_reason),
-					 "%.60s port %u: %.150s", j->host, j->port, why);
-				up_done = true;
-			}
-		}
-		if (!cl_done) {
-			ERR_clear_error();
-			k = SSL_accept(cl);
-			if (k == 1) {
-				st->client_ok = cl_done = true;
-			} else if (want(cl, k)) {
-				pfd[np++] = (struct pollfd){ .fd = cl_fd, .events = want(cl, k) };
-			} else {
-				if (peer->sni_refused) {
-					st->sni_refused = 1;
-					snprintf(st->sni, sizeof(st->sni), "%s", peer->sni);
-					snprintf(st->client_reason, sizeof(st->client_reason),
-						 "the client asked TLS for '%.150s', not the CONNECT host",
-						 peer->sni);
-				} else {
-					ward_tls_error(cl, "TLS handshake with the client failed",
-						       st->client_reason, sizeof(st->client_reason));
-				}
-				cl_done = true;
-			}
-		}
-		/* a client that failed its handshake is answered nothing: the
-		 * server's is not finished for it */
-		if (cl_done && !st->client_ok && !up_done) {
-			snprintf(st->upstream_reason, sizeof(st->upstream_reason),
-				 "%.60s port %u: the client's handshake failed first", j->host, j->port);
-			return;
-		}
-		if (np == 0)
-			continue;
-		left = (deadline - ward_now_ns()) / 1000000;
-		if (left <= 0 || (poll(pfd, (nfds_t)np, (int)left) == 0)) {
-			if (!up_done)
-				snprintf(st->upstream_reason, sizeof(st->upstream_reason),
-					 "%.60s port %u: TLS handshake with the server timed out",
-					 j->host, j->port);
-			if (!cl_done)
-				snprintf(st->client_reason, sizeof(st->client_reason),
-					 "TLS handshake with the client timed out");
-			return;
-		}
+	else
+		threaded = pthread_create(&th, NULL, up_main, &u) == 0;
+	rc = handshake_one(cl, cl_fd, true, u.deadline);
+	if (rc == 1) {
+		st->client_ok = true;
+	} else if (rc < 0) {
+		snprintf(st->client_reason, sizeof(st->client_reason),
+			 "TLS handshake with the client timed out");
+	} else if (peer->sni_refused) {
+		st->sni_refused = 1;
+		snprintf(st->sni, sizeof(st->sni), "%s", peer->sni);
+		snprintf(st->client_reason, sizeof(st->client_reason),
+			 "the client asked TLS for '%.150s', not the CONNECT host", peer->sni);
+	} else {
+		ward_tls_error(cl, "TLS handshake with the client failed", st->client_reason,
+			       sizeof(st->client_reason));
 	}
+	if (!up)
+		return;
+	if (!st->client_ok)
+		shutdown(up_fd, SHUT_RDWR);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (st->client_ok)
+		up_main(&u); /* no thread to be had: one after the other */
+	if (!st->client_ok)
+		snprintf(st->upstream_reason, sizeof(st->upstream_reason),
+			 "%.60s port %u: the client's handshake failed first", j->host, j->port);
+	else if (u.rc == 1)
+		st->upstream_ok = true;
+	else if (u.rc < 0)
+		snprintf(st->upstream_reason, sizeof(st->upstream_reason),
+			 "%.60s port %u: TLS handshake with the server timed out", j->host, j->port);
+	else
+		snprintf(st->upstream_reason, sizeof(st->upstream_reason), "%.60s port %u: %.150s",
+			 j->host, j->port, u.why);
 }
 
 static void *job_main(void *arg)
