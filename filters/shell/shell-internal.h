@@ -38,18 +38,22 @@ static inline void *aalloc(struct arena *a, size_t size)
 	if (!b || b->size - b->used < need) {
 		size_t bsize = need > 16384 ? need : 16384;
 
-		b = calloc(1, sizeof(*b) + bsize);
+		/* not calloc: zeroing the whole block would touch (fault in)
+		 * every page of it, where a short command uses the first few
+		 * hundred bytes; each allocation is zeroed as it is handed out */
+		b = malloc(sizeof(*b) + bsize);
 		if (!b) {
 			a->oom = true;
 			return NULL;
 		}
 		b->size = bsize;
+		b->used = 0;
 		b->next = a->head;
 		a->head = b;
 	}
 	void *r = (char *)b->data + b->used;
 	b->used += need;
-	return r;
+	return memset(r, 0, need);
 }
 
 static inline void arena_free(struct arena *a)
