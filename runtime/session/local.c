@@ -321,8 +321,9 @@ static void shared_kill(void *ctx, int sig)
 	pthread_mutex_unlock(&sh->lock);
 }
 
-static int shared_exec(struct ward_session *s, const struct session_job *job,
-		       struct ward_result *res, struct session_outcome *out, struct ward_error **err)
+static int shared_exec_once(struct ward_session *s, const struct session_job *job,
+			    struct ward_result *res, struct session_outcome *out, bool *full,
+			    struct ward_error **err)
 {
 	struct shared *sh = s->backend_data;
 	_cleanup_free_ char *script = ward_session_script(s, job);
@@ -524,6 +525,7 @@ static int shared_exec(struct ward_session *s, const struct session_job *job,
 		pthread_mutex_lock(&sh->lock);
 		sh->dead = true;
 		pthread_mutex_unlock(&sh->lock);
+		*full = true;
 		res->exit_code = WARD_EXIT_OWN_ERROR;
 		ward_error_make(&res->error, EAGAIN,
 				"start the command in the session's sandbox: its processes reached "
@@ -571,6 +573,26 @@ out:
 	ward_outbuf_free(eb);
 	if (rc < 0)
 		ward_result_release(res);
+	return rc;
+}
+
+/* A command that found no room for one more process (the session's jobs
+ * fill its pids limit) never started: it runs once more at once, in a new
+ * sandbox — the session's state intact, the jobs gone, as the result says
+ * (sandbox_new) — rather than failing for the session's earlier commands.
+ * Only once: a sandbox that is new and full is the command's own doing. */
+static int shared_exec(struct ward_session *s, const struct session_job *job,
+		       struct ward_result *res, struct session_outcome *out, struct ward_error **err)
+{
+	bool full = false;
+	int rc = shared_exec_once(s, job, res, out, &full, err);
+
+	if (rc == 0 && full && !out->sandbox_new) {
+		ward_result_release(res);
+		ward_session_outcome_release(out);
+		full = false;
+		rc = shared_exec_once(s, job, res, out, &full, err);
+	}
 	return rc;
 }
 

@@ -96,6 +96,15 @@ static const char bash_trap[] =
 	"printf \"A%s=%s\\0\" \"$__ward_n\" \"${BASH_ALIASES[$__ward_n]}\"; done; "
 	"printf \"S\"; builtin declare -f; printf \"\\0Z\\0\"; } >&3 2>/dev/null";
 
+/* The report of a command that runs a program by exec (see bash_script):
+ * such a command changes none of the shell's state, so only where it
+ * stands and the U record ("unchanged": the session keeps what it had) —
+ * not the eighty-odd lines of declare -p, each a write and a wake-up of
+ * the reader, in the way of the program's start. */
+static const char bash_trap_same[] =
+	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; "
+	"printf \"%s\\n\\0U\\0Z\\0\" \"$OLDPWD\"; } >&3 2>/dev/null";
+
 /* The script's first write on fd 3, before anything of the command runs: in
  * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
  * shell, and the reader takes the rest of the report from that process only
@@ -333,13 +342,14 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qold = ward_shell_quote(job->oldpwd ? job->oldpwd : job->cwd);
 	_cleanup_free_ char *qstart = ward_shell_quote(s->workdir);
 	_cleanup_free_ char *qtrap = ward_shell_quote(bash_trap);
+	_cleanup_free_ char *qsame = ward_shell_quote(bash_trap_same);
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
 	_cleanup_free_ char *run = NULL, *check = NULL, *optrun = NULL;
 	char *out = NULL, word[256];
 	int rc;
 
-	if (!qcwd || !qold || !qstart || !qtrap || !qcmd || !qstate || !jset)
+	if (!qcwd || !qold || !qstart || !qtrap || !qsame || !qcmd || !qstate || !jset)
 		return NULL;
 	qjobs = ansi_quote(jset);
 	if (!qjobs)
@@ -383,7 +393,7 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 				      "[[ -n $__ward_nc ]] && shopt -s nocasematch; "
 				      "trap - PIPE; exec 3>&-; eval -- exec -- %s; "
 				      "else eval -- %s 3>&-; fi",
-				      qtrap, qcmd, qcmd);
+				      qsame, qcmd, qcmd);
 	} else {
 		check = strdup("");
 		rc = check ? asprintf(&run, "eval -- %s 3>&-", qcmd) : -1;
@@ -699,6 +709,9 @@ void ward_session_parse_state(const char *text, size_t len, struct session_outco
 				     (int)(n - 1), p + 1) < 0)
 				out->state = NULL;
 			break;
+		case 'U':
+			out->unchanged = true;
+			break;
 		case 'O':
 			free(out->options);
 			out->options = strndup(p + 1, n - 1);
@@ -712,7 +725,7 @@ void ward_session_parse_state(const char *text, size_t len, struct session_outco
 			out->jobs_alive = strndup(p + 1, n - 1);
 			break;
 		case 'Z':
-			out->complete = out->state && out->options;
+			out->complete = (out->state && out->options) || out->unchanged;
 			return;
 		default:
 			return;

@@ -45,6 +45,8 @@ struct session_outcome {
 	 * complete: the report ended with its final record; otherwise nothing
 	 * below is taken. */
 	bool complete;
+	bool unchanged;        /* U: the command ran a program by exec, which changes
+				* none of the state: the session keeps what it had */
 	char **env;            /* the exported variables, "K=V" */
 	char **aliases;        /* "name=value" as the shell defined them */
 	char *state, *options; /* variables, functions; "#SHELLOPTS|BASHOPTS", umask */
@@ -56,7 +58,8 @@ struct session_outcome {
 
 /* The side channel's records after "DIR\nOLDPWD\n\0" (bash sessions):
  * O<options>\0 J<jobs -l>\0 K<job numbers alive>\0 V<declare -p>\0
- * A<name=value>\0 S<declare -f>\0 and Z\0 last (E<K=V>\0 is taken too).
+ * A<name=value>\0 S<declare -f>\0 and Z\0 last (E<K=V>\0 is taken too); or
+ * only U\0 Z\0 (unchanged) after a command that ran a program by exec.
  * Parse them into out (complete only with Z): V's exported scalars into
  * env, its other variables but bash's own, with S, into state. */
 void ward_session_parse_state(const char *text, size_t len, struct session_outcome *out);

@@ -929,6 +929,8 @@ static void keep_state(struct ward_session *s, struct session_outcome *oc,
 					   "the shell exited without its report (exec, or trap reset)";
 		goto note;
 	}
+	if (oc->unchanged)
+		return; /* a program run by exec: the state is what it was */
 	if (strlen(oc->state) + strlen(oc->options) > WARD_SESSION_STATE_BYTES) {
 		why = "its variables and functions exceed 64 KiB";
 		goto note;
