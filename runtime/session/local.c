@@ -189,11 +189,23 @@ static int fresh_exec(struct ward_session *s, const struct session_job *job,
 	rd.fd = side[0];
 	if (!threaded)
 		fcntl(side[1], F_SETPIPE_SZ, 1 << 20);
-	if (threaded && pthread_create(&rd.thread, NULL, side_drain, &rd) != 0) {
-		close(side[0]);
-		close(side[1]);
-		free(rd.buf);
-		return ward_error_make(err, EAGAIN, "start the report's reader");
+	if (threaded) {
+		/* the thread takes no signals: a process-directed ^C must reach
+		 * the supervisor's signalfd (forwarded to the command), never a
+		 * handler run on this thread instead, where it was lost */
+		sigset_t all, old;
+		int e;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		e = pthread_create(&rd.thread, NULL, side_drain, &rd);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (e != 0) {
+			close(side[0]);
+			close(side[1]);
+			free(rd.buf);
+			return ward_error_make(err, EAGAIN, "start the report's reader");
+		}
 	}
 	c.clearenv = true;
 	c.setenv = job->env;

@@ -881,8 +881,14 @@ START_TEST(test_shell_tty)
 
 			nanosleep(&pause, NULL);
 		}
+		time_t sent = time(NULL);
+
 		pty_send(fd, "\x03");
 		ck_assert_msg(pty_wait(fd, marker, "$ ", buf, sizeof(buf)), "got: %s", buf);
+		/* by the ^C, not the session's 30 s timeout: a ^C delivered to
+		 * a thread of ward's own that did not block it was lost */
+		ck_assert_msg(time(NULL) - sent < 10, "^C took %lld s to stop the command",
+			      (long long)(time(NULL) - sent));
 	}
 	ck_assert_ptr_null(strstr(buf, "\nnot-stopped"));
 	pty_send(fd, "exit\r");
