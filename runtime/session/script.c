@@ -100,10 +100,13 @@ static const char bash_trap[] =
  * such a command changes none of the shell's state, so only where it
  * stands and the U record ("unchanged": the session keeps what it had) —
  * not the eighty-odd lines of declare -p, each a write and a wake-up of
- * the reader, in the way of the program's start. */
+ * the reader, in the way of the program's start. It changes no option
+ * either (the full report turns off -e, -u, -f and -x for itself), so the
+ * program runs under the session's noglob, nounset and errexit as they
+ * are; `|| :` keeps a failed write from ending the shell under errexit. */
 static const char bash_trap_same[] =
 	"{ trap \"\" PIPE; [ -d \"$PWD\" ] && pwd -P || echo; "
-	"printf \"%s\\n\\0U\\0Z\\0\" \"$OLDPWD\"; } >&3 2>/dev/null";
+	"printf \"%s\\n\\0U\\0Z\\0\" \"$OLDPWD\"; } >&3 2>/dev/null || :";
 
 /* The script's first write on fd 3, before anything of the command runs: in
  * a fresh sandbox nothing but the shell exists yet, so whoever sent it is the
@@ -361,9 +364,10 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	 * fd 3 (3>&-). */
 	/* A simple command running a program: when no function has its name,
 	 * bash finds the program, and neither xtrace nor verbose would show
-	 * this, the report is made first — such a command changes no state —
-	 * and the program replaces the shell (no fork of bash, as `bash -c
-	 * /bin/true` does it); the leader waits for the same pid. Only a file
+	 * this, the report is made first (the short one: such a command
+	 * changes no state) and the program replaces the shell (no fork of
+	 * bash, as `bash -c /bin/true` does it); the leader waits for the same
+	 * pid. Only a file
 	 * that starts as a program or a script with #! (one without is run by
 	 * bash itself, whose $0 differs under exec) that access(2) calls
 	 * executable; past that exec can still fail (Landlock refusing it):
@@ -386,11 +390,7 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 			      qword, qword, qword, qword);
 		if (rc >= 0)
 			rc = asprintf(&run,
-				      "if [[ -n $__ward_e ]]; then trap - EXIT; __ward_o=$-; "
-				      "shopt -q nocasematch && __ward_nc=1; eval -- %s; "
-				      "[[ $__ward_o == *f* ]] && set -f; [[ $__ward_o == *u* ]] && set -u; "
-				      "[[ $__ward_o == *e* ]] && set -e; "
-				      "[[ -n $__ward_nc ]] && shopt -s nocasematch; "
+				      "if [[ -n $__ward_e ]]; then trap - EXIT; eval -- %s; "
 				      "trap - PIPE; exec 3>&-; eval -- exec -- %s; "
 				      "else eval -- %s 3>&-; fi",
 				      qsame, qcmd, qcmd);

@@ -1141,6 +1141,51 @@ END_TEST
 /* A background job that stops every waiting shell it finds (SIGSTOP) does
  * not hang the session's later commands: the leader continues the shell
  * before the command and whenever it stops. */
+/* Whether, within secs, a process of ours runs a shell waiting for its
+ * command (__ward_go in its arguments) and is stopped (state T). */
+static bool spare_stopped(int secs)
+{
+	for (int tries = 0; tries < secs * 20; tries++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		bool found = false;
+
+		while (d && (e = readdir(d)) && !found) {
+			char path[300], buf[4096];
+			ssize_t n;
+			int fd;
+
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n <= 0 || !memmem(buf, (size_t)n, "__ward_go", 9))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n > 0) {
+				char *rp;
+
+				buf[n] = '\0';
+				rp = strrchr(buf, ')');
+				found = rp && rp[1] == ' ' && rp[2] == 'T';
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found)
+			return true;
+		nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);
+	}
+	return false;
+}
+
 START_TEST(test_spare_stopped)
 {
 	struct ward_session *s;
@@ -1151,8 +1196,10 @@ START_TEST(test_spare_stopped)
 	expect(s, "bash -c 'while :; do for f in /proc/[0-9]*/cmdline; do "
 		  "if grep -q \"[_]_ward_go\" \"$f\" 2>/dev/null; then p=${f#/proc/}; "
 		  "kill -STOP ${p%/cmdline} 2>/dev/null; fi; done; done' >/dev/null 2>&1 &", "");
-	/* time for it to find the shell waiting for the next command */
-	expect(s, "sleep 1; echo one", "one\n");
+	expect(s, "echo one", "one\n");
+	/* the shell waiting for the next command (started once that one
+	 * ended), found and stopped by the job before the command comes */
+	ck_assert_msg(spare_stopped(10), "no waiting shell was stopped");
 	{
 		/* a short deadline: a hang fails here in seconds, not 30 */
 		struct ward_session_exec_options eo = { .timeout = 8 };
