@@ -41,6 +41,8 @@ fi
 
 S=$(mktemp -d /tmp/ward-mutants.XXXXXX)
 trap 'rm -rf "$S"' EXIT
+# never an exit without its reason (set -e ends the script at any failed command)
+trap 'echo "# FAIL mutants: scripts/mutants.sh stopped at line $LINENO (status $?)"' ERR
 chmod 755 "$S"
 mkdir -p "$S/src" "$S/tmp" "$S/state" "$S/state-65534"
 chmod 1777 "$S/tmp"
@@ -152,7 +154,8 @@ for i in "${!names[@]}"; do
 			# once more: a test that fails only now and then is reported,
 			# one that fails twice without a mutant proves nothing
 			echo "mutants: '$t' (uid ${uids[$i]}) failed unmutated; once more:"
-			grep -m3 -E ':[FE]:|^# FAIL|Timeout' "$S/log" | cut -c1-300 | sed 's/^/        /'
+			{ grep -m3 -E ':[FE]:|^# FAIL|Timeout' "$S/log" || tail -3 "$S/log"; } |
+				cut -c1-300 | sed 's/^/        /'
 			if ! run_test "${uids[$i]}" "$t" >"$S/log" 2>&1; then
 				tail -30 "$S/log"
 				echo "# FAIL mutants: '$t' (uid ${uids[$i]}) fails without any mutant"
@@ -195,7 +198,8 @@ for i in "${!names[@]}"; do
 		if ! run_test "${uids[$i]}" "$t" >"$S/log" 2>&1; then
 			caught+="${caught:+ }$t"
 			# the first failure Check reports: which test caught it, and why
-			why+=$(grep -m1 -E ':[FE]:|^# FAIL|Timeout' "$S/log" | cut -c1-200 | sed 's/^/\n        /')
+			why+=$({ grep -m1 -E ':[FE]:|^# FAIL|Timeout' "$S/log" || tail -1 "$S/log"; } |
+				cut -c1-200 | sed 's/^/\n        /')
 		fi
 		cat "$S/log" >>"$S/all.log"
 	done
@@ -212,4 +216,4 @@ for i in "${!names[@]}"; do
 	fi
 done
 echo "mutants: $((${#names[@]} - missed)) caught, $missed missed"
-[ $missed -eq 0 ]
+[ $missed -eq 0 ] || exit 1
