@@ -615,11 +615,24 @@ static bool sandbox_view(const struct ward_session *s)
 	return !s->opt.ssh.host && s->cfg.view && s->cfg.mode != WARD_SANDBOX_OFF;
 }
 
+/* Whether an absolute path has a "." or ".." component anywhere, the last
+ * one too: "WORKDIR/.." starts with the workdir and is its parent. */
+static bool dotted(const char *dir)
+{
+	const char *c;
+
+	for (c = dir; (c = strchr(c, '/')); c++)
+		if (c[1] == '.' && (c[2] == '/' || c[2] == '\0' ||
+				    (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))
+			return true;
+	return false;
+}
+
 static bool allowed_dir(const struct ward_session *s, const char *dir)
 {
 	size_t i;
 
-	if (!dir || dir[0] != '/' || strstr(dir, "/../") || strstr(dir, "/./"))
+	if (!dir || dir[0] != '/' || dotted(dir))
 		return false;
 	for (i = 0; i < s->n_allowed; i++)
 		if (under(dir, s->allowed[i]))
@@ -1179,12 +1192,18 @@ static int exec_typed(struct ward_session *s, const char *cmd,
 
 	pthread_mutex_lock(&s->lock);
 	if (rc == 0 && oc.cwd) {
-		bool ok = oc.checked ? !oc.refused : allowed_dir(s, oc.cwd);
+		/* The report is the command's (its first line a prefix of the
+		 * real path when a name holds a newline, or any line the
+		 * shell's own code writes): a directory it names is taken as a
+		 * tool argument's is, resolved here too, so that a symbolic
+		 * link in the workdir does not take the next command out. */
+		bool ok = oc.checked ? !oc.refused :
+				       strcmp(oc.cwd, start_cwd) == 0 || admitted_dir(s, oc.cwd);
 
 		if (ok) {
 			if (strcmp(oc.cwd, start_cwd) != 0 || opt->workdir) {
 				free(s->oldpwd);
-				s->oldpwd = oc.oldpwd && allowed_dir(s, oc.oldpwd) ?
+				s->oldpwd = oc.oldpwd && admitted_dir(s, oc.oldpwd) ?
 						    steal_ptr(oc.oldpwd) : strdup(start_cwd);
 				free(s->cwd);
 				s->cwd = steal_ptr(oc.cwd);
