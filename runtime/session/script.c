@@ -337,6 +337,43 @@ static char *options_restore(const char *opt)
 	return out;
 }
 
+/* The test, after `cd -P`, that the shell stands in one of the directories
+ * the session may be in ($PWD is then the real path): a `case $PWD` whose
+ * patterns are each directory and what is under it. The directory the session keeps was
+ * checked when it was taken, but a command may replace it with a symbolic
+ * link afterwards (to /etc: the report naming /etc is refused, and the
+ * session stays where the link now is); the next command must not follow
+ * it out. malloc'd, NULL on ENOMEM. */
+static char *inside_test(const struct ward_session *s)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	fputs("case $PWD in ", f);
+	for (i = 0; i < s->n_allowed; i++) {
+		_cleanup_free_ char *q = ward_shell_quote(s->allowed[i]);
+
+		if (!q) {
+			fclose(f);
+			free(out);
+			return NULL;
+		}
+		if (strcmp(s->allowed[i], "/") == 0)
+			fprintf(f, "%s/*", i ? "|" : "");
+		else
+			fprintf(f, "%s%s|%s/*", i ? "|" : "", q, q);
+	}
+	fputs(i ? ") ;; *) false;; esac" : "*) false;; esac", f);
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 static char *bash_script(const struct ward_session *s, const struct session_job *job)
 {
 	_cleanup_free_ char *qjobs = NULL;
@@ -349,15 +386,16 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	_cleanup_free_ char *qcmd = ansi_quote(job->command);
 	_cleanup_free_ char *qstate = ansi_quote(job->state ? job->state : "");
 	_cleanup_free_ char *run = NULL, *check = NULL, *optrun = NULL;
+	_cleanup_free_ char *inside = inside_test(s);
 	char *out = NULL, word[256];
 	int rc;
 
-	if (!qcwd || !qold || !qstart || !qtrap || !qsame || !qcmd || !qstate || !jset)
+	if (!qcwd || !qold || !qstart || !qtrap || !qsame || !qcmd || !qstate || !jset || !inside)
 		return NULL;
 	qjobs = ansi_quote(jset);
 	if (!qjobs)
 		return NULL;
-	/* The state first (a variable, a function, umask), then the directory
+	/* The directory first, then the state (a variable, a function, umask)
 	 * and the trap, then the options (so `set -x` traces the command, not
 	 * this), then the command itself, through eval: what the state turned on
 	 * (shopt extglob) applies to how it is parsed. Its programs do not get
@@ -403,20 +441,27 @@ static char *bash_script(const struct ward_session *s, const struct session_job 
 	optrun = options_restore(job->options);
 	if (!optrun)
 		return NULL;
+	/* The directory before the state: a function of the state named cd
+	 * would otherwise take the next command wherever it likes, the session
+	 * none the wiser (its report naming that place is refused, and the
+	 * session "stays" where it never goes). */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
-			      "cd -- %s || exit 1; OLDPWD=%s; "
-			      "trap %s EXIT; eval -- %s; %s%s%s",
-			      qstart, qstate, qcwd, qold, qtrap, qjobs, check, optrun, run);
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; "
+			      "cd -P -- %s || exit 1; %s || { echo \"ward: directory \"%s\" leads "
+			      "out of the session's directories\" >&2; exit 1; }; OLDPWD=%s; "
+			      "eval -- %s 2>/dev/null; trap %s EXIT; eval -- %s; %s%s%s",
+			      qstart, qcwd, inside, qcwd, qold, qstate, qtrap, qjobs, check, optrun,
+			      run);
 	else
 		rc = asprintf(&out,
-			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; eval -- %s 2>/dev/null; "
-			      "cd -- %s 2>/dev/null || "
-			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; cd -- %s; }; "
-			      "OLDPWD=%s; trap %s EXIT; eval -- %s; %s%s%s",
-			      qstart, qstate, qcwd, qcwd, qstart, qstart, qold, qtrap, qjobs, check,
-			      optrun, run);
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; "
+			      "{ cd -P -- %s 2>/dev/null && %s; } || "
+			      "{ echo \"ward: directory \"%s\" is gone or leads out of the session's "
+			      "directories, back to \"%s >&2; cd -- %s; }; "
+			      "OLDPWD=%s; eval -- %s 2>/dev/null; trap %s EXIT; eval -- %s; %s%s%s",
+			      qstart, qcwd, inside, qcwd, qstart, qstart, qold, qstate, qtrap, qjobs,
+			      check, optrun, run);
 	return rc < 0 ? NULL : out;
 }
 static char *sh_script(const struct ward_session *s, const struct session_job *job)
@@ -424,10 +469,11 @@ static char *sh_script(const struct ward_session *s, const struct session_job *j
 	_cleanup_free_ char *qcwd = ward_shell_quote(job->cwd);
 	_cleanup_free_ char *qold = ward_shell_quote(job->oldpwd ? job->oldpwd : job->cwd);
 	_cleanup_free_ char *qstart = ward_shell_quote(s->workdir);
+	_cleanup_free_ char *inside = inside_test(s);
 	char *out = NULL;
 	int rc;
 
-	if (!qcwd || !qold || !qstart)
+	if (!qcwd || !qold || !qstart || !inside)
 		return NULL;
 	/* The trap: where the command ended and its OLDPWD, on fd 3. A directory
 	 * removed under the shell reports an empty line (kept as it was). */
@@ -439,16 +485,19 @@ static char *sh_script(const struct ward_session *s, const struct session_job *j
 	 * on fd 3; the shell keeps the command's exit status after it. */
 	if (job->strict_cwd)
 		rc = asprintf(&out,
-			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s || exit 1; OLDPWD=%s; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -P -- %s || exit 1; "
+			      "%s || { echo \"ward: directory \"%s\" leads out of the session's "
+			      "directories\" >&2; exit 1; }; OLDPWD=%s; "
 			      REPORT_TRAP "%s",
-			      qstart, qcwd, qold, job->command);
+			      qstart, qcwd, inside, qcwd, qold, job->command);
 	else
 		rc = asprintf(&out,
-			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; cd -- %s 2>/dev/null || "
-			      "{ echo \"ward: directory \"%s\" is gone, back to \"%s >&2; "
-			      "cd -- %s; }; OLDPWD=%s; "
+			      HELLO "[ -n \"${HOME+x}\" ] || HOME=%s; "
+			      "{ cd -P -- %s 2>/dev/null && %s; } || "
+			      "{ echo \"ward: directory \"%s\" is gone or leads out of the session's "
+			      "directories, back to \"%s >&2; cd -- %s; }; OLDPWD=%s; "
 			      REPORT_TRAP "%s",
-			      qstart, qcwd, qcwd, qstart, qstart, qold, job->command);
+			      qstart, qcwd, inside, qcwd, qstart, qstart, qold, job->command);
 	return rc < 0 ? NULL : out;
 }
 

@@ -91,6 +91,37 @@ START_TEST(test_dotdot_line)
 }
 END_TEST
 
+/* The directory a session keeps, made something else by a later command:
+ * replaced by a symbolic link to /etc (the command ends in /etc, which the
+ * report names and the session refuses: it "stays" where the link now is),
+ * or a function of the state named cd that goes to /etc. The next command
+ * must start inside the workdir all the same. Loop index: bit 0 the
+ * isolation, bit 1 the way. */
+START_TEST(test_kept_dir_replaced)
+{
+	static const char *const ways[][2] = {
+		{ "mkdir d && cd d", "cd .. && rmdir d && ln -s /etc d && cd /etc" },
+		{ "cd() { builtin cd /etc; }", "true" },
+	};
+	struct ward_session *s;
+	struct ward_session_result r;
+	int k;
+
+	s = open_session(_i & 1);
+	for (k = 0; k < 2; k++) {
+		run(s, ways[_i >> 1][k], &r);
+		ward_session_result_release(&r);
+	}
+	run(s, "pwd -P", &r);
+	ck_assert_msg(strncmp(r.run.output, workdir, strlen(workdir)) == 0 &&
+			      strchr("/\n", r.run.output[strlen(workdir)]),
+		      "the command started in '%s', outside the workdir '%s' (session: '%s')",
+		      r.run.output, workdir, r.cwd);
+	ward_session_result_release(&r);
+	ward_session_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("session-cwd");
@@ -98,5 +129,6 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_dotdot_line, 0, 6);
+	tcase_add_loop_test(tc, test_kept_dir_replaced, 0, 4);
 	return harness_main(s);
 }
