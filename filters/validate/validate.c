@@ -520,32 +520,59 @@ bool ward_vd_long_opt_is(const char *word, const char *item)
 	return k >= 4 && k < strlen(item); /* "--re" for "--recursive" */
 }
 
+/* Whether one option word t is the rule's flag item. */
+static bool flag_is(const char *t, const char *item)
+{
+	if (t[0] != '-' || !t[1])
+		return false;
+	if (item[1] == '-')
+		return t[1] == '-' && ward_vd_long_opt_is(t, item);
+	if (item[2] == '\0')
+		/* case folded like everything else: -R is -r to a rule */
+		return t[1] != '-' &&
+		       (strchr(t + 1, tolower((unsigned char)item[1])) ||
+			strchr(t + 1, toupper((unsigned char)item[1]))) &&
+		       strspn(t + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
+			       strlen(t + 1);
+	return strcasecmp(t, item) == 0 ||
+	       (strncasecmp(t, item, strlen(item)) == 0 && t[strlen(item)] == '=');
+}
+
+/* The word's known expansion, split as the shell may split it: f=-rf; rm $f
+ * is rm -rf (a variable set literally earlier in the string is what it
+ * holds, for a flag as for a program word). */
+static bool flag_in_alt(const struct word *w, const char *item)
+{
+	char tok[128];
+	const char *a = w->alt;
+
+	if (!a || w->unresolved)
+		return false;
+	while (*a) {
+		size_t n;
+
+		a += strspn(a, " \t\n");
+		n = strcspn(a, " \t\n");
+		if (n && n < sizeof(tok)) {
+			memcpy(tok, a, n);
+			tok[n] = '\0';
+			if (flag_is(tok, item))
+				return true;
+		}
+		a += n;
+	}
+	return false;
+}
+
 static bool flag_in_view(const struct view *v, const char *item, size_t from)
 {
 	size_t i;
 
 	for (i = from; i < v->n; i++) {
-		const char *t = v->w[i].text;
-
-		if (strcmp(t, "--") == 0)
+		if (strcmp(v->w[i].text, "--") == 0)
 			break;
-		if (t[0] != '-' || !t[1])
-			continue;
-		if (item[1] == '-') {
-			if (t[1] == '-' && ward_vd_long_opt_is(t, item))
-				return true;
-		} else if (item[2] == '\0') {
-			/* case folded like everything else: -R is -r to a rule */
-			if (t[1] != '-' &&
-			    (strchr(t + 1, tolower((unsigned char)item[1])) ||
-			     strchr(t + 1, toupper((unsigned char)item[1]))) &&
-			    strspn(t + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") ==
-				    strlen(t + 1))
-				return true;
-		} else if (strcasecmp(t, item) == 0 ||
-			   (strncasecmp(t, item, strlen(item)) == 0 && t[strlen(item)] == '=')) {
+		if (flag_is(v->w[i].text, item) || flag_in_alt(&v->w[i], item))
 			return true;
-		}
 	}
 	return false;
 }

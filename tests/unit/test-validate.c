@@ -499,6 +499,13 @@ static const struct expect approvals[] = {
 	R("approval.rm-recursive-force", "rm -r -f lib"),
 	R("approval.rm-recursive-force", "rm --recursive --force x"),
 	R("approval.rm-recursive-force", "RM -RF SRC"),
+	/* a flag held by a variable set literally earlier in the string */
+	R("approval.rm-recursive-force", "f=-rf; rm $f src"),
+	R("approval.rm-recursive-force", "f=-rf; rm \"$f\" src"),
+	R("approval.rm-recursive-force", "f='-r -f'; rm $f src"),
+	R("approval.rm-recursive-force", "f=-r; rm $f -f src"),
+	R("approval.rm-recursive-force", "f=node_modules; rm -rf $f"),
+	R("approval.git-force-push", "o=--force; git push $o"),
 	R("approval.chmod-777", "chmod 777 f"),
 	R("approval.chmod-777", "chmod -R 777 dir"),
 	R("approval.chmod-777", "chmod a+rwx x"),
