@@ -811,9 +811,13 @@ int main(void)
 	tcase_add_test(tc, test_elicitation_refusals);
 	tcase_add_test(tc, test_elicitation_no_capability);
 	tcase_add_test(tc, test_apply_is_the_persons);
+	tcase_add_loop_test(tc, test_sigterm_unread, 0, 4);
+	/* what a model may not make the server hold: a tcase of its own, so
+	 * that the mutants of these bounds run it alone */
+	tc = harness_tcase(s, "serve-budgets", "userns");
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_history_bounded);
 	tcase_add_test(tc, test_session_caps);
-	tcase_add_loop_test(tc, test_sigterm_unread, 0, 4);
 	return harness_main(s);
 }

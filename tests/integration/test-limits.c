@@ -262,7 +262,7 @@ START_TEST(test_cpu_quota)
 
 	snprintf(w.stop, sizeof(w.stop), "%s/stop", workdir);
 	ck_assert_int_eq(pthread_create(&t, NULL, watch_throttle, &w), 0);
-	config(&cfg, 20, lim);
+	config(&cfg, 8, lim);
 	run(&cfg, "while [ ! -e stop ]; do :; done; echo stopped", &res);
 	ck_assert_msg(res.exit_code == 0 && !res.timed_out, "exit %d %s", res.exit_code,
 		      res.output);

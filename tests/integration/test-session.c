@@ -1202,7 +1202,7 @@ START_TEST(test_spare_stopped)
 	ck_assert_msg(spare_stopped(10), "no waiting shell was stopped");
 	{
 		/* a short deadline: a hang fails here in seconds, not 30 */
-		struct ward_session_exec_options eo = { .timeout = 8 };
+		struct ward_session_exec_options eo = { .timeout = 4 };
 		struct ward_session_result r;
 		struct ward_error *err = NULL;
 
