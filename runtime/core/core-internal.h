@@ -35,6 +35,13 @@ struct spawn_sysdir {
 	char path[16];             /* "/usr" */
 	bool is_link;              /* usr-merge: "/bin" -> "usr/bin" */
 	char link[SPAWN_PATH_MAX]; /* the link's target when is_link */
+	/* When ward runs as root: a detached copy of the tree at path whose
+	 * files of uid/gid 0 appear owned by nobody (an idmapped mount, made
+	 * by the supervisor), moved into the view in place of a bind; -1 for
+	 * a plain bind. Root inside is host root: without it every file only
+	 * root may read (/etc/wireguard, /etc/ssl/private, a kubeconfig) would
+	 * be the command's to read. */
+	int fd;
 };
 
 struct spawn_protect;
@@ -152,6 +159,10 @@ static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
 /* Fill the parts of the plan that describe the host (system directories,
  * masked files). Parent side. */
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
+
+/* Close the descriptors ward_spawn_plan_view() opened. Parent side, after
+ * the spawn (or instead of it). */
+void ward_spawn_plan_view_release(struct spawn_plan *p);
 
 
 /* clone3() into the plan's namespaces; the child never returns from this.

@@ -22,7 +22,8 @@
  * below both: a workdir must not uncover one either. */
 /* Host files that stay unreadable even where /etc is visible: password
  * hashes, sudo rules, sshd's private host keys. Root inside the sandbox owns
- * them (uid 0 maps to uid 0), so file modes alone would not protect them.
+ * them (uid 0 maps to uid 0), so file modes alone would not protect them
+ * where the view's idmapped system directories (view.c) cannot be made.
  * For any other user they do: one this process may not read (nor, for a
  * directory, search) the sandbox may not either — the same uid and groups
  * inside, and no capability over files of an unmapped owner — so it is not
