@@ -163,11 +163,12 @@ struct ucount_plan {
 	 * without a cgroup; capped like a tmpfs (kernel.shmall, shmmax) */
 	uint64_t shm_bytes;
 	/* The per-user counts the kernel checks against an rlimit, kept per
-	 * user namespace too (queued signals, POSIX message queue bytes): the
-	 * sandbox's own level gets a share of the caller's rlimit, so it cannot
-	 * use up what the host user's other processes need. */
-	bool set_sigpending, set_msgqueue;
-	struct rlimit sigpending, msgqueue;
+	 * user namespace too (queued signals, POSIX message queue bytes,
+	 * processes): the sandbox's own level gets a share of the caller's
+	 * rlimit, so it cannot use up what the host user's other processes
+	 * need. */
+	bool set_sigpending, set_msgqueue, set_nproc;
+	struct rlimit sigpending, msgqueue, nproc;
 };
 /* The share of a host budget (pure): host / WARD_UCOUNT_SHARE, at least 1
  * when the host allows any; -1 when host is unknown (< 0). */

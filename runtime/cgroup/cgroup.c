@@ -991,6 +991,13 @@ void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resource
 	up->set_msgqueue = share_rlimit(RLIMIT_MSGQUEUE, &up->msgqueue);
 	if (up->set_msgqueue)
 		set_mech(res, WARD_APPLIED_MSGQUEUE, up->msgqueue.rlim_cur, "rlimit RLIMIT_MSGQUEUE");
+	/* Processes: every one inside counts against the caller's RLIMIT_NPROC
+	 * too (the kernel counts per user at each user namespace up the chain),
+	 * so without a share of its own a fork loop left the host user unable
+	 * to fork at all, with or without a pids cgroup above it. */
+	up->set_nproc = share_rlimit(RLIMIT_NPROC, &up->nproc);
+	if (up->set_nproc)
+		set_mech(res, WARD_APPLIED_NPROC, up->nproc.rlim_cur, "rlimit RLIMIT_NPROC");
 }
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
@@ -1020,6 +1027,8 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_SIGPENDING");
 	if (up->set_msgqueue && setrlimit(RLIMIT_MSGQUEUE, &up->msgqueue) < 0)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_MSGQUEUE");
+	if (up->set_nproc && setrlimit(RLIMIT_NPROC, &up->nproc) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_NPROC");
 	if (up->shm_bytes) {
 		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
 						    "/proc/sys/kernel/shmall" };

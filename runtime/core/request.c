@@ -312,7 +312,8 @@ static json_t *limits_object(const struct ward_resources *r)
 {
 	static const char *const extra[] = { "core",	       "nofile",	 "inotify_instances",
 					     "inotify_watches", "fanotify_groups", "fanotify_marks",
-					     "namespaces",	       "sigpending",	 "msgqueue" };
+					     "namespaces",	       "sigpending",	 "msgqueue",
+					     "nproc" };
 	json_t *o = json_object();
 	int i;
 

@@ -10,6 +10,7 @@
  * result says which cap held. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +151,45 @@ END_TEST
  * message queues, counted the same way against RLIMIT_MSGQUEUE, get the
  * same share; Landlock already refuses mq_open inside, so no test can fill
  * them.) */
+/* Processes: counted per user against RLIMIT_NPROC at every user namespace
+ * up the chain. The test's own limit is made small (what the user runs now
+ * and a few dozen more) so that the sandbox fills it in a moment. Not as
+ * root, whose own forks the kernel never counts. */
+static int host_fork(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(0);
+	return waitpid(pid, &st, 0) == pid ? 0 : -1;
+}
+
+START_TEST(test_nproc)
+{
+	struct rlimit rl;
+	char stat_path[300];
+	struct stat sb;
+	long mine = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9') {
+			snprintf(stat_path, sizeof(stat_path), "/proc/%s", de->d_name);
+			if (stat(stat_path, &sb) == 0 && sb.st_uid == getuid())
+				mine++;
+		}
+	closedir(d);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)mine + 64;
+	ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &rl), 0);
+	hold_and_try("nproc", host_fork, "EAGAIN");
+}
+END_TEST
+
 START_TEST(test_sigpending)
 {
 	hold_and_try("sigpending", host_sigqueue, "EAGAIN");
@@ -354,6 +396,9 @@ int main(void)
 	tcase_add_test(tc, test_tmpfs_capped);
 	tcase_add_test(tc, test_tmpfs_result);
 	tcase_add_test(tc, test_ucounts_inside);
+	tc = harness_tcase(s, "nproc", "userns unpriv");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_nproc);
 	tc = harness_tcase(s, "memory", "userns root");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tmpfs_memory_limit);

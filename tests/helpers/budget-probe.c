@@ -4,6 +4,8 @@
  *                               no; print "inotify N ERRNO", then hold them
  *                               until standard input ends
  *   budget-probe sigpending     the same with queued real-time signals
+ *   budget-probe nproc          the same with processes (each paused until
+ *                               the sandbox ends)
  *   budget-probe fill PATH      write PATH in 1 MiB pieces until a write
  *                               fails; print "fill ERRNO BYTES"
  *   budget-probe inodes DIR     create empty files in DIR until one fails;
@@ -46,6 +48,24 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("inotify %d %s\n", n, ename(errno));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "nproc") == 0) {
+		char c;
+		int n = 0;
+		pid_t pid;
+
+		while ((pid = fork()) >= 0) {
+			if (pid == 0) {
+				pause(); /* killed with the PID namespace */
+				_exit(0);
+			}
+			n++;
+		}
+		printf("nproc %d %s\n", n, ename(errno));
 		fflush(stdout);
 		while (read(0, &c, 1) > 0)
 			;
