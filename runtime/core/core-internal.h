@@ -97,6 +97,12 @@ struct spawn_plan {
 		bool dir;
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
+	/* The idmapped trees' user namespace and the child that made it
+	 * (parent side only; ward_spawn_plan_view_release() closes, reaps,
+	 * frees). view_planned: ward_spawn_plan_view() ran, these are set. */
+	bool view_planned;
+	int idmap_ns, idmap_pidfd, idmap_pipe[2];
+	void *idmap_stack;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
 	/* --no-shell: the chain init runs instead of argv (core-internal.h) */
 	const struct spawn_chain *chain;
@@ -161,8 +167,10 @@ static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
 
 /* Close the descriptors ward_spawn_plan_view() opened. Parent side, after
- * the spawn (or instead of it). */
-void ward_spawn_plan_view_release(struct spawn_plan *p);
+ * the spawn (or instead of it); with reap, at the end of the run, also wait
+ * for the child that made the idmap's user namespace. Does nothing when the
+ * view was not planned. */
+void ward_spawn_plan_view_release(struct spawn_plan *p, bool reap);
 
 
 /* clone3() into the plan's namespaces; the child never returns from this.

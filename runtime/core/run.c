@@ -138,7 +138,7 @@ static void state_release(struct run_state *st)
 	size_t i;
 
 	ward_chain_free(st->chain); /* frees only its own strings, not the env's */
-	ward_spawn_plan_view_release(&st->plan);
+	ward_spawn_plan_view_release(&st->plan, true);
 
 	for (i = 0; i < ARRAY_SIZE(fds); i++) {
 		if (fds[i][0] >= 0)
@@ -952,7 +952,7 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
-	ward_spawn_plan_view_release(&st.plan);
+	ward_spawn_plan_view_release(&st.plan, false);
 	if (pid < 0)
 		goto setup_failed;
 	ward_cgroup_close_fds(&st.cg);
@@ -1143,7 +1143,7 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
-	ward_spawn_plan_view_release(&st.plan);
+	ward_spawn_plan_view_release(&st.plan, false);
 	if (a->pid < 0)
 		goto out;
 	ward_cgroup_close_fds(&st.cg);

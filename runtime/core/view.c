@@ -14,10 +14,10 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <linux/sched.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -85,14 +85,10 @@ static void add_mask(struct spawn_plan *p, const char *path)
 /* The user namespace an idmapped system directory is seen through: its uid
  * and gid 0 are the host's 65534 (nobody), and no other id is mapped, so
  * that in the view a file of root's is nobody's and one of any other owner
- * an unmapped id's. Made once per process (a child in a new user namespace,
- * its maps written, the namespace kept by a descriptor); -1 when it cannot
- * be (not root, no user namespaces). */
-static int idmap_ns = -1;
-static int idmap_pidfd = -1; /* the child that made it, reaped later */
-static pthread_once_t idmap_once = PTHREAD_ONCE_INIT;
-static int idmap_pipe[2];
-static char idmap_stack[16384] __attribute__((aligned(16)));
+ * an unmapped id's. Made for each run (a child in a new user namespace, its
+ * maps written, the namespace kept by a descriptor, the child then let go):
+ * kept for the process, the descriptor would outlive every run. */
+#define IDMAP_STACK 16384
 
 static int write_map(pid_t pid, const char *file, const char *map)
 {
@@ -109,45 +105,51 @@ static int write_map(pid_t pid, const char *file, const char *map)
 }
 
 /* The child: in its new user namespace until the parent has the namespace
- * by a descriptor. It shares the parent's memory (no page tables copied:
- * a fork of the supervisor cost ~0.3 ms more) and so makes raw system calls
- * only; its fd table is its own, hence the close of the write end. */
+ * by a descriptor (the pipe's end). It shares the parent's memory (no page
+ * tables copied: a fork of the supervisor cost ~0.3 ms more), on a stack of
+ * its own freed once it is reaped, and makes raw system calls only; its fd
+ * table is its own, hence the close of the write end. */
 static int idmap_child(void *arg)
 {
+	const int *pp = arg;
 	char c;
 
-	(void)arg;
-	syscall(SYS_close, idmap_pipe[1]);
-	syscall(SYS_read, idmap_pipe[0], &c, 1);
+	syscall(SYS_close, pp[1]);
+	syscall(SYS_read, pp[0], &c, 1);
 	return 0;
 }
 
-static void idmap_make(void)
+static void idmap_make(struct spawn_plan *p)
 {
 	static const char map[] = "0 65534 1\n";
 	char path[64];
 	pid_t pid;
 
-	if (pipe2(idmap_pipe, O_CLOEXEC) < 0)
+	if (pipe2(p->idmap_pipe, O_CLOEXEC) < 0)
 		return;
+	p->idmap_stack = malloc(IDMAP_STACK);
 	/* No exit signal: the host program (libward's caller) never sees this
-	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd once it
-	 * has ended (ward_spawn_plan_view_release()), never waiting for it. */
-	pid = clone(idmap_child, idmap_stack + sizeof(idmap_stack),
-		    CLONE_NEWUSER | CLONE_VM | CLONE_PIDFD, NULL, &idmap_pidfd);
+	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. */
+	pid = p->idmap_stack ? clone(idmap_child, (char *)p->idmap_stack + IDMAP_STACK,
+				     CLONE_NEWUSER | CLONE_VM | CLONE_PIDFD, p->idmap_pipe,
+				     &p->idmap_pidfd)
+			     : -1;
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 		if (write_map(pid, "uid_map", map) == 0 && write_map(pid, "gid_map", map) == 0)
-			idmap_ns = open(path, O_RDONLY | O_CLOEXEC);
+			p->idmap_ns = open(path, O_RDONLY | O_CLOEXEC);
+	} else {
+		free(p->idmap_stack);
+		p->idmap_stack = NULL;
 	}
-	close(idmap_pipe[1]);
-	close(idmap_pipe[0]);
+	close(p->idmap_pipe[1]);
+	close(p->idmap_pipe[0]);
 }
 
-/* A detached recursive copy of the host's dir, idmapped through idmap_ns;
+/* A detached recursive copy of the host's dir, idmapped through userns;
  * -1 where the kernel or a filesystem under dir cannot (then a bind, as
  * before, with the masks for what root alone may read). */
-static int idmapped_tree(const char *dir)
+static int idmapped_tree(const char *dir, int userns)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
 	int fd;
@@ -156,7 +158,7 @@ static int idmapped_tree(const char *dir)
 			  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (fd < 0)
 		return -1;
-	attr.userns_fd = (uint64_t)idmap_ns;
+	attr.userns_fd = (uint64_t)userns;
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 		close(fd);
 		return -1;
@@ -164,24 +166,32 @@ static int idmapped_tree(const char *dir)
 	return fd;
 }
 
-void ward_spawn_plan_view_release(struct spawn_plan *p)
+void ward_spawn_plan_view_release(struct spawn_plan *p, bool reap)
 {
-	int pidfd = __atomic_exchange_n(&idmap_pidfd, -1, __ATOMIC_ACQ_REL);
-
-	if (pidfd >= 0) {
-		siginfo_t si = { 0 };
-
-		if (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | __WALL) == 0 &&
-		    si.si_pid != 0)
-			close(pidfd);
-		else /* not ended yet: the next run's release reaps it */
-			__atomic_store_n(&idmap_pidfd, pidfd, __ATOMIC_RELEASE);
-	}
+	if (!p->view_planned)
+		return;
 	for (int k = 0; k < p->n_sys; k++)
 		if (p->sys[k].fd >= 0) {
 			close(p->sys[k].fd);
 			p->sys[k].fd = -1;
 		}
+	if (p->idmap_ns >= 0) {
+		close(p->idmap_ns);
+		p->idmap_ns = -1;
+	}
+	/* Right after the spawn the child may still be on its way out (its
+	 * exit takes ~1 ms): reaped at the end of the run, off the path. */
+	if (reap && p->idmap_pidfd >= 0) {
+		siginfo_t si;
+
+		while (waitid(P_PIDFD, (id_t)p->idmap_pidfd, &si, WEXITED | __WALL) < 0 &&
+		       errno == EINTR)
+			;
+		close(p->idmap_pidfd);
+		p->idmap_pidfd = -1;
+		free(p->idmap_stack);
+		p->idmap_stack = NULL;
+	}
 }
 
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
@@ -189,6 +199,9 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	const char *const *masked = ward_view_masked();
 	size_t i;
 
+	p->view_planned = true;
+	p->idmap_ns = p->idmap_pidfd = -1;
+	p->idmap_stack = NULL;
 	p->n_sys = 0;
 	for (i = 0; i < ARRAY_SIZE(sysdirs); i++) {
 		struct spawn_sysdir *d = &p->sys[p->n_sys];
@@ -216,10 +229,10 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	 * file only root may read: seen through an idmapped tree, those are
 	 * nobody's. Only the host's root can make one, and only it needs it. */
 	if (geteuid() == 0) {
-		pthread_once(&idmap_once, idmap_make);
-		for (i = 0; idmap_ns >= 0 && i < (size_t)p->n_sys; i++)
+		idmap_make(p);
+		for (i = 0; p->idmap_ns >= 0 && i < (size_t)p->n_sys; i++)
 			if (!p->sys[i].is_link)
-				p->sys[i].fd = idmapped_tree(p->sys[i].path);
+				p->sys[i].fd = idmapped_tree(p->sys[i].path, p->idmap_ns);
 	}
 
 	p->n_masks = 0;
