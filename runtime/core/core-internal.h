@@ -101,6 +101,12 @@ struct spawn_plan {
 	 * (parent side only; ward_spawn_plan_view_release() closes, reaps,
 	 * frees). view_planned: ward_spawn_plan_view() ran, these are set. */
 	bool view_planned;
+	/* The host's kernel knobs in /proc read-only (/proc/sys, /proc/irq,
+	 * /proc/bus, /proc/fs, /proc/sysrq-trigger): run by root without
+	 * Landlock's guarantee, uid 0 inside is the host's root, whom the
+	 * kernel lets write every sysctl (core_pattern: a program run as root
+	 * on the host at the next crash) and other root-owned files of /proc. */
+	bool proc_ro;
 	int idmap_ns, idmap_pidfd, idmap_pipe[2];
 	void *idmap_stack;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
@@ -217,6 +223,10 @@ void ward_run_stop_agent(struct agent_start *a);
 
 /* Child side. Build the view and pivot_root into it (view.c). */
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err);
+
+/* Child side, after the view and the namespace's budgets: /proc's host
+ * knobs read-only when the plan says (spawn_plan.proc_ro). */
+int ward_view_seal_proc(const struct spawn_plan *p, struct ward_error **err);
 
 /* Child side: the sandbox's init. Never returns. */
 __attribute__((noreturn)) void ward_init_main(const struct spawn_plan *p);

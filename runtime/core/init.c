@@ -377,6 +377,8 @@ void ward_init_main(const struct spawn_plan *p)
 	 * in it, and after the last namespace init itself makes. */
 	if (p->set_ucounts && ward_ucounts_apply(&p->ucounts, &e) < 0)
 		die(p, e);
+	if (p->view && ward_view_seal_proc(p, &e) < 0)
+		die(p, e);
 	setsid(); /* no controlling terminal inside: TIOCSTI has nothing to inject into */
 	/* What was left out, for the result's layers: only when something was,
 	 * so the usual command writes no more than before. */

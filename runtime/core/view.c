@@ -29,6 +29,10 @@
 #include "runtime/util/util-internal.h"
 #include "runtime/workdir/workdir-internal.h"
 
+/* What of /proc changes the host, not the sandbox: made read-only when
+ * Landlock may be missing (spawn_plan.proc_ro). */
+static const char *const proc_knobs[] = { "sys", "irq", "bus", "fs", "sysrq-trigger" };
+
 /* Directories of the host bound read-only, in this order (usr first, so the
  * usr-merge links into it resolve). */
 static const char *const sysdirs[] = {
@@ -200,6 +204,7 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	size_t i;
 
 	p->view_planned = true;
+	p->proc_ro = geteuid() == 0 && p->cfg->landlock != WARD_LANDLOCK_REQUIRED;
 	p->idmap_ns = p->idmap_pidfd = -1;
 	p->idmap_stack = NULL;
 	p->n_sys = 0;
@@ -585,6 +590,31 @@ static int mount_gitdirs(const struct spawn_plan *p, const char *R, int gfd[][3]
 					       p->gitdirs[i].path);
 		for (int k = 0; k < 3; k++)
 			close(gfd[i][k]);
+	}
+	return 0;
+}
+
+/* Without Landlock's write rule (--landlock off or best-effort on a kernel
+ * without it) nothing else keeps host root inside from the knobs: each
+ * bound over itself read-only, in the view, once init has written the
+ * namespace's budgets (/proc/sys/user). Not where Landlock is required,
+ * which refuses every write there already (and a command allowed to nest
+ * could no longer make a procfs of its own). */
+int ward_view_seal_proc(const struct spawn_plan *p, struct ward_error **err)
+{
+	char dst[64];
+
+	for (size_t k = 0; p->proc_ro && k < ARRAY_SIZE(proc_knobs); k++) {
+		snprintf(dst, sizeof(dst), "/proc/%s", proc_knobs[k]);
+		if (access(dst, F_OK) < 0)
+			continue; /* a kernel without it (sysrq, PCI) */
+		if (mount(dst, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return fail(err, "bind over itself", dst);
+		if (setattr(dst, AT_RECURSIVE,
+			    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				    MOUNT_ATTR_NOEXEC,
+			    dst, err) < 0)
+			return -1;
 	}
 	return 0;
 }

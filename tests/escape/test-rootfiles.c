@@ -14,7 +14,9 @@
  * The test gives itself such files without touching the host's: in a mount
  * namespace of its own (which ward inherits), a tmpfs over /usr/local holds
  * them. Root only: for any other user the sandbox's uid is the caller's own,
- * and modes already protect root's files from it. */
+ * and modes already protect root's files from it.
+ *
+ * The same root inside, with Landlock off, and /proc's kernel knobs: below. */
 #include "harness.h"
 
 #include <stdio.h>
@@ -134,6 +136,46 @@ START_TEST(test_root_files_unchanged)
 }
 END_TEST
 
+/* Landlock off (or best-effort on a kernel without it): nothing of Landlock's
+ * write rule is there, and host root inside may write what the kernel lets
+ * the host's root write in /proc — every sysctl: core_pattern names a
+ * program the kernel runs as root on the host at the next crash. The knobs
+ * are read-only in the view then. Each is only opened for writing (nothing
+ * written): `: >>` opens and closes. */
+START_TEST(test_proc_knobs_landlock_off)
+{
+	static const char *const knobs[] = { "/proc/sys/kernel/core_pattern",
+					     "/proc/sys/vm/drop_caches",
+					     "/proc/sys/kernel/poweroff_cmd",
+					     "/proc/irq/default_smp_affinity" };
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd = harness_tmpdir();
+	char script[4096] = "";
+	size_t len = 0;
+	int st;
+
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		len += (size_t)snprintf(script + len, sizeof(script) - len,
+					"( : >> %s ) 2>/dev/null && echo OPENED %s; ", knobs[i],
+					knobs[i]);
+	snprintf(script + len, sizeof(script) - len,
+		 "cat /proc/sys/kernel/core_pattern >/dev/null && echo readable; echo end");
+	{
+		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+				 (char *)"--landlock", (char *)"off", (char *)"-C", wd,
+				 (char *)"--", (char *)"sh", (char *)"-c", script, NULL };
+
+		st = harness_capture(argv, &out, &err);
+	}
+	ck_assert_msg(WIFEXITED(st) && strstr(out, "readable\nend\n"), "%s%s", out, err);
+	ck_assert_msg(!strstr(out, "OPENED"), "host knobs writable from inside:\n%s", out);
+	free(out);
+	free(err);
+	harness_rmtree(wd);
+	free(wd);
+	free(ward);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rootfiles");
@@ -141,5 +183,6 @@ int main(void)
 
 	tcase_add_test(tc, test_root_only_files);
 	tcase_add_test(tc, test_root_files_unchanged);
+	tcase_add_test(tc, test_proc_knobs_landlock_off);
 	return harness_main(s);
 }
