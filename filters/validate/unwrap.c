@@ -1518,17 +1518,20 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 	 * A check of the validators': off with them ("validators": {"enabled":
 	 * false} leaves no rule, for hosts that want the kernel's fences alone) */
 	if (ward_rules_count(c->rules) > 0 &&
-	    (v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
+	    (v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")]) ||
+	     (v->w[0].flags & WARD_SH_W_GLOB)) &&
 	    !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
-		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
-		 * have to guess which program runs */
+		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`, `/???/r?`:
+		 * ward would have to guess which program runs (a glob's matches
+		 * are files ward does not see) */
 		struct cmd at = *v->cmd;
 
 		at.off = v->w[0].off;
 		at.len = v->w[0].len;
 		ward_vd_refuse_synthetic(c, "validator.unresolved-program",
 					 "a program word whose value is only known when the shell runs it "
-					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS)",
+					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS, "
+					 "a glob)",
 					 &at, v->w[0].text);
 		return;
 	}

@@ -310,6 +310,12 @@ static const struct expect bypasses[] = {
 	R("sensitive.credential-write", "dd if=x of=/root/.kube/config"),
 	R("sensitive.credential-write", "install -m600 token ~/.npmrc"),
 	R("sensitive.credential-files", "sed -i s/a/b/ ~/.pypirc"),
+	/* review: a glob as the program word names whatever it matches */
+	R("validator.unresolved-program", "/?\?\?/r? -rf ~"),
+	R("validator.unresolved-program", "/bin/r[m] -rf ~"),
+	R("validator.unresolved-program", "/usr/bin/r* -rf ~"),
+	R("validator.unresolved-program", "timeout 5 /?\?\?/r? -rf ~"),
+	R("validator.unresolved-program", "find . -exec /bin/r? -rf ~ \\;"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
