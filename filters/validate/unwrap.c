@@ -1096,6 +1096,37 @@ struct wrapper {
 	size_t skip;
 };
 
+/* Words [from, n) of v and one more for what the program reads at run
+ * time, as an unresolved word. */
+static void sub_view_unknown_arg(struct ctx *c, const struct view *v, size_t from, int depth)
+{
+	struct word *ws;
+	struct view inner = { .n = 0, .cmd = v->cmd };
+	size_t k;
+
+	if (from >= v->n)
+		return;
+	ws = calloc(v->n - from + 1, sizeof(*ws));
+	if (!ws) {
+		c->failed = 1;
+		return;
+	}
+	inner.w = ws;
+	for (k = from; k < v->n; k++) {
+		if (!ward_vd_word_init(c, &ws[inner.n], v->w[k].text, v->w[k].flags, v->w[k].off,
+				       v->w[k].len))
+			break;
+		ws[inner.n].unresolved = v->w[k].unresolved;
+		inner.n++;
+	}
+	if (!c->failed && ward_vd_word_init(c, &ws[inner.n], "$__ward_unknown_arg", WARD_SH_W_PARAM,
+					    v->w[v->n - 1].off, v->w[v->n - 1].len)) {
+		ws[inner.n++].unresolved = true;
+		ward_vd_check_view(c, &inner, depth);
+	}
+	ward_vd_words_free(ws, inner.n);
+}
+
 /* The rest of the words after the options and `skip` operands. */
 static void unwrap_plain(struct ctx *c, struct view *v, const struct wrapper *wr,
 			 const unsigned *roles, int depth)
@@ -1129,11 +1160,116 @@ static void unwrap_xargs(struct ctx *c, struct view *v, const struct wrapper *wr
 		else if (strncmp(t, "--replace=", 10) == 0)
 			repl = t + 10;
 	}
-	if (repl && *repl)
+	if (repl && *repl) {
 		for (k = i; k < v->n; k++)
 			if (strstr(v->w[k].text, repl))
 				v->w[k].unresolved = true;
-	sub_view(c, v, i, v->n, depth + 1);
+		sub_view(c, v, i, v->n, depth + 1);
+		return;
+	}
+	/* the words it reads go after the command's: `echo ~ | xargs rm -rf`
+	 * is rm -rf of something ward does not see */
+	sub_view_unknown_arg(c, v, i, depth + 1);
+}
+
+/* A word for what a program reads at run time: a variable never set. */
+#define UNKNOWN_ARG "\"${__ward_unknown_arg}\""
+
+static bool shell_plain(const char *t)
+{
+	return *t && !t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789_-+=/.,:@%~")];
+}
+
+/* One command line of parallel's: the command's words [i, sep) joined,
+ * arg put for {} (and its forms {.} {/} {#} {1}…) or appended; arg NULL:
+ * an argument ward does not know; none: sem, which appends nothing. */
+static void parallel_line(struct ctx *c, struct view *v, size_t i, size_t sep, const char *arg,
+			  bool none, int depth)
+{
+	_cleanup_free_ char *line = NULL;
+	bool put = false;
+	size_t k, n = 0;
+	FILE *f;
+
+	if (i == sep) {
+		if (arg)
+			ward_vd_shell_string(c, v, &v->w[i - 1], arg, true, depth + 1);
+		else
+			v->dynamic = true; /* command lines from stdin or a file */
+		return;
+	}
+	f = open_memstream(&line, &n);
+	if (!f) {
+		c->failed = 1;
+		return;
+	}
+	for (k = i; k < sep; k++) {
+		const char *t = v->w[k].text, *h, *e;
+
+		while ((h = strchr(t, '{')) && (e = strchr(h, '}')) &&
+		       strspn(h + 1, "./#%0123456789") == (size_t)(e - h - 1)) {
+			fwrite(t, 1, (size_t)(h - t), f);
+			fputs(arg ? arg : UNKNOWN_ARG, f);
+			t = e + 1;
+			put = true;
+		}
+		fprintf(f, "%s ", t);
+	}
+	if (!put && !none) {
+		if (!arg) {
+			fputs(UNKNOWN_ARG, f);
+		} else if (shell_plain(arg)) {
+			fputs(arg, f); /* ~ stays ~: the shell outside expanded it already */
+		} else {
+			fputc('\'', f);
+			for (const char *q = arg; *q; q++) {
+				if (*q == '\'')
+					fputs("'\\''", f);
+				else
+					fputc(*q, f);
+			}
+			fputc('\'', f);
+		}
+	}
+	if (fclose(f) != 0 || !line) {
+		c->failed = 1;
+		return;
+	}
+	ward_vd_shell_string(c, v, &v->w[i], line, true, depth + 1);
+}
+
+/* GNU parallel [OPTIONS] [COMMAND] [::: ARGS…] and sem [OPTIONS] COMMAND:
+ * the command's words are joined into a line a shell runs, each argument
+ * put for {} or appended; without a command each argument is itself a
+ * command line; the arguments of :::: FILE or stdin are not known. */
+static void unwrap_parallel(struct ctx *c, struct view *v, const struct wrapper *wr,
+			    const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), sep, k;
+	bool files = false;
+
+	(void)roles;
+	if (i > v->n)
+		i = v->n;
+	for (sep = i; sep < v->n; sep++)
+		if (ward_vd_in_list(v->w[sep].text, "::: :::+ :::: ::::+"))
+			break;
+	for (k = sep; k < v->n; k++)
+		if (ward_vd_in_list(v->w[k].text, ":::: ::::+"))
+			files = true;
+	if (strcmp(ward_vd_prog_of(v), "sem") == 0) {
+		if (i < v->n)
+			parallel_line(c, v, i, v->n, NULL, true, depth);
+		return;
+	}
+	if (sep >= v->n || files) {
+		parallel_line(c, v, i, sep, NULL, false, depth);
+		return;
+	}
+	for (k = sep + 1; k < v->n && !c->failed; k++)
+		if (!ward_vd_in_list(v->w[k].text, "::: :::+"))
+			parallel_line(c, v, i, sep, v->w[k].text, false, depth);
 }
 
 /* busybox APPLET ARGS: the applet, options and all. */
@@ -1334,6 +1470,13 @@ static const struct wrapper wrappers[] = {
 	{ "xargs", unwrap_xargs,
 	  "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof --arg-file "
 	  "--process-slot-var --max-chars",
+	  0 },
+	{ "parallel sem", unwrap_parallel,
+	  "jSaCdEINLnPX --jobs --sshlogin --arg-file --colsep --delimiter --eof --replace "
+	  "--max-args --max-lines --max-replace-args --tmpdir --results --joblog --workdir --wd "
+	  "--delay --timeout --retries --memfree --load --basefile --env --tagstring --halt --id "
+	  "--semaphorename --sshloginfile --slf --shebang-wrap --transfer-file --tf --return "
+	  "--max-procs --nice --rpl --plus --template --limit --ssh --fg --termseq",
 	  0 },
 	{ "command", unwrap_command, NULL, 0 },
 	{ "exec", unwrap_plain, "a", 0 },
