@@ -147,14 +147,100 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
  * (asyncio.run(main()) is not). */
 static bool spawn_call(const struct view *v, const char *start, const char *s, const char *name)
 {
+	if (strcmp(name, "execute") == 0) /* lua's os.execute; cursor.execute(sql) is not */
+		return strcmp(ward_vd_prog_of(v), "lua") == 0;
 	if (!ward_vd_in_list(name, "run call exec"))
 		return true;
 	if (strcmp(name, "exec") == 0 && ward_vd_in_list(ward_vd_prog_of(v), "perl ruby php"))
 		return true;
 	if (s - start >= 11 && strncmp(s - 11, "subprocess.", 11) == 0)
 		return true;
+	/* import subprocess as sp; sp.call(…) */
+	if (strcmp(name, "exec") != 0 && s > start && s[-1] == '.' && strstr(start, "subprocess"))
+		return true;
 	return strcmp(name, "exec") == 0 && s > start && s[-1] == '.' &&
 	       !(s - start >= 3 && strncmp(s - 3, "re.", 3) == 0);
+}
+
+/* The arguments of a call whose first one is at p (after its `(`, or the
+ * first word of perl's and ruby's `system "x", …`), lists flattened:
+ * literals as words, any other expression as an unresolved word, keyword
+ * arguments and option objects (check=True, {stdio: …}) left out. The
+ * view is checked as the command it runs: os.execvp("rm", ["rm", "-rf",
+ * os.environ["HOME"]]), system "rm", "-rf", $ENV{HOME}; a first item that
+ * is not a literal is a program only known at run time. */
+static void call_argv(struct ctx *c, struct view *v, const struct word *w, const char *p,
+		      bool paren, int depth)
+{
+	struct word *ws = NULL;
+	size_t n = 0, k;
+	bool first_dynamic = false;
+
+	while (*p && !c->failed) {
+		const char *q, *e;
+		int nest = 0;
+		size_t id;
+		bool lit;
+		_cleanup_free_ char *item = NULL;
+		struct word *g;
+
+		p += strspn(p, " \t\n[,");
+		if (!*p || *p == ')' || *p == ']' || (!paren && strchr(";\n", *p)))
+			break;
+		/* one item: up to a `,` `]` `)` outside brackets and quotes */
+		for (q = p; *q; q++) {
+			if (*q == '"' || *q == '\'') {
+				e = strchr(q + 1, *q);
+				if (!e)
+					break;
+				q = e;
+			} else if (strchr("([{", *q)) {
+				nest++;
+			} else if (strchr(")]}", *q) && nest > 0) {
+				nest--;
+			} else if (nest == 0 && (strchr(",])", *q) || (!paren && strchr(";\n", *q)))) {
+				break;
+			}
+		}
+		e = q;
+		while (e > p && strchr(" \t\n", e[-1]))
+			e--;
+		lit = (*p == '"' || *p == '\'') && e - p >= 2 && e[-1] == *p &&
+		      memchr(p + 1, *p, (size_t)(e - p - 2)) == NULL;
+		id = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (*p == '{' || (!lit && id && !isdigit((unsigned char)*p) && p[id] &&
+				  strchr("=:", p[id]) && p[id + 1] != p[id])) {
+			p = q; /* check=True, stdio: "inherit", {cwd: x} */
+			continue;
+		}
+		item = lit ? strndup(p + 1, (size_t)(e - p - 2)) : strndup(p, (size_t)(e - p));
+		g = realloc(ws, (n + 1) * sizeof(*g));
+		if (!item || !g) {
+			free(g ? g : ws);
+			ws = NULL;
+			n = 0;
+			c->failed = 1;
+			break;
+		}
+		ws = g;
+		if (!ward_vd_word_init(c, &ws[n], item, lit ? 0 : WARD_SH_W_PARAM, w->off, w->len))
+			break;
+		ws[n].unresolved = !lit;
+		if (n == 0 && !lit)
+			first_dynamic = true;
+		n++;
+		p = q;
+	}
+	if (first_dynamic) {
+		v->dynamic = true;
+	} else if (n >= 2 && !c->failed) {
+		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
+
+		ward_vd_check_view(c, &inner, depth + 1);
+	}
+	for (k = 0; k < n; k++)
+		ward_vd_word_release(&ws[k]);
+	free(ws);
 }
 
 /* Shell command strings inside code given to awk, python, perl, ruby, node
@@ -165,7 +251,11 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 	static const char *const calls[] = { "system", "popen", "exec", "execSync", "spawnSync",
 					     "check_output", "check_call", "getoutput",
 					     "getstatusoutput", "Popen", "run", "call", "shell_exec",
-					     "passthru", "proc_open" };
+					     "passthru", "proc_open", "execvp", "execv", "execl",
+					     "execlp", "execle", "execve", "execvpe", "spawnl",
+					     "spawnlp", "spawnv", "spawnvp", "spawnve", "spawnvpe",
+					     "posix_spawn", "posix_spawnp", "spawn", "execFile",
+					     "execFileSync", "execute", "pcntl_exec" };
 	const char *s = w->text;
 
 	for (; *s; s++) {
@@ -180,9 +270,31 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 
 				if (inner)
 					ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+				/* ruby's #{…}, perl's $x: a command made when the code runs */
+				if (inner && (strstr(inner, "#{") || strchr(inner, '$')))
+					v->dynamic = true;
 				s = e;
 			}
 			continue;
+		}
+		/* code run from a string made at run time: exec(x), eval(input()),
+		 * new Function(s) (a literal's own spawns are found as they are) */
+		if ((strncmp(s, "eval", 4) == 0 || strncmp(s, "exec", 4) == 0 ||
+		     strncmp(s, "Function", 8) == 0) &&
+		    (s == w->text || (!isalnum((unsigned char)s[-1]) && s[-1] != '_' && s[-1] != '.'))) {
+			const char *a = s + (s[0] == 'F' ? 8 : 4);
+
+			a += strspn(a, " \t");
+			if (*a == '(') {
+				const char *e;
+
+				a++;
+				a += strspn(a, " \t");
+				/* only one literal, nothing added to it */
+				e = (*a == '"' || *a == '\'') ? strchr(a + 1, *a) : NULL;
+				if (*a != ')' && (!e || e[1 + strspn(e + 1, " \t")] != ')'))
+					v->dynamic = true;
+			}
 		}
 		if (strncmp(s, "qx", 2) == 0 && strchr("({[/|'\"", s[2]) && s[2]) {
 			char close = s[2] == '(' ? ')' : s[2] == '{' ? '}' : s[2] == '[' ? ']' : s[2];
@@ -200,11 +312,13 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 		for (k = 0; k < ARRAY_SIZE(calls); k++) {
 			size_t n = strlen(calls[k]);
 			const char *p = s + n;
+			bool paren;
 
 			if (strncmp(s, calls[k], n) != 0 ||
 			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
 				continue;
 			p += strspn(p, " \t");
+			paren = *p == '(';
 			/* system "…" in ruby and perl needs no parentheses */
 			if (*p == '(') {
 				p++;
@@ -217,6 +331,8 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 				continue;
 			}
 			p += strspn(p, " \t");
+			if (spawn_call(v, w->text, s, calls[k]))
+				call_argv(c, v, w, p, paren, depth);
 			if (*p == '"' || *p == '\'') {
 				const char *e = strchr(p + 1, *p), *after;
 
@@ -293,7 +409,8 @@ static bool code_writes(const char *code)
 					     "File.write", "file_put_contents", "> \"", ">\"",
 					     ">> \"", "open(F, \">", "open(my", "fopen", "copyfile",
 					     "shutil.copy", "shutil.move", "os.rename", "os.replace",
-					     "symlink", "copyFile", "rename(" };
+					     "symlink", "copyFile", "rename(", "\">", "'>", "\"+<",
+					     "'+<", "\"+>", "'+>" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(marks); i++)
@@ -358,41 +475,86 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 	ward_vd_words_free(ws, n);
 }
 
+/* How each interpreter takes code in its options: the short letters that
+ * take code (attached or the next word), those that take another value
+ * (the next word when nothing is attached), and the long options of
+ * both kinds. Short options cluster: perl -lne CODE, python3 -uc CODE,
+ * perl -e'CODE'. */
+static const struct interp {
+	const char *progs, *code, *vals, *long_code, *long_vals;
+	bool rest_flags; /* node: -pe CODE, the letters after a code letter are flags */
+} interps[] = {
+	{ "python python2 python3 pypy pypy3", "c", "mWXQ", "", "--check-hash-based-pycs", false },
+	{ "perl", "eE", "I", "", "", false },
+	{ "ruby", "e", "rICE", "", "--encoding --external-encoding --internal-encoding", false },
+	{ "node nodejs deno bun", "ep", "r", "--eval --print",
+	  "--require --import --loader --experimental-loader --conditions --input-type", true },
+	{ "php", "rBRE", "dcfzt", "", "", false },
+	{ "lua", "e", "l", "", "", false },
+	{ "rscript julia", "e", "", "--eval", "", false },
+};
+
+/* Code given as word w (from offset skip of its text): its spawns and paths. */
+static void interpreter_code(struct ctx *c, struct view *v, const struct word *w, size_t skip,
+			     int depth)
+{
+	struct word x = *w;
+
+	x.text = w->text + skip;
+	if (w->flags & WARD_SH_W_CMDSUB)
+		v->dynamic = true;
+	code_strings(c, v, &x, depth);
+	code_paths(c, v, &x, depth);
+}
+
 static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
 {
-	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
-				strcmp(prog, "php") == 0  ? "-r" :
-				ward_vd_in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
-				ward_vd_in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct interp *in = &interps[ARRAY_SIZE(interps) - 1];
 	const struct redir *here;
-	size_t i;
+	size_t i, k;
 	bool code = false;
 
+	for (k = 0; k < ARRAY_SIZE(interps); k++)
+		if (ward_vd_in_list(prog, interps[k].progs))
+			in = &interps[k];
 	for (i = 1; i < v->n; i++) {
 		const char *t = v->w[i].text;
+		size_t j;
 
 		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0)
 			break;
 		if (t[0] != '-')
 			break;
-		if (ward_vd_opt_named(t, code_opts)) {
-			const struct word *w = strchr(t, '=') ? &v->w[i] : i + 1 < v->n ? &v->w[i + 1] : NULL;
-
-			code = true;
-			if (w) {
-				if (w->flags & WARD_SH_W_CMDSUB)
-					v->dynamic = true;
-				code_strings(c, v, w, depth);
-				code_paths(c, v, w, depth);
+		if (t[1] == '-') {
+			if (ward_vd_opt_named(t, in->long_code)) {
+				code = true;
+				if (strchr(t, '='))
+					interpreter_code(c, v, &v->w[i], (size_t)(strchr(t, '=') - t + 1), depth);
+				else if (i + 1 < v->n)
+					interpreter_code(c, v, &v->w[++i], 0, depth);
+			} else if (ward_vd_opt_named(t, in->long_vals) && !strchr(t, '=')) {
+				i++;
 			}
-			i++;
 			continue;
 		}
-		/* python -m MODULE, node -r MOD: not a program on stdin */
-		if (ward_vd_in_list(t, "-m -r --require -I -M -W -X -d"))
-			i++;
-		if (strcmp(t, "-m") == 0)
-			return;
+		for (j = 1; t[j]; j++) {
+			if (strchr(in->code, t[j])) {
+				code = true;
+				if (t[j + 1] && !(in->rest_flags && !t[j + 1 + strspn(t + j + 1, in->code)]))
+					interpreter_code(c, v, &v->w[i], j + 1, depth); /* -e'CODE' */
+				else if (i + 1 < v->n)
+					interpreter_code(c, v, &v->w[++i], 0, depth);
+				break;
+			}
+			if (strchr(in->vals, t[j])) {
+				/* python -m MODULE: a module, not a program on stdin */
+				if (t[j] == 'm' && in == &interps[0])
+					return;
+				if (!t[j + 1])
+					i++;
+				break;
+			}
+		}
 	}
 	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
 		return;
@@ -566,36 +728,130 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 		config_value(c, v, &v->w[pos[2]], v->w[pos[1]].text, v->w[pos[2]].text, depth);
 }
 
+/* The statement of awk code text around position q: from the last ; { }
+ * or newline before it. */
+static bool awk_statement_has(const char *text, const char *q, const char *what)
+{
+	const char *b = q;
+
+	while (b > text && !strchr(";{}\n", b[-1]))
+		b--;
+	for (const char *f = strstr(b, what); f && f < q; f = strstr(f + 1, what))
+		if (f == text || !(isalnum((unsigned char)f[-1]) || f[-1] == '_'))
+			return true;
+	return false;
+}
+
+/* awk's pipes and redirections: print … | "CMD" and "CMD" | getline run
+ * CMD with a shell (CMD reads awk's output: print | "sh" is text piped
+ * into a shell); |& is gawk's two-way pipe; a command held in a variable
+ * or made by concatenation is known only when awk runs; print > EXPR
+ * writes a file whose name ward sees only as the literals in EXPR
+ * (ENVIRON["HOME"] "/.bashrc"). */
+static void awk_pipes(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	const char *text = w->text, *q;
+
+	for (q = text; *q; q++) {
+		const char *a, *before;
+
+		if (*q == '"') {
+			const char *e = q + 1;
+
+			while (*e && *e != '"')
+				e += (*e == '\\' && e[1]) ? 2 : 1;
+			if (!*e)
+				break;
+			q = e;
+			continue;
+		}
+		if (*q == '>' && awk_statement_has(text, q, "print")) {
+			/* the literals after it, as files written */
+			struct word fw[2];
+			struct view fv = { .w = fw, .n = 2, .cmd = v->cmd };
+			const char *l = q + 1 + (q[1] == '>'), *e;
+
+			for (; (l = strchr(l, '"')) && (e = strchr(l + 1, '"')); l = e + 1) {
+				_cleanup_free_ char *lit = strndup(l + 1, (size_t)(e - l - 1));
+				size_t stop = strcspn(q, ";}\n");
+
+				if (l > q + stop || !lit)
+					break;
+				if (ward_vd_word_init(c, &fw[0], "tee", 0, w->off, w->len)) {
+					if (ward_vd_word_init(c, &fw[1], lit, 0, w->off, w->len)) {
+						ward_vd_match_rules(c, &fv);
+						ward_vd_word_release(&fw[1]);
+					}
+					ward_vd_word_release(&fw[0]);
+				}
+			}
+			continue;
+		}
+		if (*q != '|' || q[1] == '|' || (q > text && q[-1] == '|'))
+			continue;
+		a = q + 1 + (q[1] == '&');
+		a += strspn(a, " \t");
+		before = q;
+		while (before > text && (before[-1] == ' ' || before[-1] == '\t'))
+			before--;
+		if (strncmp(a, "getline", 7) == 0 && !isalnum((unsigned char)a[7]) && a[7] != '_') {
+			const char *e;
+
+			if (before > text && before[-1] == '"') {
+				/* "CMD" | getline: the literal, if nothing is added to it */
+				for (e = before - 2; e >= text && *e != '"'; e--)
+					;
+				if (e >= text) {
+					_cleanup_free_ char *inner = strndup(e + 1, (size_t)(before - e - 2));
+					const char *pre = e;
+
+					while (pre > text && (pre[-1] == ' ' || pre[-1] == '\t'))
+						pre--;
+					if (inner)
+						ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+					if (pre > text && !strchr("(;{}\n=", pre[-1]))
+						v->dynamic = true; /* "r" "m" | getline */
+				}
+			} else {
+				v->dynamic = true; /* cmd | getline */
+			}
+			continue;
+		}
+		if (!awk_statement_has(text, q, "print"))
+			continue; /* /a|b/: a regular expression's alternation */
+		if (*a == '"') {
+			const char *e = strchr(a + 1, '"');
+			_cleanup_free_ char *inner = e ? strndup(a + 1, (size_t)(e - a - 1)) : NULL;
+
+			if (inner) {
+				/* the command reads what awk prints: as if piped */
+				_cleanup_free_ char *piped = NULL;
+
+				if (asprintf(&piped, ": | %s", inner) < 0) {
+					c->failed = 1;
+					return;
+				}
+				ward_vd_shell_string(c, v, w, piped, true, depth + 1);
+				if (e[1 + strspn(e + 1, " \t")] && !strchr(";}\n", e[1 + strspn(e + 1, " \t")]))
+					v->dynamic = true; /* "s" "h": made when it runs */
+			}
+		} else {
+			v->dynamic = true; /* print | cmd */
+		}
+	}
+}
+
 /* awk 'BEGIN { system("…") }', "…" | getline, print | "…" */
 static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int depth)
 {
 	size_t i;
 
 	for (i = 1; i < v->n; i++) {
-		const char *s;
-
 		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
 			continue;
 		code_strings(c, v, &v->w[i], depth);
 		code_paths(c, v, &v->w[i], depth);
-		for (s = v->w[i].text; (s = strchr(s, '"'));) {
-			const char *e = strchr(s + 1, '"');
-			const char *after, *before;
-
-			if (!e)
-				break;
-			after = e + 1 + strspn(e + 1, " \t");
-			before = s;
-			while (before > v->w[i].text && (before[-1] == ' ' || before[-1] == '\t'))
-				before--;
-			if (strncmp(after, "|", 1) == 0 || (before > v->w[i].text && before[-1] == '|')) {
-				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
-
-				if (inner)
-					ward_vd_shell_string(c, v, &v->w[i], inner, true, depth + 1);
-			}
-			s = e + 1;
-		}
+		awk_pipes(c, v, &v->w[i], depth);
 		break;
 	}
 }
@@ -1581,7 +1837,7 @@ static void mark_dynamic(struct ctx *c, struct view *v, const struct wrapper *wr
 
 static const struct wrapper readers[] = {
 	{ SHELLS, unwrap_shell_r, NULL, 0 },
-	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun",
+	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun rscript julia",
 	  unwrap_interpreter_r, NULL, 0 },
 	{ "source .", unwrap_source, NULL, 0 },
 	{ "eval trap", mark_dynamic, NULL, 0 },

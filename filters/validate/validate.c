@@ -100,7 +100,20 @@ bool ward_vd_in_list(const char *name, const char *list)
 
 const char *ward_vd_prog_of(const struct view *v)
 {
-	return v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
+	/* an interpreter's versioned name is the interpreter: python3.12,
+	 * pypy3.10, perl5.36, php8.2, ruby3.2, lua5.4 */
+	static const char *const versioned[] = { "python3", "python2", "pypy3", "python", "pypy",
+						 "perl", "php", "ruby", "lua" };
+	const char *b = v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
+	size_t i, n;
+
+	for (i = 0; i < ARRAY_SIZE(versioned); i++) {
+		n = strlen(versioned[i]);
+		if (strncmp(b, versioned[i], n) == 0 && b[n] && isdigit((unsigned char)b[strlen(b) - 1]) &&
+		    !b[n + strspn(b + n, "0123456789.")])
+			return versioned[i];
+	}
+	return b;
 }
 
 /* Fold runs of whitespace into one space (in place). */
