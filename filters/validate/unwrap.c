@@ -669,7 +669,8 @@ static bool command_var(const char *name)
 			       "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_ASKPASS SSH_ASKPASS "
 			       "EDITOR VISUAL PAGER MANPAGER LESSOPEN LESSCLOSE PROMPT_COMMAND "
 			       "BASH_ENV ENV GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND GIT_SEQUENCE_EDITOR "
-			       "SUDO_ASKPASS");
+			       "SUDO_ASKPASS npm_config_script_shell NPM_CONFIG_SCRIPT_SHELL "
+			       "npm_config_shell NPM_CONFIG_SHELL");
 }
 
 /* NAME=value whose value a program will run as a command. */
@@ -705,6 +706,7 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 
 	for (i = 1; i < v->n; i++) {
 		const char *t = v->w[i].text, *kv = NULL;
+		bool env = false;
 
 		if (t[0] != '-')
 			break;
@@ -713,7 +715,23 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 		else if (strncmp(t, "-c", 2) == 0 && t[2])
 			kv = t + 2;
 		else if (ward_vd_in_list(t, "-C --git-dir --work-tree --namespace --exec-path --config-env"))
-			i++;
+			kv = strcmp(t, "--config-env") == 0 && i + 1 < v->n ? v->w[++i].text : NULL,
+			env = kv != NULL;
+		else if (strncmp(t, "--config-env=", 13) == 0)
+			kv = t + 13, env = true;
+		if (kv && env) {
+			/* the value is an environment variable's: a command key's
+			 * value is then known only when git runs */
+			const char *eq = strchr(kv, '=');
+			_cleanup_free_ char *key = eq ? ward_vd_lower_dup(kv) : NULL;
+
+			if (key) {
+				key[eq - kv] = '\0';
+				if (command_key(key))
+					((struct view *)v)->dynamic = true;
+			}
+			continue;
+		}
 		if (kv) {
 			const char *eq = strchr(kv, '=');
 			_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
@@ -1118,6 +1136,7 @@ enum opt_run {
 	RUN_BANG,    /* an editor's or debugger's command: `!CMD` or `shell CMD` runs CMD */
 	RUN_REST,    /* the words after the subcommand's options are a command */
 	RUN_JOINED,  /* the words after the subcommand are joined and run by a shell */
+	RUN_MAKEFILE, /* makefile text: its recipes (after `;` or a tab) and $(shell …) run */
 };
 
 static const struct command_opt {
@@ -1130,16 +1149,22 @@ static const struct command_opt {
 } command_opts[] = {
 	{ "git", "rebase", "--exec -x", NULL, RUN_SHELL },
 	{ "git", NULL, "--upload-pack --receive-pack --exec", NULL, RUN_SHELL },
+	{ "git", "difftool", "-x --extcmd", NULL, RUN_SHELL },
+	{ "git", "filter-branch", "--tree-filter --index-filter --msg-filter --env-filter "
+	  "--commit-filter --parent-filter --tag-name-filter --setup", NULL, RUN_SHELL },
+	{ "git", "send-email", "--sendmail-cmd --smtp-server", NULL, RUN_SHELL },
 	{ "git", "clone fetch ls-remote", "-u", NULL, RUN_SHELL },
 	{ "git", "bisect", NULL, NULL, RUN_REST },          /* git bisect run CMD… */
 	{ "git", "submodule", NULL, NULL, RUN_JOINED },     /* git submodule foreach CMD… */
 	{ "tar gtar bsdtar", NULL,
-	  "--to-command -I --use-compress-program --info-script -F --new-volume-script", NULL,
+	  "--to-command -I --use-compress-program --info-script -F --new-volume-script "
+	  "--rsh-command", NULL,
 	  RUN_SHELL },
 	{ "tar gtar bsdtar", NULL, "--checkpoint-action", "exec=", RUN_SHELL },
 	{ "rsync", NULL, "-e --rsh --rsync-path", NULL, RUN_SHELL },
 	{ "ssh scp sftp autossh", NULL, "-o", "proxycommand= proxycommand localcommand= localcommand "
 	  "knownhostscommand= knownhostscommand", RUN_SHELL },
+	{ "scp sftp", NULL, "-S", NULL, RUN_SHELL },
 	{ "zip", NULL, "-TT --unzip-command", NULL, RUN_SHELL },
 	{ "vim vi nvim view gvim ex rvim vimdiff", NULL, "-c --cmd +", NULL, RUN_BANG },
 	{ "less more most", NULL, "+", NULL, RUN_BANG },
@@ -1147,9 +1172,11 @@ static const struct command_opt {
 	{ "gdb", NULL, "-ex --eval-command -iex --init-eval-command", NULL, RUN_BANG },
 	{ "npm pnpm yarn bun", "exec dlx x", "-c --call", NULL, RUN_SHELL },
 	{ "npm pnpm yarn bun", "exec dlx x", NULL, NULL, RUN_REST },
+	{ "npm pnpm yarn", NULL, "--script-shell", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
 	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
+	{ "make gmake", NULL, "--eval -E", NULL, RUN_MAKEFILE },
 	{ "mapfile readarray", NULL, "-C", NULL, RUN_SHELL }, /* bash: the callback is code */
 	{ "cargo", NULL, "--config", "target.*.runner= target.*.runner = build.rustc-wrapper= "
 	  "build.rustc-wrapper = build.rustc= build.rustc = target.*.linker= target.*.linker = "
@@ -1236,6 +1263,38 @@ static void run_value(struct ctx *c, struct view *v, const struct word *w, const
 	}
 	if (w->unresolved || (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
 		v->dynamic = true;
+	/* cargo's runner = ["sh", "-c", "…"]: a TOML array is an argv, its
+	 * double-quoted items read as the shell reads them */
+	if (text[0] == '[' && text[strlen(text) - 1] == ']') {
+		char *q;
+		bool in = false;
+
+		text[strlen(text) - 1] = ' ';
+		text[0] = ' ';
+		for (q = text; *q; q++) {
+			if (*q == '"' && (q == text || q[-1] != '\\'))
+				in = !in;
+			else if (*q == ',' && !in)
+				*q = ' ';
+		}
+	}
+	if (how == RUN_MAKEFILE) {
+		/* a rule's recipe after `;`, a recipe line after a tab, and
+		 * $(shell …) (made's own variables and functions: dynamic) */
+		char *line, *save = NULL;
+
+		if (strstr(text, "$(") || strstr(text, "${"))
+			v->dynamic = true;
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *semi = strchr(line, ';');
+
+			if (line[0] == '\t')
+				ward_vd_shell_string(c, v, w, line + 1, true, depth + 1);
+			else if (semi && strchr(line, ':') && strchr(line, ':') < semi)
+				ward_vd_shell_string(c, v, w, semi + 1, true, depth + 1);
+		}
+		return;
+	}
 	if (how == RUN_BANG) {
 		const char *t = text + strspn(text, ": \t");
 
@@ -1797,6 +1856,30 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 	}
 }
 
+/* make -f /dev/stdin (or -): the makefile is the here-string's text, or
+ * what a pipe brings */
+static void unwrap_make(struct ctx *c, struct view *v, const struct wrapper *wr,
+			const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i + 1 < v->n; i++) {
+		const struct redir *here;
+
+		if (!ward_vd_in_list(v->w[i].text, "-f --file --makefile") ||
+		    (strcmp(v->w[i + 1].text, "-") != 0 && !is_stdin_path(v->w[i + 1].fold)))
+			continue;
+		here = stdin_text(v->cmd);
+		if (here)
+			run_value(c, v, &here->target, here->target.text, RUN_MAKEFILE, depth);
+		else
+			v->script_stdin = true;
+		return;
+	}
+}
+
 /* Whether w is one of the environment generators the dangerous.eval rule
  * lets through (its noword line: the list is data, in validators.rules). */
 static bool known_generator(const struct ctx *c, const struct word *w)
@@ -1840,6 +1923,7 @@ static const struct wrapper readers[] = {
 	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun rscript julia",
 	  unwrap_interpreter_r, NULL, 0 },
 	{ "source .", unwrap_source, NULL, 0 },
+	{ "make gmake", unwrap_make, NULL, 0 },
 	{ "eval trap", mark_dynamic, NULL, 0 },
 };
 

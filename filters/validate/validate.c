@@ -435,6 +435,8 @@ bool ward_vd_is_output_opt(const char *prog, const char *opt)
 		return false; /* -o Option=value */
 	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
 		return true;
+	if (strcmp(prog, "find") == 0) /* find . -fprint ~/.bashrc */
+		return ward_vd_in_list(opt, "-fprint -fprint0 -fprintf -fls");
 	return ward_vd_opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
 }
 
