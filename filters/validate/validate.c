@@ -499,7 +499,7 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 			/* ls, du, tree: names and sizes, not what a file holds */
 			roles[i] = ward_vd_in_list(prog, "ls tree du") ? ROLE_POS : ROLE_POS | ROLE_READ;
 			/* every file named is written (truncate, shred: emptied, overwritten) */
-			if (ward_vd_in_list(prog, "tee sponge truncate shred"))
+			if (ward_vd_in_list(prog, "tee sponge truncate shred patch"))
 				roles[i] = ROLE_POS | ROLE_WRITE;
 			if (sed_inplace)
 				roles[i] |= ROLE_WRITE;
@@ -507,8 +507,33 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 		seen_pos++;
 		last_pos = i;
 	}
-	if (ward_vd_in_list(prog, dest_writers) && seen_pos >= 2)
-		roles[last_pos] = ROLE_POS | ROLE_WRITE;
+	if (ward_vd_in_list(prog, dest_writers)) {
+		/* cp -t DIR F, cp F ~, cp F dir/: each F lands in the directory
+		 * under its own name, a file written as surely as the target */
+		bool into = false;
+
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+
+			if ((roles[i] & ROLE_OPT) && t[1] != '-' && strchr(t + 1, 't') &&
+			    !ward_vd_in_list(prog, "rsync scp"))
+				into = true;
+			if ((roles[i] & ROLE_OPT) && ward_vd_long_opt_is(t, "--target-directory"))
+				into = true;
+		}
+		if (seen_pos >= 2) {
+			const struct word *d = &v->w[last_pos];
+			const char *dt = d->alt ? d->alt : d->fold;
+			size_t dn = strlen(dt);
+
+			roles[last_pos] = ROLE_POS | ROLE_WRITE;
+			if (dn && (dt[dn - 1] == '/' || ward_vd_in_list(dt, "~ . ..")))
+				into = true;
+		}
+		for (i = 1; into && i < v->n; i++)
+			if (roles[i] & ROLE_POS)
+				roles[i] |= ROLE_WRITE;
+	}
 	if (strcmp(prog, "dd") == 0)
 		for (i = 1; i < v->n; i++)
 			if (strncmp(v->w[i].fold, "of=", 3) == 0)

@@ -391,6 +391,30 @@ static const struct expect bypasses[] = {
 	R("dangerous.startup-file-write", "find . -maxdepth 0 -fprint ~/.bashrc"),
 	R("dangerous.startup-file-write", "find . -fprintf ~/.profile 'x'"),
 	R("blocked.rm-root", "rm -rf ~root"),
+	/* review: a file copied into a directory lands there under its own name */
+	R("dangerous.startup-file-write", "cp .bashrc ~"),
+	R("dangerous.startup-file-write", "cp evil/.bashrc $HOME/"),
+	R("dangerous.startup-file-write", "mv .profile ~"),
+	R("dangerous.startup-file-write", "cp --target-directory=$HOME .bashrc"),
+	R("dangerous.startup-file-write", "cp -vt ~ .profile"),
+	R("dangerous.startup-file-write", "ln -s $PWD/.bashrc ~/"),
+	R("dangerous.startup-file-write", "rsync .zshrc ~/"),
+	R("dangerous.startup-file-write", "patch ~/.bashrc < p.diff"),
+	/* review: more files that run code later */
+	R("dangerous.startup-file-write", "echo 'export PATH=/tmp:$PATH' >> ~/.bash_aliases"),
+	R("dangerous.startup-file-write", "echo '[core] pager = sh' > ~/.gitconfig"),
+	R("dangerous.startup-file-write", "echo x > ~/.config/git/config"),
+	R("dangerous.startup-file-write", "echo '!sh' >> ~/.vimrc"),
+	R("dangerous.startup-file-write", "echo x > ~/.local/lib/python3.12/site-packages/sitecustomize.py"),
+	R("dangerous.startup-file-write", "echo 'import os' > ~/.local/lib/python3.12/site-packages/x.pth"),
+	R("dangerous.startup-file-write", "echo x > ~/.cargo/config.toml"),
+	R("dangerous.startup-file-write", "echo x > ~/.gdbinit"),
+	R("dangerous.unpack-into-home", "tar -xzf x.tgz -C ~/"),
+	R("dangerous.unpack-into-home", "tar -C $HOME -xf x.tar"),
+	R("dangerous.unpack-into-home", "unzip x.zip -d ~"),
+	R("dangerous.copy-into-home", "cp -r dotfiles/. ~"),
+	R("dangerous.copy-into-home", "rsync -a src/ ~"),
+	R("dangerous.copy-into-home", "cp -a x/. $HOME/"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
@@ -654,6 +678,15 @@ static const struct expect approvals[] = {
 
 /* Ordinary developer work: none of it may be refused or need approval. */
 static const char *const ordinary[] = {
+	"perl -pi -e 's/a/b/' */*.py",
+	"sed -i 's/old/new/g' src/*/*.py",
+	"cp README.md docs/",
+	"cp -r src/ dist/",
+	"mv build/out.bin .",
+	"cp -t dist/ a.js b.js",
+	"tar xzf x.tgz -C build",
+	"unzip -q x.zip -d vendor",
+	"patch -p1 < fix.diff",
 	"git difftool -y HEAD~1",
 	"git filter-branch --help",
 	"npm config set registry https://registry.npmjs.org/",
