@@ -1100,14 +1100,171 @@ static void record_downloads(struct ctx *c, const struct view *v)
 			add_download(c, v->cmd->r[i].target.fold);
 }
 
+static struct written *find_written(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = ward_vd_norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_written; i++)
+		if (strcmp(c->written[i].path, p) == 0)
+			return &c->written[i];
+	return NULL;
+}
+
+/* A file this command writes: with text (NULL: what it holds is not known
+ * to ward, and an earlier known text no longer counts). `>>` and `>` alike
+ * add to what was there: more text to check, never less. */
+static void note_written(struct ctx *c, const char *fold, const char *text)
+{
+	struct written *w = find_written(c, fold), *g;
+	char *p;
+
+	if (!*fold || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	if (w) {
+		char *t = NULL;
+
+		if (text && asprintf(&t, "%s\n%s", w->text, text) < 0) {
+			c->failed = 1;
+			return;
+		}
+		free(w->text);
+		w->text = t;
+		if (!t)
+			*w = c->written[--c->n_written];
+		return;
+	}
+	if (!text)
+		return;
+	p = ward_vd_norm_path(fold);
+	g = p ? realloc(c->written, (c->n_written + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->written = g;
+	g[c->n_written].path = p;
+	g[c->n_written].text = strdup(text);
+	if (!g[c->n_written].text) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->n_written++;
+}
+
+/* The text of a file written from a substitution: known only when it runs. */
+#define WRITTEN_DYNAMIC "\001dynamic"
+
+/* echo …, printf …, cat <<EOF, tee f <<EOF: the text the command writes
+ * to its standard output when ward can know it, else NULL (malloc'd). */
+static char *known_output(const struct view *v, const char *prog)
+{
+	const struct redir *here = stdin_text(v->cmd);
+	char *out = NULL;
+	size_t len = 0, i = 1;
+	FILE *f;
+
+	if (ward_vd_in_list(prog, "cat tee")) {
+		for (i = 1; i < v->n && strcmp(prog, "cat") == 0; i++)
+			if (v->w[i].text[0] != '-')
+				return NULL; /* cat FILE: what FILE holds */
+		if (here && (here->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
+			return strdup(WRITTEN_DYNAMIC);
+		return here ? strdup(here->target.text) : NULL;
+	}
+	if (!ward_vd_in_list(prog, "echo printf"))
+		return NULL;
+	for (i = 1; i < v->n; i++)
+		if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			return strdup(WRITTEN_DYNAMIC); /* echo "$(curl …)" > f */
+	i = 1;
+	if (strcmp(prog, "echo") == 0)
+		while (i < v->n && ward_vd_in_list(v->w[i].text, "-n -e -E -ne -en"))
+			i++;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (; i < v->n; i++)
+		fprintf(f, "%s%s", v->w[i].text, i + 1 < v->n ? " " : "\n");
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Files the command writes, with the text ward knows they get. */
+static void record_written(struct ctx *c, const struct view *v, const char *prog)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t i;
+	bool any = strcmp(prog, "tee") == 0;
+
+	for (i = 0; i < v->cmd->nr && !any; i++)
+		any = v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1;
+	if (!any)
+		return;
+	text = known_output(v, prog);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			note_written(c, v->cmd->r[i].target.fold, text);
+	if (strcmp(prog, "tee") == 0)
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].text[0] != '-')
+				note_written(c, v->w[i].fold, text);
+}
+
+/* A script the string wrote and then runs: its text checked as the program
+ * that runs it reads it (a shell, or an interpreter the #! line names). */
+static void run_written(struct ctx *c, struct view *v, const struct word *w, const char *text,
+			const char *prog, int depth)
+{
+	const char *interp = NULL;
+
+	if (strstr(text, WRITTEN_DYNAMIC)) {
+		v->dynamic = true;
+		return;
+	}
+	if (!is_shell(prog) && !ward_vd_in_list(prog, "source ."))
+		interp = prog;
+	if (strncmp(text, "#!", 2) == 0) {
+		size_t n = strcspn(text, "\n");
+		_cleanup_free_ char *line = strndup(text, n);
+
+		if (!line) {
+			c->failed = 1;
+			return;
+		}
+		if (strstr(line, "python") || strstr(line, "perl") || strstr(line, "ruby") ||
+		    strstr(line, "node") || strstr(line, "php"))
+			interp = "python";
+	}
+	if (interp && strcmp(interp, "/") != 0) {
+		struct word x = *w;
+
+		x.text = (char *)text;
+		code_strings(c, v, &x, depth);
+		code_paths(c, v, &x, depth);
+		return;
+	}
+	ward_vd_shell_string(c, v, w, text, shell_is_posix(prog), depth + 1);
+}
+
 /* The script a shell, an interpreter or `source` runs from a file, or the
  * program itself when named by a path. */
-static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog, int depth)
 {
+	struct written *wr;
 	size_t i;
 
 	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
 		v->runs_download = true;
+		return;
+	}
+	if (strchr(v->w[0].text, '/') && (wr = find_written(c, v->w[0].fold))) {
+		run_written(c, v, &v->w[0], wr->text, "/", depth);
 		return;
 	}
 	if (!is_shell(prog) && !ward_vd_in_list(prog, "source . python python2 python3 pypy pypy3 perl "
@@ -1122,6 +1279,8 @@ static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
 			v->dynamic = true; /* bash <(curl …) */
 		else if (downloaded(c, v->w[i].fold))
 			v->runs_download = true;
+		else if ((wr = find_written(c, v->w[i].fold)))
+			run_written(c, v, &v->w[i], wr->text, prog, depth);
 		return;
 	}
 }
@@ -2057,11 +2216,13 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
 	ward_vd_command_opts(c, v, depth);
-	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
-		check_runs_download(c, v, prog);
+	if (c->n_downloads || c->n_written || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog, depth);
 	ward_vd_match_rules(c, v);
 	if (ward_vd_in_list(prog, "curl wget fetch aria2c http https"))
 		record_downloads(c, v);
+	if (v->cmd->nr || strcmp(prog, "tee") == 0)
+		record_written(c, v, prog);
 
 	roles = calloc(v->n + 1, sizeof(*roles));
 	if (!roles) {

@@ -2111,6 +2111,11 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	for (size_t i = 0; i < c->n_downloads; i++)
 		free(c->downloads[i]);
 	free(c->downloads);
+	for (size_t i = 0; i < c->n_written; i++) {
+		free(c->written[i].path);
+		free(c->written[i].text);
+	}
+	free(c->written);
 	if (c->failed) {
 		free(b->matched);
 		for (size_t i = 0; i < c->n_segs; i++) {

@@ -415,6 +415,16 @@ static const struct expect bypasses[] = {
 	R("dangerous.copy-into-home", "cp -r dotfiles/. ~"),
 	R("dangerous.copy-into-home", "rsync -a src/ ~"),
 	R("dangerous.copy-into-home", "cp -a x/. $HOME/"),
+	/* review: a script the string writes, then runs */
+	R("blocked.rm-root", "echo 'rm -rf ~' > x.sh; sh x.sh"),
+	R("blocked.rm-root", "printf 'rm -rf ~\\n' > x.sh; . ./x.sh"),
+	R("blocked.rm-root", "echo 'rm -rf ~' > x.sh; chmod +x x.sh; ./x.sh"),
+	R("blocked.rm-root", "echo 'echo hi' > x.sh; echo 'rm -rf ~' >> x.sh; bash x.sh"),
+	R("blocked.rm-root", "cat > t.sh <<'E'\n#!/bin/sh\nrm -rf ~\nE\nsh t.sh"),
+	R("blocked.rm-root", "tee t.sh <<'E' >/dev/null\nrm -rf ~\nE\nbash t.sh"),
+	R("dangerous.dynamic-code", "cat > t.py <<'E'\nimport os\nos.system('r' + 'm -rf ~')\nE\npython3 t.py"),
+	R("dangerous.dynamic-code", "cat > t.sh <<E\n$(echo cm0gLXJmIH4K | base64 -d)\nE\nsh t.sh"),
+	R("dangerous.dynamic-code", "echo \"$(base64 -d < enc)\" > t.sh; sh t.sh"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
@@ -678,6 +688,10 @@ static const struct expect approvals[] = {
 
 /* Ordinary developer work: none of it may be refused or need approval. */
 static const char *const ordinary[] = {
+	"cat > t.sh <<'E'\n#!/bin/sh\necho hi\nE\nchmod +x t.sh && ./t.sh",
+	"cat > t.py <<'E'\nimport json\nprint(json.dumps({}))\nE\npython3 t.py",
+	"echo 'print(1)' > t.py && python3 t.py",
+	"echo \"$(date)\" > stamp.txt && cat stamp.txt",
 	"perl -pi -e 's/a/b/' */*.py",
 	"sed -i 's/old/new/g' src/*/*.py",
 	"cp README.md docs/",
