@@ -98,6 +98,11 @@ struct ctx {
 	size_t n_downloads;
 	/* Files the string wrote whose text ward knows (echo … > f, cat > f
 	 * <<EOF): what a later `sh f`, `python3 f` or `./f` runs. */
+	/* Variables assigned where the assignment may not happen or may not
+	 * last (a subshell, a pipeline, a branch, a loop, a background job,
+	 * a substitution, a function) or made readonly: no value is known. */
+	char **uncertain;
+	size_t n_uncertain;
 	struct written {
 		char *path; /* normalised, folded */
 		char *text;

@@ -425,6 +425,21 @@ static const struct expect bypasses[] = {
 	R("dangerous.dynamic-code", "cat > t.py <<'E'\nimport os\nos.system('r' + 'm -rf ~')\nE\npython3 t.py"),
 	R("dangerous.dynamic-code", "cat > t.sh <<E\n$(echo cm0gLXJmIH4K | base64 -d)\nE\nsh t.sh"),
 	R("dangerous.dynamic-code", "echo \"$(base64 -d < enc)\" > t.sh; sh t.sh"),
+	/* review: an assignment that may not happen or not last is no known value */
+	R("validator.unresolved-program", "x=rm; (x=ls); $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; x=ls | true; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; true | x=ls; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; { x=ls; } | cat; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; x=ls & $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; y=$(x=ls); $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; if false; then x=ls; fi; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; false && x=ls; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; true || x=ls; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; while false; do x=ls; done; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; case a in b) x=ls;; esac; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; for i in 1 2; do $x -rf ~; x=rm; done"),
+	R("validator.unresolved-program", "x=rm; readonly x; x=ls 2>/dev/null; $x -rf ~"),
+	R("validator.unresolved-program", "x=rm; export x=ls & $x -rf ~"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
@@ -688,6 +703,9 @@ static const struct expect approvals[] = {
 
 /* Ordinary developer work: none of it may be refused or need approval. */
 static const char *const ordinary[] = {
+	"if [ -z \"$CI\" ]; then MODE=dev; else MODE=ci; fi; echo $MODE",
+	"for f in *.py; do name=${f%.py}; echo \"$name\"; done",
+	"dir=build; mkdir -p $dir && cd $dir && cmake ..",
 	"cat > t.sh <<'E'\n#!/bin/sh\necho hi\nE\nchmod +x t.sh && ./t.sh",
 	"cat > t.py <<'E'\nimport json\nprint(json.dumps({}))\nE\npython3 t.py",
 	"echo 'print(1)' > t.py && python3 t.py",
