@@ -673,6 +673,11 @@ static bool command_var(const char *name)
 			       "npm_config_shell NPM_CONFIG_SHELL");
 }
 
+static bool downloaded(const struct ctx *c, const char *fold);
+static struct written *find_written(const struct ctx *c, const char *fold);
+static void run_written(struct ctx *c, struct view *v, const struct word *w, const char *text,
+			const char *prog, int depth);
+
 /* NAME=value whose value a program will run as a command. */
 void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *w, int depth)
 {
@@ -684,6 +689,16 @@ void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *
 		return;
 	memcpy(name, w->text, k);
 	name[k] = '\0';
+	/* BASH_ENV=f, ENV=f: a file every shell started sources */
+	if (ward_vd_in_list(name, "BASH_ENV ENV")) {
+		_cleanup_free_ char *fold = ward_vd_lower_dup(eq + 1);
+		struct written *wr = fold ? find_written(c, fold) : NULL;
+
+		if (wr)
+			run_written(c, (struct view *)v, w, wr->text, "sh", depth);
+		else if (fold && downloaded(c, fold))
+			((struct view *)v)->runs_download = true;
+	}
 	if (command_var(name))
 		ward_vd_shell_string(c, v, w, eq + 1, true, depth + 1);
 }
@@ -1100,6 +1115,27 @@ static void record_downloads(struct ctx *c, const struct view *v)
 			add_download(c, v->cmd->r[i].target.fold);
 }
 
+static const char *basename_of_path(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/* Whether PATH was assigned in the string, or for this command. */
+static bool path_changed(const struct ctx *c, const struct view *v)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_vars; i++)
+		if (strcmp(c->vars[i].name, "PATH") == 0)
+			return true;
+	for (i = 0; i < v->cmd->n_assigns; i++)
+		if (strncmp(v->cmd->assigns[i].text, "PATH=", 5) == 0)
+			return true;
+	return false;
+}
+
 static struct written *find_written(const struct ctx *c, const char *fold)
 {
 	_cleanup_free_ char *p = ward_vd_norm_path(fold);
@@ -1266,6 +1302,20 @@ static void check_runs_download(struct ctx *c, struct view *v, const char *prog,
 	if (strchr(v->w[0].text, '/') && (wr = find_written(c, v->w[0].fold))) {
 		run_written(c, v, &v->w[0], wr->text, "/", depth);
 		return;
+	}
+	/* PATH=.:$PATH; ls: a program named as a file the string wrote or
+	 * downloaded may be that file once PATH was changed */
+	if (!strchr(v->w[0].text, '/') && path_changed(c, v)) {
+		for (i = 0; i < c->n_written; i++)
+			if (strcmp(basename_of_path(c->written[i].path), v->w[0].fold) == 0) {
+				run_written(c, v, &v->w[0], c->written[i].text, "/", depth);
+				return;
+			}
+		for (i = 0; i < c->n_downloads; i++)
+			if (strcmp(basename_of_path(c->downloads[i]), v->w[0].fold) == 0) {
+				v->runs_download = true;
+				return;
+			}
 	}
 	if (!is_shell(prog) && !ward_vd_in_list(prog, "source . python python2 python3 pypy pypy3 perl "
 					      "ruby node nodejs php lua deno bun"))
