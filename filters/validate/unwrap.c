@@ -439,7 +439,17 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 
 		if (!e)
 			break;
-		lit = strndup(q + 1, (size_t)(e - q - 1));
+		/* perl's two-argument open: the mode before the path (">>f", "+<f") */
+		{
+			const char *b = q + 1;
+
+			if (*b == '+' && (b[1] == '<' || b[1] == '>'))
+				b++;
+			while (b < e && (*b == '>' || *b == '<'))
+				b++;
+			b += strspn(b, " \t");
+			lit = b < e ? strndup(b, (size_t)(e - b)) : strdup("");
+		}
 		q = e + 1;
 		/* a path has no blanks and is not an option */
 		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')

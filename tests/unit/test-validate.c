@@ -358,6 +358,9 @@ static const struct expect bypasses[] = {
 	R("dangerous.dynamic-code", "Rscript -e 'system(paste0(\"r\", \"m -rf ~\"))'"),
 	R("dangerous.dynamic-code", "julia -e 'run(`$(string(\"r\",\"m\")) -rf /root`)'"),
 	R("dangerous.startup-file-write", "perl -e 'open(F, \">>$ENV{HOME}/.bashrc\"); print F 1'"),
+	R("dangerous.startup-file-write", "perl -le 'open(F,\">>.bashrc\"); print F 1'"),
+	R("dangerous.startup-file-write", "perl -e 'open(my $f, \"+<\", \".profile\")'"),
+	R("dangerous.startup-file-write", "perl -e 'open(F, \"> .zshrc\")'"),
 	/* review: awk's pipes and redirections */
 	R("dangerous.pipe-to-shell", "awk 'BEGIN{print \"rm -rf ~\" |& \"sh\"}'"),
 	R("dangerous.dynamic-code", "awk 'BEGIN{c=\"r\" \"m -rf ~\"; c | getline}'"),
