@@ -202,6 +202,8 @@ static void call_argv(struct ctx *c, struct view *v, const struct word *w, const
 				break;
 			}
 		}
+		if (q == p)
+			break; /* an unclosed quote: nothing more to read */
 		e = q;
 		while (e > p && strchr(" \t\n", e[-1]))
 			e--;

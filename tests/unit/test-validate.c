@@ -359,6 +359,8 @@ static const struct expect bypasses[] = {
 	R("dangerous.dynamic-code", "julia -e 'run(`$(string(\"r\",\"m\")) -rf /root`)'"),
 	R("dangerous.startup-file-write", "perl -e 'open(F, \">>$ENV{HOME}/.bashrc\"); print F 1'"),
 	R("dangerous.startup-file-write", "perl -le 'open(F,\">>.bashrc\"); print F 1'"),
+	/* an argument list with a quote left open: read to its end, no further */
+	R("dangerous.dynamic-code", "perl -e 'system(\"r.\"m -rf ~\")'"),
 	R("dangerous.startup-file-write", "perl -e 'open(my $f, \"+<\", \".profile\")'"),
 	R("dangerous.startup-file-write", "perl -e 'open(F, \"> .zshrc\")'"),
 	/* review: awk's pipes and redirections */
