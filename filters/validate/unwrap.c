@@ -1178,8 +1178,10 @@ static void note_written(struct ctx *c, const char *fold, const char *text)
 		}
 		free(w->text);
 		w->text = t;
-		if (!t)
+		if (!t) {
+			free(w->path);
 			*w = c->written[--c->n_written];
+		}
 		return;
 	}
 	if (!text)
