@@ -311,6 +311,9 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 			}
 			continue;
 		}
+		/* a call's name starts a word: most characters start none */
+		if (!isalpha((unsigned char)*s) || (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+			continue;
 		for (k = 0; k < ARRAY_SIZE(calls); k++) {
 			size_t n = strlen(calls[k]);
 			const char *p = s + n;

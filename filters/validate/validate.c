@@ -105,12 +105,13 @@ const char *ward_vd_prog_of(const struct view *v)
 	static const char *const versioned[] = { "python3", "python2", "pypy3", "python", "pypy",
 						 "perl", "php", "ruby", "lua" };
 	const char *b = v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
-	size_t i, n;
+	size_t i, n, len = strlen(b);
 
+	if (!len || !isdigit((unsigned char)b[len - 1]))
+		return b; /* asked for every rule: the common case first */
 	for (i = 0; i < ARRAY_SIZE(versioned); i++) {
 		n = strlen(versioned[i]);
-		if (strncmp(b, versioned[i], n) == 0 && b[n] && isdigit((unsigned char)b[strlen(b) - 1]) &&
-		    !b[n + strspn(b + n, "0123456789.")])
+		if (strncmp(b, versioned[i], n) == 0 && b[n] && !b[n + strspn(b + n, "0123456789.")])
 			return versioned[i];
 	}
 	return b;
