@@ -49,9 +49,19 @@ size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals)
 			return i + 1;
 		if (t[0] != '-' || !t[1])
 			return i;
-		if (t[1] != '-' && t[2] == '\0' && memchr(vals, t[1], strcspn(vals, " ")))
-			i++; /* -X VALUE */
-		else if (t[1] == '-' && !strchr(t, '=')) {
+		if (t[1] != '-') {
+			/* getopt: the first letter of a cluster that takes a value
+			 * takes the rest of the word, or the next word (-X VALUE,
+			 * -dmS NAME) */
+			size_t j, nv = strcspn(vals, " ");
+
+			for (j = 1; t[j]; j++)
+				if (memchr(vals, t[j], nv) && t[j] != '-') {
+					if (!t[j + 1])
+						i++;
+					break;
+				}
+		} else if (t[1] == '-' && !strchr(t, '=')) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "%s", t);
@@ -689,6 +699,8 @@ static bool command_var(const char *name)
 }
 
 static bool downloaded(const struct ctx *c, const char *fold);
+static void config_value(struct ctx *c, const struct view *v, const struct word *w,
+			 const char *key, const char *value, int depth);
 static struct written *find_written(const struct ctx *c, const char *fold);
 static void run_written(struct ctx *c, struct view *v, const struct word *w, const char *text,
 			const char *prog, int depth);
@@ -714,7 +726,28 @@ void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *
 		else if (fold && downloaded(c, fold))
 			((struct view *)v)->runs_download = true;
 	}
-	if (command_var(name))
+	/* git's configuration given in the environment: GIT_CONFIG_PARAMETERS
+	 * ("'core.pager=…'"), GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n: a value may
+	 * be a command key's */
+	if (strcmp(name, "GIT_CONFIG_PARAMETERS") == 0) {
+		_cleanup_free_ char *all = strdup(eq + 1);
+		char *q = all, *e;
+
+		while (q && (q = strchr(q, '\'')) && (e = strchr(q + 1, '\''))) {
+			char *kv = q + 1, *keq;
+
+			*e = '\0';
+			keq = strchr(kv, '=');
+			if (keq) {
+				*keq = '\0';
+				config_value(c, v, w, kv, keq + 1, depth);
+			}
+			q = e + 1;
+		}
+		if (!all)
+			c->failed = 1;
+	}
+	if (strncmp(name, "GIT_CONFIG_VALUE_", 17) == 0 || command_var(name))
 		ward_vd_shell_string(c, v, w, eq + 1, true, depth + 1);
 }
 
@@ -1401,6 +1434,15 @@ static const struct command_opt {
 	{ "npm pnpm yarn", NULL, "--script-shell", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
+	/* project runners: poetry run CMD, uv run CMD, bundle exec CMD */
+	{ "pipenv poetry uv pdm hatch rye conda mamba micromamba pixi rustup", "run", NULL, NULL, RUN_REST },
+	{ "bundle bundler", "exec", NULL, NULL, RUN_REST },
+	{ "perf", "record stat trace", NULL, NULL, RUN_REST },
+	{ "nodemon", NULL, "--exec -x", NULL, RUN_SHELL },
+	{ "nano", NULL, "-s --speller", NULL, RUN_SHELL },
+	{ "emacs", NULL, "--eval -eval", NULL, RUN_BANG },
+	{ "tmux", "new new-session new-window neww split-window splitw run-shell run respawn-pane "
+	  "respawnp respawn-window respawnw", NULL, NULL, RUN_JOINED },
 	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
 	{ "make gmake", NULL, "--eval -E", NULL, RUN_MAKEFILE },
 	{ "mapfile readarray", NULL, "-C", NULL, RUN_SHELL }, /* bash: the callback is code */
@@ -1533,7 +1575,11 @@ static void run_value(struct ctx *c, struct view *v, const struct word *w, const
 			 strstr(t, "termopen(") || strncmp(t, "py", 2) == 0 || strncmp(t, "lua", 3) == 0 ||
 			 strncmp(t, "perl", 4) == 0 || strncmp(t, "ruby", 4) == 0 ||
 			 strncmp(t, "so", 2) == 0 || strstr(t, "|!") || strstr(t, "r !") ||
-			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!"))
+			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!") ||
+			 strstr(t, "shell-command") || strstr(t, "call-process") ||
+			 strstr(t, "start-process") || strstr(t, "make-process") ||
+			 strstr(t, "delete-directory") || strstr(t, "delete-file") ||
+			 strstr(t, "write-region") || strstr(t, "(eval"))
 			v->dynamic = true; /* code of the editor's own: ward does not read it */
 		return;
 	}
@@ -1565,8 +1611,13 @@ void ward_vd_command_opts(struct ctx *c, struct view *v, int depth)
 				if (o->how == RUN_JOINED)
 					start = ward_vd_skip_opts(v, start, "");
 			} else {
-				start = ward_vd_skip_opts(v, start, "-p --package -c --call -w --workspace "
-								    "--filter -C --dir");
+				/* the options these runners and tmux give a value */
+				start = ward_vd_skip_opts(v, start, "-pcwCnstxyeFlmo --package --call --workspace "
+								    "--filter --dir --name --prefix --with --python "
+								    "--project --directory --env-file --extra --group "
+								    "--env --target --start-directory");
+				if (strcmp(prog, "rustup") == 0)
+					start++; /* rustup run TOOLCHAIN CMD */
 			}
 			if (start >= v->n)
 				continue;
@@ -1813,6 +1864,105 @@ static void unwrap_parallel(struct ctx *c, struct view *v, const struct wrapper 
 			parallel_line(c, v, i, sep, v->w[k].text, false, depth);
 }
 
+/* gdb … --args PROG ARGS */
+static void unwrap_gdb(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		if (strcmp(v->w[i].text, "--args") == 0) {
+			sub_view(c, v, i + 1, v->n, depth + 1);
+			return;
+		}
+}
+
+/* Words [from, n) joined, as a shell runs them. */
+static void joined_shell(struct ctx *c, struct view *v, size_t from, int depth)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t k, n = 0;
+	FILE *f;
+
+	if (from >= v->n)
+		return;
+	f = open_memstream(&line, &n);
+	if (!f) {
+		c->failed = 1;
+		return;
+	}
+	for (k = from; k < v->n; k++)
+		fprintf(f, "%s ", v->w[k].text);
+	if (fclose(f) != 0 || !line) {
+		c->failed = 1;
+		return;
+	}
+	ward_vd_shell_string(c, v, &v->w[from], line, true, depth + 1);
+}
+
+/* sg GROUP -c STRING, sg GROUP CMD…: run by /bin/sh -c */
+static void unwrap_sg(struct ctx *c, struct view *v, const struct wrapper *wr,
+		      const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, "") + 1;
+
+	(void)wr;
+	(void)roles;
+	if (i < v->n && strcmp(v->w[i].text, "-c") == 0)
+		i++;
+	joined_shell(c, v, i, depth);
+}
+
+/* ssh [OPTIONS] HOST [CMD…]: the command a shell runs there */
+static void unwrap_ssh(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts) + 1;
+
+	(void)roles;
+	if (i < v->n && strcmp(v->w[i].text, "--") == 0)
+		i++;
+	joined_shell(c, v, i, depth);
+}
+
+/* expect -c CODE (or code on stdin): Tcl's spawn, exec and system run a command */
+static void unwrap_expect(struct ctx *c, struct view *v, const struct wrapper *wr,
+			  const unsigned *roles, int depth)
+{
+	const char *code = NULL;
+	const struct redir *here = stdin_text(v->cmd);
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i + 1 < v->n && !code; i++)
+		if (strcmp(v->w[i].text, "-c") == 0)
+			code = v->w[i + 1].text;
+	if (!code && here)
+		code = here->target.text;
+	for (const char *s = code; s && *s; s++) {
+		static const char *const verbs[] = { "spawn ", "exec ", "system " };
+
+		for (size_t k = 0; k < ARRAY_SIZE(verbs); k++) {
+			size_t n = strlen(verbs[k]);
+			_cleanup_free_ char *cmd = NULL;
+
+			if (strncmp(s, verbs[k], n) != 0 || (s > code && !strchr(" \t\n;[{", s[-1])))
+				continue;
+			cmd = strndup(s + n, strcspn(s + n, "\n;]"));
+			if (!cmd) {
+				c->failed = 1;
+				return;
+			}
+			if (strpbrk(cmd, "$["))
+				v->dynamic = true; /* a Tcl variable or command: made when it runs */
+			ward_vd_shell_string(c, v, &v->w[0], cmd, true, depth + 1);
+		}
+	}
+}
+
 /* busybox APPLET ARGS: the applet, options and all. */
 static void unwrap_busybox(struct ctx *c, struct view *v, const struct wrapper *wr,
 			   const unsigned *roles, int depth)
@@ -2021,7 +2171,23 @@ static const struct wrapper wrappers[] = {
 	  0 },
 	{ "command", unwrap_command, NULL, 0 },
 	{ "exec", unwrap_plain, "a", 0 },
-	{ "busybox", unwrap_busybox, NULL, 0 },
+	{ "busybox toybox", unwrap_busybox, NULL, 0 },
+	{ "setpriv tini dumb-init numactl prlimit systemd-run chpst uvx", unwrap_plain,
+	  "NmCpiPuE --unit --property --setenv --description --slice --working-directory --pid "
+	  "--cpunodebind --membind --physcpubind --interleave --preferred --from --with --python",
+	  0 },
+	{ "xvfb-run", unwrap_plain, "nsfepw --server-num --server-args --auth-file --error-file "
+	  "--xauth-protocol --wait", 0 },
+	{ "faketime", unwrap_plain, "", 1 }, /* after the time */
+	{ "screen", unwrap_plain, "ScephtT", 0 },
+	{ "dtach", unwrap_plain, "nAcNrEez", 0 },
+	{ "entr", unwrap_watch, "", 0 },
+	{ "watchexec", unwrap_watch, "wefidsW --watch --exts --filter --ignore --delay --signal "
+	  "--shell --workdir --env", 0 },
+	{ "gdb", unwrap_gdb, NULL, 0 },
+	{ "sg", unwrap_sg, NULL, 0 },
+	{ "ssh", unwrap_ssh, "bcDEeFIiJLlmOopQRSWw", 0 },
+	{ "expect", unwrap_expect, NULL, 0 },
 	{ "stdbuf", unwrap_plain, "ioe --input --output --error", 0 },
 	{ "ionice", unwrap_plain, "cnp --class --classdata --pid", 0 },
 	{ "taskset chrt chroot", unwrap_plain, "", 1 }, /* after the mask, policy or root */
@@ -2080,6 +2246,24 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 		else
 			v->script_stdin = true;
 	}
+}
+
+/* at TIME, batch: the job is a shell script read from stdin (or -f FILE) */
+static void unwrap_at(struct ctx *c, struct view *v, const struct wrapper *wr,
+		      const unsigned *roles, int depth)
+{
+	const struct redir *here = stdin_text(v->cmd);
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		if (ward_vd_in_list(v->w[i].text, "-f -l -r -d -c -q atq atrm"))
+			return; /* a file ward does not see, or no job at all */
+	if (here)
+		ward_vd_shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+	else
+		v->script_stdin = true;
 }
 
 /* make -f /dev/stdin (or -): the makefile is the here-string's text, or
@@ -2150,6 +2334,7 @@ static const struct wrapper readers[] = {
 	  unwrap_interpreter_r, NULL, 0 },
 	{ "source .", unwrap_source, NULL, 0 },
 	{ "make gmake", unwrap_make, NULL, 0 },
+	{ "at batch", unwrap_at, NULL, 0 },
 	{ "eval trap", mark_dynamic, NULL, 0 },
 };
 
