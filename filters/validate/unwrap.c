@@ -630,9 +630,28 @@ static const char *find_single_name(const struct view *v)
 	return name;
 }
 
+/* The pattern of find's one -name/-iname test, glob and all: `{}` in -exec
+ * is a file it matches (find ~ -name 'id_*' -exec cat {} + reads keys). */
+static const char *find_name_pattern(const struct view *v)
+{
+	const char *pat = NULL;
+	size_t i;
+
+	for (i = 1; i + 1 < v->n; i++) {
+		if (ward_vd_in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
+			break;
+		if (ward_vd_in_list(v->w[i].fold, "-name -iname")) {
+			if (pat)
+				return NULL;
+			pat = v->w[++i].text;
+		}
+	}
+	return pat && *pat && !strchr(pat, '/') ? pat : NULL;
+}
+
 static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 {
-	const char *name = find_single_name(v);
+	const char *name = find_single_name(v), *pat = name ? NULL : find_name_pattern(v);
 	size_t i, j, k;
 
 	for (i = 1; i < v->n; i++) {
@@ -641,7 +660,7 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 		for (j = i + 1; j < v->n; j++)
 			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
 				break;
-		if (name && j > i + 1) {
+		if ((name || pat) && j > i + 1) {
 			/* the command with `{}` as the name it stands for */
 			struct word *ws = calloc(j - i - 1, sizeof(*ws));
 			struct view inner = { .w = ws, .n = 0, .cmd = v->cmd };
@@ -653,8 +672,9 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 			for (k = i + 1; k < j; k++) {
 				bool is_it = strcmp(v->w[k].text, "{}") == 0;
 
-				if (!ward_vd_word_init(c, &ws[inner.n], is_it ? name : v->w[k].text,
-						       is_it ? 0 : v->w[k].flags, v->w[k].off, v->w[k].len))
+				if (!ward_vd_word_init(c, &ws[inner.n], !is_it ? v->w[k].text : name ? name : pat,
+						       !is_it ? v->w[k].flags : name ? 0 : WARD_SH_W_GLOB,
+						       v->w[k].off, v->w[k].len))
 					break;
 				ws[inner.n].unresolved = v->w[k].unresolved;
 				inner.n++;

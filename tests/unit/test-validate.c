@@ -485,6 +485,12 @@ static const struct expect bypasses[] = {
 	R("dangerous.dynamic-code", "emacs --batch --eval '(shell-command \"x\")'"),
 	R("blocked.rm-root", "GIT_CONFIG_PARAMETERS=\"'core.pager=rm -rf ~'\" git log"),
 	R("blocked.rm-root", "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm -rf ~' git log"),
+	/* review: credentials read by a pattern or from a directory */
+	R("dangerous.ssh", "find ~ -name 'id_*' -exec cat {} +"),
+	R("sensitive.private-key", "find / -name '*.key' -exec cat {} \\;"),
+	R("sensitive.credential-files", "grep -r token ~/.config/gh"),
+	R("sensitive.credential-files", "cat ~/.npmrc"),
+	R("sensitive.credential-files", "cat ~/.cargo/credentials.toml"),
 };
 
 /* The same refusals written to slip past a matcher of substrings: spacing,
@@ -748,6 +754,10 @@ static const struct expect approvals[] = {
 
 /* Ordinary developer work: none of it may be refused or need approval. */
 static const char *const ordinary[] = {
+	"find . -name '*.sh' -exec chmod +x {} \\;",
+	"find src -name '*.ts' -exec sed -i 's/a/b/' {} +",
+	"find . -name '*.py' -exec grep -l TODO {} +",
+	"cat .npmrc",
 	"poetry run pytest -q",
 	"uv run --with rich python x.py",
 	"conda run -n base python -V",
