@@ -78,7 +78,8 @@ static bool is_stdin_path(const char *fold)
 	return ward_vd_in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
 }
 
-#define SHELLS "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh"
+#define SHELLS "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh tcsh csh " \
+	       "nu nushell xonsh elvish pwsh powershell"
 
 static bool is_shell(const char *p)
 {
@@ -90,15 +91,87 @@ static bool shell_is_posix(const char *p)
 	return ward_vd_in_list(p, "sh dash ash posh");
 }
 
-/* A here-string or here-document given to the command's stdin, if any. */
-static const struct redir *stdin_text(const struct cmd *cmd)
+static void check_script_file(struct ctx *c, struct view *v, const struct word *f, int depth);
+
+/* A here-string or here-document given to the command's descriptor fd. */
+static const struct redir *fd_text(const struct cmd *cmd, int fd)
 {
 	size_t i;
 
 	for (i = 0; i < cmd->nr; i++)
-		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_STRING)
+		if (cmd->r[i].fd == fd && cmd->r[i].kind == RD_STRING)
 			return &cmd->r[i];
 	return NULL;
+}
+
+/* The descriptor stdin is made a copy of (<&3), or -1. */
+static int stdin_dup(const struct cmd *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->nr; i++)
+		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_DUP && isdigit((unsigned char)cmd->r[i].target.text[0]))
+			return atoi(cmd->r[i].target.text);
+	return -1;
+}
+
+/* A here-string or here-document given to the command's stdin, also
+ * through a copy (bash <&3 3<<<'…'), if any. */
+static const struct redir *stdin_text(const struct cmd *cmd)
+{
+	const struct redir *r = fd_text(cmd, 0);
+	int d;
+
+	if (!r && (d = stdin_dup(cmd)) > 0)
+		r = fd_text(cmd, d);
+	return r;
+}
+
+/* The descriptor a path names (/dev/fd/3, /proc/self/fd/3), or -1. */
+static int fd_of_path(const char *fold)
+{
+	const char *n = strncmp(fold, "/dev/fd/", 8) == 0		? fold + 8 :
+			strncmp(fold, "/proc/self/fd/", 14) == 0	? fold + 14 :
+			strncmp(fold, "/proc/thread-self/fd/", 21) == 0 ? fold + 21 :
+									  NULL;
+
+	return n && isdigit((unsigned char)*n) && !n[strspn(n, "0123456789")] ? atoi(n) : -1;
+}
+
+/* What a shell or `source` reads its program from when it is a descriptor
+ * or stdin redirected: a here-string on it (checked), or text ward does
+ * not have (exec 3<<<'…' earlier, < <(cmd): dynamic). Returns whether it
+ * decided. */
+static bool program_from_fd(struct ctx *c, struct view *v, int fd, bool posix, int depth)
+{
+	const struct redir *t = fd == 0 ? stdin_text(v->cmd) : fd_text(v->cmd, fd);
+	size_t i;
+
+	if (t) {
+		if (t->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			v->dynamic = true;
+		ward_vd_shell_string(c, v, &t->target, t->target.text, posix, depth + 1);
+		return true;
+	}
+	if (fd == 0 && stdin_dup(v->cmd) > 0) {
+		v->dynamic = true; /* bash <&3: whatever 3 was opened on earlier */
+		return true;
+	}
+	if (fd > 0) {
+		v->dynamic = true; /* bash /dev/fd/3 with 3 opened earlier (exec 3<<<…) */
+		return true;
+	}
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].fd == 0 && v->cmd->r[i].kind == RD_READ) {
+			const struct word *f = &v->cmd->r[i].target;
+
+			if (f->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+				v->dynamic = true; /* bash < <(curl …) */
+			else
+				check_script_file(c, v, f, depth);
+			return true;
+		}
+	return false;
 }
 
 static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
@@ -119,6 +192,16 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		if (t[1] == '-') {
 			if (ward_vd_in_list(t, "--rcfile --init-file"))
 				i++;
+			/* fish --command STRING, --command=STRING */
+			if (strncmp(t, "--command=", 10) == 0) {
+				ward_vd_shell_string(c, v, &v->w[i], t + 10, false, depth + 1);
+				return;
+			}
+			if (strcmp(t, "--command") == 0) {
+				cmode = true;
+				i++;
+				break;
+			}
 			continue;
 		}
 		if (strchr(t + 1, 'c'))
@@ -138,6 +221,10 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		return;
 	}
+	if (i < v->n && !smode && fd_of_path(v->w[i].fold) > 0) {
+		program_from_fd(c, v, fd_of_path(v->w[i].fold), shell_is_posix(prog), depth);
+		return;
+	}
 	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
 		return; /* a script file: ward sees its name, not its text */
 	here = stdin_text(v->cmd);
@@ -148,6 +235,8 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 			     depth + 1);
 		return;
 	}
+	if (program_from_fd(c, v, 0, shell_is_posix(prog), depth))
+		return;
 	v->script_stdin = true;
 }
 
@@ -767,6 +856,18 @@ void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *
 		if (!all)
 			c->failed = 1;
 	}
+	/* bash imports BASH_FUNC_NAME%%=() { …; } from the environment as a
+	 * function: NAME runs its body */
+	if (strncmp(name, "BASH_FUNC_", 10) == 0) {
+		_cleanup_free_ char *def = NULL;
+
+		if (asprintf(&def, "__ward_f%s", eq + 1) < 0) {
+			c->failed = 1;
+			return;
+		}
+		ward_vd_shell_string(c, v, w, def, false, depth + 1);
+		((struct view *)v)->dynamic = true; /* and whichever command it shadows */
+	}
 	if (strncmp(name, "GIT_CONFIG_VALUE_", 17) == 0 || command_var(name))
 		ward_vd_shell_string(c, v, w, eq + 1, true, depth + 1);
 }
@@ -1356,6 +1457,17 @@ static void run_written(struct ctx *c, struct view *v, const struct word *w, con
 		return;
 	}
 	ward_vd_shell_string(c, v, w, text, shell_is_posix(prog), depth + 1);
+}
+
+/* A script file a shell reads on stdin (sh < f): checked as sh f is. */
+static void check_script_file(struct ctx *c, struct view *v, const struct word *f, int depth)
+{
+	struct written *wr;
+
+	if (downloaded(c, f->fold))
+		v->runs_download = true;
+	else if ((wr = find_written(c, f->fold)))
+		run_written(c, v, f, wr->text, "sh", depth);
 }
 
 /* The script a shell, an interpreter or `source` runs from a file, or the
@@ -2258,6 +2370,10 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 	for (i = 1; i < v->n; i++)
 		if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
 			v->dynamic = true;
+	if (v->n > 1 && fd_of_path(v->w[1].fold) > 0) {
+		program_from_fd(c, v, fd_of_path(v->w[1].fold), true, depth);
+		return;
+	}
 	if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
 		const struct redir *here = stdin_text(v->cmd);
 
