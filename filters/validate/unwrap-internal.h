@@ -96,6 +96,18 @@ struct ctx {
 	/* Files downloads earlier in the string wrote (normalised paths). */
 	char **downloads;
 	size_t n_downloads;
+	/* Files the string wrote whose text ward knows (echo … > f, cat > f
+	 * <<EOF): what a later `sh f`, `python3 f` or `./f` runs. */
+	/* Variables assigned where the assignment may not happen or may not
+	 * last (a subshell, a pipeline, a branch, a loop, a background job,
+	 * a substitution, a function) or made readonly: no value is known. */
+	char **uncertain;
+	size_t n_uncertain;
+	struct written {
+		char *path; /* normalised, folded */
+		char *text;
+	} *written;
+	size_t n_written;
 	/* Where the last pipeline element was found (see find_pipe). */
 	const struct ward_sh_node *pipe_node;
 	size_t pipe_idx;

@@ -49,9 +49,19 @@ size_t ward_vd_skip_opts(const struct view *v, size_t i, const char *vals)
 			return i + 1;
 		if (t[0] != '-' || !t[1])
 			return i;
-		if (t[1] != '-' && t[2] == '\0' && memchr(vals, t[1], strcspn(vals, " ")))
-			i++; /* -X VALUE */
-		else if (t[1] == '-' && !strchr(t, '=')) {
+		if (t[1] != '-') {
+			/* getopt: the first letter of a cluster that takes a value
+			 * takes the rest of the word, or the next word (-X VALUE,
+			 * -dmS NAME) */
+			size_t j, nv = strcspn(vals, " ");
+
+			for (j = 1; t[j]; j++)
+				if (memchr(vals, t[j], nv) && t[j] != '-') {
+					if (!t[j + 1])
+						i++;
+					break;
+				}
+		} else if (t[1] == '-' && !strchr(t, '=')) {
 			char name[64];
 
 			snprintf(name, sizeof(name), "%s", t);
@@ -68,7 +78,8 @@ static bool is_stdin_path(const char *fold)
 	return ward_vd_in_list(fold, "/dev/stdin /dev/fd/0 /proc/self/fd/0");
 }
 
-#define SHELLS "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh"
+#define SHELLS "sh bash zsh dash ksh mksh ash yash posh rbash lksh oksh fish busybox-sh tcsh csh " \
+	       "nu nushell xonsh elvish pwsh powershell"
 
 static bool is_shell(const char *p)
 {
@@ -80,15 +91,87 @@ static bool shell_is_posix(const char *p)
 	return ward_vd_in_list(p, "sh dash ash posh");
 }
 
-/* A here-string or here-document given to the command's stdin, if any. */
-static const struct redir *stdin_text(const struct cmd *cmd)
+static void check_script_file(struct ctx *c, struct view *v, const struct word *f, int depth);
+
+/* A here-string or here-document given to the command's descriptor fd. */
+static const struct redir *fd_text(const struct cmd *cmd, int fd)
 {
 	size_t i;
 
 	for (i = 0; i < cmd->nr; i++)
-		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_STRING)
+		if (cmd->r[i].fd == fd && cmd->r[i].kind == RD_STRING)
 			return &cmd->r[i];
 	return NULL;
+}
+
+/* The descriptor stdin is made a copy of (<&3), or -1. */
+static int stdin_dup(const struct cmd *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->nr; i++)
+		if (cmd->r[i].fd == 0 && cmd->r[i].kind == RD_DUP && isdigit((unsigned char)cmd->r[i].target.text[0]))
+			return atoi(cmd->r[i].target.text);
+	return -1;
+}
+
+/* A here-string or here-document given to the command's stdin, also
+ * through a copy (bash <&3 3<<<'…'), if any. */
+static const struct redir *stdin_text(const struct cmd *cmd)
+{
+	const struct redir *r = fd_text(cmd, 0);
+	int d;
+
+	if (!r && (d = stdin_dup(cmd)) > 0)
+		r = fd_text(cmd, d);
+	return r;
+}
+
+/* The descriptor a path names (/dev/fd/3, /proc/self/fd/3), or -1. */
+static int fd_of_path(const char *fold)
+{
+	const char *n = strncmp(fold, "/dev/fd/", 8) == 0		? fold + 8 :
+			strncmp(fold, "/proc/self/fd/", 14) == 0	? fold + 14 :
+			strncmp(fold, "/proc/thread-self/fd/", 21) == 0 ? fold + 21 :
+									  NULL;
+
+	return n && isdigit((unsigned char)*n) && !n[strspn(n, "0123456789")] ? atoi(n) : -1;
+}
+
+/* What a shell or `source` reads its program from when it is a descriptor
+ * or stdin redirected: a here-string on it (checked), or text ward does
+ * not have (exec 3<<<'…' earlier, < <(cmd): dynamic). Returns whether it
+ * decided. */
+static bool program_from_fd(struct ctx *c, struct view *v, int fd, bool posix, int depth)
+{
+	const struct redir *t = fd == 0 ? stdin_text(v->cmd) : fd_text(v->cmd, fd);
+	size_t i;
+
+	if (t) {
+		if (t->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			v->dynamic = true;
+		ward_vd_shell_string(c, v, &t->target, t->target.text, posix, depth + 1);
+		return true;
+	}
+	if (fd == 0 && stdin_dup(v->cmd) > 0) {
+		v->dynamic = true; /* bash <&3: whatever 3 was opened on earlier */
+		return true;
+	}
+	if (fd > 0) {
+		v->dynamic = true; /* bash /dev/fd/3 with 3 opened earlier (exec 3<<<…) */
+		return true;
+	}
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].fd == 0 && v->cmd->r[i].kind == RD_READ) {
+			const struct word *f = &v->cmd->r[i].target;
+
+			if (f->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+				v->dynamic = true; /* bash < <(curl …) */
+			else
+				check_script_file(c, v, f, depth);
+			return true;
+		}
+	return false;
 }
 
 static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int depth)
@@ -109,6 +192,16 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		if (t[1] == '-') {
 			if (ward_vd_in_list(t, "--rcfile --init-file"))
 				i++;
+			/* fish --command STRING, --command=STRING */
+			if (strncmp(t, "--command=", 10) == 0) {
+				ward_vd_shell_string(c, v, &v->w[i], t + 10, false, depth + 1);
+				return;
+			}
+			if (strcmp(t, "--command") == 0) {
+				cmode = true;
+				i++;
+				break;
+			}
 			continue;
 		}
 		if (strchr(t + 1, 'c'))
@@ -128,6 +221,10 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 		}
 		return;
 	}
+	if (i < v->n && !smode && fd_of_path(v->w[i].fold) > 0) {
+		program_from_fd(c, v, fd_of_path(v->w[i].fold), shell_is_posix(prog), depth);
+		return;
+	}
 	if (i < v->n && !smode && !is_stdin_path(v->w[i].fold))
 		return; /* a script file: ward sees its name, not its text */
 	here = stdin_text(v->cmd);
@@ -138,6 +235,8 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
 			     depth + 1);
 		return;
 	}
+	if (program_from_fd(c, v, 0, shell_is_posix(prog), depth))
+		return;
 	v->script_stdin = true;
 }
 
@@ -147,14 +246,102 @@ static void unwrap_shell(struct ctx *c, struct view *v, const char *prog, int de
  * (asyncio.run(main()) is not). */
 static bool spawn_call(const struct view *v, const char *start, const char *s, const char *name)
 {
+	if (strcmp(name, "execute") == 0) /* lua's os.execute; cursor.execute(sql) is not */
+		return strcmp(ward_vd_prog_of(v), "lua") == 0;
 	if (!ward_vd_in_list(name, "run call exec"))
 		return true;
 	if (strcmp(name, "exec") == 0 && ward_vd_in_list(ward_vd_prog_of(v), "perl ruby php"))
 		return true;
 	if (s - start >= 11 && strncmp(s - 11, "subprocess.", 11) == 0)
 		return true;
+	/* import subprocess as sp; sp.call(…) */
+	if (strcmp(name, "exec") != 0 && s > start && s[-1] == '.' && strstr(start, "subprocess"))
+		return true;
 	return strcmp(name, "exec") == 0 && s > start && s[-1] == '.' &&
 	       !(s - start >= 3 && strncmp(s - 3, "re.", 3) == 0);
+}
+
+/* The arguments of a call whose first one is at p (after its `(`, or the
+ * first word of perl's and ruby's `system "x", …`), lists flattened:
+ * literals as words, any other expression as an unresolved word, keyword
+ * arguments and option objects (check=True, {stdio: …}) left out. The
+ * view is checked as the command it runs: os.execvp("rm", ["rm", "-rf",
+ * os.environ["HOME"]]), system "rm", "-rf", $ENV{HOME}; a first item that
+ * is not a literal is a program only known at run time. */
+static void call_argv(struct ctx *c, struct view *v, const struct word *w, const char *p,
+		      bool paren, int depth)
+{
+	struct word *ws = NULL;
+	size_t n = 0, k;
+	bool first_dynamic = false;
+
+	while (*p && !c->failed) {
+		const char *q, *e;
+		int nest = 0;
+		size_t id;
+		bool lit;
+		_cleanup_free_ char *item = NULL;
+		struct word *g;
+
+		p += strspn(p, " \t\n[,");
+		if (!*p || *p == ')' || *p == ']' || (!paren && strchr(";\n", *p)))
+			break;
+		/* one item: up to a `,` `]` `)` outside brackets and quotes */
+		for (q = p; *q; q++) {
+			if (*q == '"' || *q == '\'') {
+				e = strchr(q + 1, *q);
+				if (!e)
+					break;
+				q = e;
+			} else if (strchr("([{", *q)) {
+				nest++;
+			} else if (strchr(")]}", *q) && nest > 0) {
+				nest--;
+			} else if (nest == 0 && (strchr(",])", *q) || (!paren && strchr(";\n", *q)))) {
+				break;
+			}
+		}
+		if (q == p)
+			break; /* an unclosed quote: nothing more to read */
+		e = q;
+		while (e > p && strchr(" \t\n", e[-1]))
+			e--;
+		lit = (*p == '"' || *p == '\'') && e - p >= 2 && e[-1] == *p &&
+		      memchr(p + 1, *p, (size_t)(e - p - 2)) == NULL;
+		id = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (*p == '{' || (!lit && id && !isdigit((unsigned char)*p) && p[id] &&
+				  strchr("=:", p[id]) && p[id + 1] != p[id])) {
+			p = q; /* check=True, stdio: "inherit", {cwd: x} */
+			continue;
+		}
+		item = lit ? strndup(p + 1, (size_t)(e - p - 2)) : strndup(p, (size_t)(e - p));
+		g = realloc(ws, (n + 1) * sizeof(*g));
+		if (!item || !g) {
+			free(g ? g : ws);
+			ws = NULL;
+			n = 0;
+			c->failed = 1;
+			break;
+		}
+		ws = g;
+		if (!ward_vd_word_init(c, &ws[n], item, lit ? 0 : WARD_SH_W_PARAM, w->off, w->len))
+			break;
+		ws[n].unresolved = !lit;
+		if (n == 0 && !lit)
+			first_dynamic = true;
+		n++;
+		p = q;
+	}
+	if (first_dynamic) {
+		v->dynamic = true;
+	} else if (n >= 2 && !c->failed) {
+		struct view inner = { .w = ws, .n = n, .cmd = v->cmd };
+
+		ward_vd_check_view(c, &inner, depth + 1);
+	}
+	for (k = 0; k < n; k++)
+		ward_vd_word_release(&ws[k]);
+	free(ws);
 }
 
 /* Shell command strings inside code given to awk, python, perl, ruby, node
@@ -165,7 +352,11 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 	static const char *const calls[] = { "system", "popen", "exec", "execSync", "spawnSync",
 					     "check_output", "check_call", "getoutput",
 					     "getstatusoutput", "Popen", "run", "call", "shell_exec",
-					     "passthru", "proc_open" };
+					     "passthru", "proc_open", "execvp", "execv", "execl",
+					     "execlp", "execle", "execve", "execvpe", "spawnl",
+					     "spawnlp", "spawnv", "spawnvp", "spawnve", "spawnvpe",
+					     "posix_spawn", "posix_spawnp", "spawn", "execFile",
+					     "execFileSync", "execute", "pcntl_exec" };
 	const char *s = w->text;
 
 	for (; *s; s++) {
@@ -180,9 +371,31 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 
 				if (inner)
 					ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+				/* ruby's #{…}, perl's $x: a command made when the code runs */
+				if (inner && (strstr(inner, "#{") || strchr(inner, '$')))
+					v->dynamic = true;
 				s = e;
 			}
 			continue;
+		}
+		/* code run from a string made at run time: exec(x), eval(input()),
+		 * new Function(s) (a literal's own spawns are found as they are) */
+		if ((strncmp(s, "eval", 4) == 0 || strncmp(s, "exec", 4) == 0 ||
+		     strncmp(s, "Function", 8) == 0) &&
+		    (s == w->text || (!isalnum((unsigned char)s[-1]) && s[-1] != '_' && s[-1] != '.'))) {
+			const char *a = s + (s[0] == 'F' ? 8 : 4);
+
+			a += strspn(a, " \t");
+			if (*a == '(') {
+				const char *e;
+
+				a++;
+				a += strspn(a, " \t");
+				/* only one literal, nothing added to it */
+				e = (*a == '"' || *a == '\'') ? strchr(a + 1, *a) : NULL;
+				if (*a != ')' && (!e || e[1 + strspn(e + 1, " \t")] != ')'))
+					v->dynamic = true;
+			}
 		}
 		if (strncmp(s, "qx", 2) == 0 && strchr("({[/|'\"", s[2]) && s[2]) {
 			char close = s[2] == '(' ? ')' : s[2] == '{' ? '}' : s[2] == '[' ? ']' : s[2];
@@ -197,14 +410,19 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 			}
 			continue;
 		}
+		/* a call's name starts a word: most characters start none */
+		if (!isalpha((unsigned char)*s) || (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
+			continue;
 		for (k = 0; k < ARRAY_SIZE(calls); k++) {
 			size_t n = strlen(calls[k]);
 			const char *p = s + n;
+			bool paren;
 
 			if (strncmp(s, calls[k], n) != 0 ||
 			    (s > w->text && (isalnum((unsigned char)s[-1]) || s[-1] == '_')))
 				continue;
 			p += strspn(p, " \t");
+			paren = *p == '(';
 			/* system "…" in ruby and perl needs no parentheses */
 			if (*p == '(') {
 				p++;
@@ -217,6 +435,8 @@ static void code_strings(struct ctx *c, struct view *v, const struct word *w, in
 				continue;
 			}
 			p += strspn(p, " \t");
+			if (spawn_call(v, w->text, s, calls[k]))
+				call_argv(c, v, w, p, paren, depth);
 			if (*p == '"' || *p == '\'') {
 				const char *e = strchr(p + 1, *p), *after;
 
@@ -293,7 +513,8 @@ static bool code_writes(const char *code)
 					     "File.write", "file_put_contents", "> \"", ">\"",
 					     ">> \"", "open(F, \">", "open(my", "fopen", "copyfile",
 					     "shutil.copy", "shutil.move", "os.rename", "os.replace",
-					     "symlink", "copyFile", "rename(" };
+					     "symlink", "copyFile", "rename(", "\">", "'>", "\"+<",
+					     "'+<", "\"+>", "'+>" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(marks); i++)
@@ -322,7 +543,17 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 
 		if (!e)
 			break;
-		lit = strndup(q + 1, (size_t)(e - q - 1));
+		/* perl's two-argument open: the mode before the path (">>f", "+<f") */
+		{
+			const char *b = q + 1;
+
+			if (*b == '+' && (b[1] == '<' || b[1] == '>'))
+				b++;
+			while (b < e && (*b == '>' || *b == '<'))
+				b++;
+			b += strspn(b, " \t");
+			lit = b < e ? strndup(b, (size_t)(e - b)) : strdup("");
+		}
 		q = e + 1;
 		/* a path has no blanks and is not an option */
 		if (!lit || !*lit || strpbrk(lit, " \t\n") || lit[0] == '-')
@@ -358,41 +589,86 @@ static void code_paths(struct ctx *c, const struct view *v, const struct word *c
 	ward_vd_words_free(ws, n);
 }
 
+/* How each interpreter takes code in its options: the short letters that
+ * take code (attached or the next word), those that take another value
+ * (the next word when nothing is attached), and the long options of
+ * both kinds. Short options cluster: perl -lne CODE, python3 -uc CODE,
+ * perl -e'CODE'. */
+static const struct interp {
+	const char *progs, *code, *vals, *long_code, *long_vals;
+	bool rest_flags; /* node: -pe CODE, the letters after a code letter are flags */
+} interps[] = {
+	{ "python python2 python3 pypy pypy3", "c", "mWXQ", "", "--check-hash-based-pycs", false },
+	{ "perl", "eE", "I", "", "", false },
+	{ "ruby", "e", "rICE", "", "--encoding --external-encoding --internal-encoding", false },
+	{ "node nodejs deno bun", "ep", "r", "--eval --print",
+	  "--require --import --loader --experimental-loader --conditions --input-type", true },
+	{ "php", "rBRE", "dcfzt", "", "", false },
+	{ "lua", "e", "l", "", "", false },
+	{ "rscript julia", "e", "", "--eval", "", false },
+};
+
+/* Code given as word w (from offset skip of its text): its spawns and paths. */
+static void interpreter_code(struct ctx *c, struct view *v, const struct word *w, size_t skip,
+			     int depth)
+{
+	struct word x = *w;
+
+	x.text = w->text + skip;
+	if (w->flags & WARD_SH_W_CMDSUB)
+		v->dynamic = true;
+	code_strings(c, v, &x, depth);
+	code_paths(c, v, &x, depth);
+}
+
 static void unwrap_interpreter(struct ctx *c, struct view *v, const char *prog, int depth)
 {
-	const char *code_opts = strcmp(prog, "perl") == 0 ? "-e -E" :
-				strcmp(prog, "php") == 0  ? "-r" :
-				ward_vd_in_list(prog, "node nodejs deno bun") ? "-e --eval -p --print" :
-				ward_vd_in_list(prog, "python python2 python3 pypy pypy3") ? "-c" : "-e";
+	const struct interp *in = &interps[ARRAY_SIZE(interps) - 1];
 	const struct redir *here;
-	size_t i;
+	size_t i, k;
 	bool code = false;
 
+	for (k = 0; k < ARRAY_SIZE(interps); k++)
+		if (ward_vd_in_list(prog, interps[k].progs))
+			in = &interps[k];
 	for (i = 1; i < v->n; i++) {
 		const char *t = v->w[i].text;
+		size_t j;
 
 		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0)
 			break;
 		if (t[0] != '-')
 			break;
-		if (ward_vd_opt_named(t, code_opts)) {
-			const struct word *w = strchr(t, '=') ? &v->w[i] : i + 1 < v->n ? &v->w[i + 1] : NULL;
-
-			code = true;
-			if (w) {
-				if (w->flags & WARD_SH_W_CMDSUB)
-					v->dynamic = true;
-				code_strings(c, v, w, depth);
-				code_paths(c, v, w, depth);
+		if (t[1] == '-') {
+			if (ward_vd_opt_named(t, in->long_code)) {
+				code = true;
+				if (strchr(t, '='))
+					interpreter_code(c, v, &v->w[i], (size_t)(strchr(t, '=') - t + 1), depth);
+				else if (i + 1 < v->n)
+					interpreter_code(c, v, &v->w[++i], 0, depth);
+			} else if (ward_vd_opt_named(t, in->long_vals) && !strchr(t, '=')) {
+				i++;
 			}
-			i++;
 			continue;
 		}
-		/* python -m MODULE, node -r MOD: not a program on stdin */
-		if (ward_vd_in_list(t, "-m -r --require -I -M -W -X -d"))
-			i++;
-		if (strcmp(t, "-m") == 0)
-			return;
+		for (j = 1; t[j]; j++) {
+			if (strchr(in->code, t[j])) {
+				code = true;
+				if (t[j + 1] && !(in->rest_flags && !t[j + 1 + strspn(t + j + 1, in->code)]))
+					interpreter_code(c, v, &v->w[i], j + 1, depth); /* -e'CODE' */
+				else if (i + 1 < v->n)
+					interpreter_code(c, v, &v->w[++i], 0, depth);
+				break;
+			}
+			if (strchr(in->vals, t[j])) {
+				/* python -m MODULE: a module, not a program on stdin */
+				if (t[j] == 'm' && in == &interps[0])
+					return;
+				if (!t[j + 1])
+					i++;
+				break;
+			}
+		}
 	}
 	if (code || (i < v->n && strcmp(v->w[i].text, "-") != 0 && !is_stdin_path(v->w[i].fold)))
 		return;
@@ -443,9 +719,28 @@ static const char *find_single_name(const struct view *v)
 	return name;
 }
 
+/* The pattern of find's one -name/-iname test, glob and all: `{}` in -exec
+ * is a file it matches (find ~ -name 'id_*' -exec cat {} + reads keys). */
+static const char *find_name_pattern(const struct view *v)
+{
+	const char *pat = NULL;
+	size_t i;
+
+	for (i = 1; i + 1 < v->n; i++) {
+		if (ward_vd_in_list(v->w[i].fold, "-exec -execdir -ok -okdir"))
+			break;
+		if (ward_vd_in_list(v->w[i].fold, "-name -iname")) {
+			if (pat)
+				return NULL;
+			pat = v->w[++i].text;
+		}
+	}
+	return pat && *pat && !strchr(pat, '/') ? pat : NULL;
+}
+
 static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 {
-	const char *name = find_single_name(v);
+	const char *name = find_single_name(v), *pat = name ? NULL : find_name_pattern(v);
 	size_t i, j, k;
 
 	for (i = 1; i < v->n; i++) {
@@ -454,7 +749,7 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 		for (j = i + 1; j < v->n; j++)
 			if (strcmp(v->w[j].text, ";") == 0 || strcmp(v->w[j].text, "+") == 0)
 				break;
-		if (name && j > i + 1) {
+		if ((name || pat) && j > i + 1) {
 			/* the command with `{}` as the name it stands for */
 			struct word *ws = calloc(j - i - 1, sizeof(*ws));
 			struct view inner = { .w = ws, .n = 0, .cmd = v->cmd };
@@ -466,8 +761,9 @@ static void unwrap_find(struct ctx *c, const struct view *v, int depth)
 			for (k = i + 1; k < j; k++) {
 				bool is_it = strcmp(v->w[k].text, "{}") == 0;
 
-				if (!ward_vd_word_init(c, &ws[inner.n], is_it ? name : v->w[k].text,
-						       is_it ? 0 : v->w[k].flags, v->w[k].off, v->w[k].len))
+				if (!ward_vd_word_init(c, &ws[inner.n], !is_it ? v->w[k].text : name ? name : pat,
+						       !is_it ? v->w[k].flags : name ? 0 : WARD_SH_W_GLOB,
+						       v->w[k].off, v->w[k].len))
 					break;
 				ws[inner.n].unresolved = v->w[k].unresolved;
 				inner.n++;
@@ -507,8 +803,16 @@ static bool command_var(const char *name)
 			       "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_ASKPASS SSH_ASKPASS "
 			       "EDITOR VISUAL PAGER MANPAGER LESSOPEN LESSCLOSE PROMPT_COMMAND "
 			       "BASH_ENV ENV GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND GIT_SEQUENCE_EDITOR "
-			       "SUDO_ASKPASS");
+			       "SUDO_ASKPASS npm_config_script_shell NPM_CONFIG_SCRIPT_SHELL "
+			       "npm_config_shell NPM_CONFIG_SHELL");
 }
+
+static bool downloaded(const struct ctx *c, const char *fold);
+static void config_value(struct ctx *c, const struct view *v, const struct word *w,
+			 const char *key, const char *value, int depth);
+static struct written *find_written(const struct ctx *c, const char *fold);
+static void run_written(struct ctx *c, struct view *v, const struct word *w, const char *text,
+			const char *prog, int depth);
 
 /* NAME=value whose value a program will run as a command. */
 void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *w, int depth)
@@ -521,7 +825,50 @@ void ward_vd_assignment(struct ctx *c, const struct view *v, const struct word *
 		return;
 	memcpy(name, w->text, k);
 	name[k] = '\0';
-	if (command_var(name))
+	/* BASH_ENV=f, ENV=f: a file every shell started sources */
+	if (ward_vd_in_list(name, "BASH_ENV ENV")) {
+		_cleanup_free_ char *fold = ward_vd_lower_dup(eq + 1);
+		struct written *wr = fold ? find_written(c, fold) : NULL;
+
+		if (wr)
+			run_written(c, (struct view *)v, w, wr->text, "sh", depth);
+		else if (fold && downloaded(c, fold))
+			((struct view *)v)->runs_download = true;
+	}
+	/* git's configuration given in the environment: GIT_CONFIG_PARAMETERS
+	 * ("'core.pager=…'"), GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n: a value may
+	 * be a command key's */
+	if (strcmp(name, "GIT_CONFIG_PARAMETERS") == 0) {
+		_cleanup_free_ char *all = strdup(eq + 1);
+		char *q = all, *e;
+
+		while (q && (q = strchr(q, '\'')) && (e = strchr(q + 1, '\''))) {
+			char *kv = q + 1, *keq;
+
+			*e = '\0';
+			keq = strchr(kv, '=');
+			if (keq) {
+				*keq = '\0';
+				config_value(c, v, w, kv, keq + 1, depth);
+			}
+			q = e + 1;
+		}
+		if (!all)
+			c->failed = 1;
+	}
+	/* bash imports BASH_FUNC_NAME%%=() { …; } from the environment as a
+	 * function: NAME runs its body */
+	if (strncmp(name, "BASH_FUNC_", 10) == 0) {
+		_cleanup_free_ char *def = NULL;
+
+		if (asprintf(&def, "__ward_f%s", eq + 1) < 0) {
+			c->failed = 1;
+			return;
+		}
+		ward_vd_shell_string(c, v, w, def, false, depth + 1);
+		((struct view *)v)->dynamic = true; /* and whichever command it shadows */
+	}
+	if (strncmp(name, "GIT_CONFIG_VALUE_", 17) == 0 || command_var(name))
 		ward_vd_shell_string(c, v, w, eq + 1, true, depth + 1);
 }
 
@@ -543,6 +890,7 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 
 	for (i = 1; i < v->n; i++) {
 		const char *t = v->w[i].text, *kv = NULL;
+		bool env = false;
 
 		if (t[0] != '-')
 			break;
@@ -551,7 +899,23 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 		else if (strncmp(t, "-c", 2) == 0 && t[2])
 			kv = t + 2;
 		else if (ward_vd_in_list(t, "-C --git-dir --work-tree --namespace --exec-path --config-env"))
-			i++;
+			kv = strcmp(t, "--config-env") == 0 && i + 1 < v->n ? v->w[++i].text : NULL,
+			env = kv != NULL;
+		else if (strncmp(t, "--config-env=", 13) == 0)
+			kv = t + 13, env = true;
+		if (kv && env) {
+			/* the value is an environment variable's: a command key's
+			 * value is then known only when git runs */
+			const char *eq = strchr(kv, '=');
+			_cleanup_free_ char *key = eq ? ward_vd_lower_dup(kv) : NULL;
+
+			if (key) {
+				key[eq - kv] = '\0';
+				if (command_key(key))
+					((struct view *)v)->dynamic = true;
+			}
+			continue;
+		}
 		if (kv) {
 			const char *eq = strchr(kv, '=');
 			_cleanup_free_ char *key = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
@@ -566,36 +930,130 @@ static void unwrap_git(struct ctx *c, const struct view *v, int depth)
 		config_value(c, v, &v->w[pos[2]], v->w[pos[1]].text, v->w[pos[2]].text, depth);
 }
 
+/* The statement of awk code text around position q: from the last ; { }
+ * or newline before it. */
+static bool awk_statement_has(const char *text, const char *q, const char *what)
+{
+	const char *b = q;
+
+	while (b > text && !strchr(";{}\n", b[-1]))
+		b--;
+	for (const char *f = strstr(b, what); f && f < q; f = strstr(f + 1, what))
+		if (f == text || !(isalnum((unsigned char)f[-1]) || f[-1] == '_'))
+			return true;
+	return false;
+}
+
+/* awk's pipes and redirections: print … | "CMD" and "CMD" | getline run
+ * CMD with a shell (CMD reads awk's output: print | "sh" is text piped
+ * into a shell); |& is gawk's two-way pipe; a command held in a variable
+ * or made by concatenation is known only when awk runs; print > EXPR
+ * writes a file whose name ward sees only as the literals in EXPR
+ * (ENVIRON["HOME"] "/.bashrc"). */
+static void awk_pipes(struct ctx *c, struct view *v, const struct word *w, int depth)
+{
+	const char *text = w->text, *q;
+
+	for (q = text; *q; q++) {
+		const char *a, *before;
+
+		if (*q == '"') {
+			const char *e = q + 1;
+
+			while (*e && *e != '"')
+				e += (*e == '\\' && e[1]) ? 2 : 1;
+			if (!*e)
+				break;
+			q = e;
+			continue;
+		}
+		if (*q == '>' && awk_statement_has(text, q, "print")) {
+			/* the literals after it, as files written */
+			struct word fw[2];
+			struct view fv = { .w = fw, .n = 2, .cmd = v->cmd };
+			const char *l = q + 1 + (q[1] == '>'), *e;
+
+			for (; (l = strchr(l, '"')) && (e = strchr(l + 1, '"')); l = e + 1) {
+				_cleanup_free_ char *lit = strndup(l + 1, (size_t)(e - l - 1));
+				size_t stop = strcspn(q, ";}\n");
+
+				if (l > q + stop || !lit)
+					break;
+				if (ward_vd_word_init(c, &fw[0], "tee", 0, w->off, w->len)) {
+					if (ward_vd_word_init(c, &fw[1], lit, 0, w->off, w->len)) {
+						ward_vd_match_rules(c, &fv);
+						ward_vd_word_release(&fw[1]);
+					}
+					ward_vd_word_release(&fw[0]);
+				}
+			}
+			continue;
+		}
+		if (*q != '|' || q[1] == '|' || (q > text && q[-1] == '|'))
+			continue;
+		a = q + 1 + (q[1] == '&');
+		a += strspn(a, " \t");
+		before = q;
+		while (before > text && (before[-1] == ' ' || before[-1] == '\t'))
+			before--;
+		if (strncmp(a, "getline", 7) == 0 && !isalnum((unsigned char)a[7]) && a[7] != '_') {
+			const char *e;
+
+			if (before > text && before[-1] == '"') {
+				/* "CMD" | getline: the literal, if nothing is added to it */
+				for (e = before - 2; e >= text && *e != '"'; e--)
+					;
+				if (e >= text) {
+					_cleanup_free_ char *inner = strndup(e + 1, (size_t)(before - e - 2));
+					const char *pre = e;
+
+					while (pre > text && (pre[-1] == ' ' || pre[-1] == '\t'))
+						pre--;
+					if (inner)
+						ward_vd_shell_string(c, v, w, inner, true, depth + 1);
+					if (pre > text && !strchr("(;{}\n=", pre[-1]))
+						v->dynamic = true; /* "r" "m" | getline */
+				}
+			} else {
+				v->dynamic = true; /* cmd | getline */
+			}
+			continue;
+		}
+		if (!awk_statement_has(text, q, "print"))
+			continue; /* /a|b/: a regular expression's alternation */
+		if (*a == '"') {
+			const char *e = strchr(a + 1, '"');
+			_cleanup_free_ char *inner = e ? strndup(a + 1, (size_t)(e - a - 1)) : NULL;
+
+			if (inner) {
+				/* the command reads what awk prints: as if piped */
+				_cleanup_free_ char *piped = NULL;
+
+				if (asprintf(&piped, ": | %s", inner) < 0) {
+					c->failed = 1;
+					return;
+				}
+				ward_vd_shell_string(c, v, w, piped, true, depth + 1);
+				if (e[1 + strspn(e + 1, " \t")] && !strchr(";}\n", e[1 + strspn(e + 1, " \t")]))
+					v->dynamic = true; /* "s" "h": made when it runs */
+			}
+		} else {
+			v->dynamic = true; /* print | cmd */
+		}
+	}
+}
+
 /* awk 'BEGIN { system("…") }', "…" | getline, print | "…" */
 static void unwrap_awk(struct ctx *c, struct view *v, const unsigned *roles, int depth)
 {
 	size_t i;
 
 	for (i = 1; i < v->n; i++) {
-		const char *s;
-
 		if (!(roles[i] & ROLE_DATA) || !(roles[i] & ROLE_POS))
 			continue;
 		code_strings(c, v, &v->w[i], depth);
 		code_paths(c, v, &v->w[i], depth);
-		for (s = v->w[i].text; (s = strchr(s, '"'));) {
-			const char *e = strchr(s + 1, '"');
-			const char *after, *before;
-
-			if (!e)
-				break;
-			after = e + 1 + strspn(e + 1, " \t");
-			before = s;
-			while (before > v->w[i].text && (before[-1] == ' ' || before[-1] == '\t'))
-				before--;
-			if (strncmp(after, "|", 1) == 0 || (before > v->w[i].text && before[-1] == '|')) {
-				_cleanup_free_ char *inner = strndup(s + 1, (size_t)(e - s - 1));
-
-				if (inner)
-					ward_vd_shell_string(c, v, &v->w[i], inner, true, depth + 1);
-			}
-			s = e + 1;
-		}
+		awk_pipes(c, v, &v->w[i], depth);
 		break;
 	}
 }
@@ -826,15 +1284,220 @@ static void record_downloads(struct ctx *c, const struct view *v)
 			add_download(c, v->cmd->r[i].target.fold);
 }
 
+static const char *basename_of_path(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/* Whether PATH was assigned in the string, or for this command. */
+static bool path_changed(const struct ctx *c, const struct view *v)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_vars; i++)
+		if (strcmp(c->vars[i].name, "PATH") == 0)
+			return true;
+	for (i = 0; i < v->cmd->n_assigns; i++)
+		if (strncmp(v->cmd->assigns[i].text, "PATH=", 5) == 0)
+			return true;
+	return false;
+}
+
+static struct written *find_written(const struct ctx *c, const char *fold)
+{
+	_cleanup_free_ char *p = ward_vd_norm_path(fold);
+	size_t i;
+
+	for (i = 0; p && i < c->n_written; i++)
+		if (strcmp(c->written[i].path, p) == 0)
+			return &c->written[i];
+	return NULL;
+}
+
+/* A file this command writes: with text (NULL: what it holds is not known
+ * to ward, and an earlier known text no longer counts). `>>` and `>` alike
+ * add to what was there: more text to check, never less. */
+static void note_written(struct ctx *c, const char *fold, const char *text)
+{
+	struct written *w = find_written(c, fold), *g;
+	char *p;
+
+	if (!*fold || strncmp(fold, "/dev/", 5) == 0)
+		return;
+	if (w) {
+		char *t = NULL;
+
+		if (text && asprintf(&t, "%s\n%s", w->text, text) < 0) {
+			c->failed = 1;
+			return;
+		}
+		free(w->text);
+		w->text = t;
+		if (!t) {
+			free(w->path);
+			*w = c->written[--c->n_written];
+		}
+		return;
+	}
+	if (!text)
+		return;
+	p = ward_vd_norm_path(fold);
+	g = p ? realloc(c->written, (c->n_written + 1) * sizeof(*g)) : NULL;
+	if (!g) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->written = g;
+	g[c->n_written].path = p;
+	g[c->n_written].text = strdup(text);
+	if (!g[c->n_written].text) {
+		free(p);
+		c->failed = 1;
+		return;
+	}
+	c->n_written++;
+}
+
+/* The text of a file written from a substitution: known only when it runs. */
+#define WRITTEN_DYNAMIC "\001dynamic"
+
+/* echo …, printf …, cat <<EOF, tee f <<EOF: the text the command writes
+ * to its standard output when ward can know it, else NULL (malloc'd). */
+static char *known_output(const struct view *v, const char *prog)
+{
+	const struct redir *here = stdin_text(v->cmd);
+	char *out = NULL;
+	size_t len = 0, i = 1;
+	FILE *f;
+
+	if (ward_vd_in_list(prog, "cat tee")) {
+		for (i = 1; i < v->n && strcmp(prog, "cat") == 0; i++)
+			if (v->w[i].text[0] != '-')
+				return NULL; /* cat FILE: what FILE holds */
+		if (here && (here->target.flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
+			return strdup(WRITTEN_DYNAMIC);
+		return here ? strdup(here->target.text) : NULL;
+	}
+	if (!ward_vd_in_list(prog, "echo printf"))
+		return NULL;
+	for (i = 1; i < v->n; i++)
+		if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))
+			return strdup(WRITTEN_DYNAMIC); /* echo "$(curl …)" > f */
+	i = 1;
+	if (strcmp(prog, "echo") == 0)
+		while (i < v->n && ward_vd_in_list(v->w[i].text, "-n -e -E -ne -en"))
+			i++;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (; i < v->n; i++)
+		fprintf(f, "%s%s", v->w[i].text, i + 1 < v->n ? " " : "\n");
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Files the command writes, with the text ward knows they get. */
+static void record_written(struct ctx *c, const struct view *v, const char *prog)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t i;
+	bool any = strcmp(prog, "tee") == 0;
+
+	for (i = 0; i < v->cmd->nr && !any; i++)
+		any = v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1;
+	if (!any)
+		return;
+	text = known_output(v, prog);
+	for (i = 0; i < v->cmd->nr; i++)
+		if (v->cmd->r[i].kind == RD_WRITE && v->cmd->r[i].fd == 1)
+			note_written(c, v->cmd->r[i].target.fold, text);
+	if (strcmp(prog, "tee") == 0)
+		for (i = 1; i < v->n; i++)
+			if (v->w[i].text[0] != '-')
+				note_written(c, v->w[i].fold, text);
+}
+
+/* A script the string wrote and then runs: its text checked as the program
+ * that runs it reads it (a shell, or an interpreter the #! line names). */
+static void run_written(struct ctx *c, struct view *v, const struct word *w, const char *text,
+			const char *prog, int depth)
+{
+	const char *interp = NULL;
+
+	if (strstr(text, WRITTEN_DYNAMIC)) {
+		v->dynamic = true;
+		return;
+	}
+	if (!is_shell(prog) && !ward_vd_in_list(prog, "source ."))
+		interp = prog;
+	if (strncmp(text, "#!", 2) == 0) {
+		size_t n = strcspn(text, "\n");
+		_cleanup_free_ char *line = strndup(text, n);
+
+		if (!line) {
+			c->failed = 1;
+			return;
+		}
+		if (strstr(line, "python") || strstr(line, "perl") || strstr(line, "ruby") ||
+		    strstr(line, "node") || strstr(line, "php"))
+			interp = "python";
+	}
+	if (interp && strcmp(interp, "/") != 0) {
+		struct word x = *w;
+
+		x.text = (char *)text;
+		code_strings(c, v, &x, depth);
+		code_paths(c, v, &x, depth);
+		return;
+	}
+	ward_vd_shell_string(c, v, w, text, shell_is_posix(prog), depth + 1);
+}
+
+/* A script file a shell reads on stdin (sh < f): checked as sh f is. */
+static void check_script_file(struct ctx *c, struct view *v, const struct word *f, int depth)
+{
+	struct written *wr;
+
+	if (downloaded(c, f->fold))
+		v->runs_download = true;
+	else if ((wr = find_written(c, f->fold)))
+		run_written(c, v, f, wr->text, "sh", depth);
+}
+
 /* The script a shell, an interpreter or `source` runs from a file, or the
  * program itself when named by a path. */
-static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
+static void check_runs_download(struct ctx *c, struct view *v, const char *prog, int depth)
 {
+	struct written *wr;
 	size_t i;
 
 	if (strchr(v->w[0].text, '/') && downloaded(c, v->w[0].fold)) {
 		v->runs_download = true;
 		return;
+	}
+	if (strchr(v->w[0].text, '/') && (wr = find_written(c, v->w[0].fold))) {
+		run_written(c, v, &v->w[0], wr->text, "/", depth);
+		return;
+	}
+	/* PATH=.:$PATH; ls: a program named as a file the string wrote or
+	 * downloaded may be that file once PATH was changed */
+	if (!strchr(v->w[0].text, '/') && path_changed(c, v)) {
+		for (i = 0; i < c->n_written; i++)
+			if (strcmp(basename_of_path(c->written[i].path), v->w[0].fold) == 0) {
+				run_written(c, v, &v->w[0], c->written[i].text, "/", depth);
+				return;
+			}
+		for (i = 0; i < c->n_downloads; i++)
+			if (strcmp(basename_of_path(c->downloads[i]), v->w[0].fold) == 0) {
+				v->runs_download = true;
+				return;
+			}
 	}
 	if (!is_shell(prog) && !ward_vd_in_list(prog, "source . python python2 python3 pypy pypy3 perl "
 					      "ruby node nodejs php lua deno bun"))
@@ -848,6 +1511,8 @@ static void check_runs_download(struct ctx *c, struct view *v, const char *prog)
 			v->dynamic = true; /* bash <(curl …) */
 		else if (downloaded(c, v->w[i].fold))
 			v->runs_download = true;
+		else if ((wr = find_written(c, v->w[i].fold)))
+			run_written(c, v, &v->w[i], wr->text, prog, depth);
 		return;
 	}
 }
@@ -862,6 +1527,7 @@ enum opt_run {
 	RUN_BANG,    /* an editor's or debugger's command: `!CMD` or `shell CMD` runs CMD */
 	RUN_REST,    /* the words after the subcommand's options are a command */
 	RUN_JOINED,  /* the words after the subcommand are joined and run by a shell */
+	RUN_MAKEFILE, /* makefile text: its recipes (after `;` or a tab) and $(shell …) run */
 };
 
 static const struct command_opt {
@@ -874,16 +1540,22 @@ static const struct command_opt {
 } command_opts[] = {
 	{ "git", "rebase", "--exec -x", NULL, RUN_SHELL },
 	{ "git", NULL, "--upload-pack --receive-pack --exec", NULL, RUN_SHELL },
+	{ "git", "difftool", "-x --extcmd", NULL, RUN_SHELL },
+	{ "git", "filter-branch", "--tree-filter --index-filter --msg-filter --env-filter "
+	  "--commit-filter --parent-filter --tag-name-filter --setup", NULL, RUN_SHELL },
+	{ "git", "send-email", "--sendmail-cmd --smtp-server", NULL, RUN_SHELL },
 	{ "git", "clone fetch ls-remote", "-u", NULL, RUN_SHELL },
 	{ "git", "bisect", NULL, NULL, RUN_REST },          /* git bisect run CMD… */
 	{ "git", "submodule", NULL, NULL, RUN_JOINED },     /* git submodule foreach CMD… */
 	{ "tar gtar bsdtar", NULL,
-	  "--to-command -I --use-compress-program --info-script -F --new-volume-script", NULL,
+	  "--to-command -I --use-compress-program --info-script -F --new-volume-script "
+	  "--rsh-command", NULL,
 	  RUN_SHELL },
 	{ "tar gtar bsdtar", NULL, "--checkpoint-action", "exec=", RUN_SHELL },
 	{ "rsync", NULL, "-e --rsh --rsync-path", NULL, RUN_SHELL },
 	{ "ssh scp sftp autossh", NULL, "-o", "proxycommand= proxycommand localcommand= localcommand "
 	  "knownhostscommand= knownhostscommand", RUN_SHELL },
+	{ "scp sftp", NULL, "-S", NULL, RUN_SHELL },
 	{ "zip", NULL, "-TT --unzip-command", NULL, RUN_SHELL },
 	{ "vim vi nvim view gvim ex rvim vimdiff", NULL, "-c --cmd +", NULL, RUN_BANG },
 	{ "less more most", NULL, "+", NULL, RUN_BANG },
@@ -891,9 +1563,20 @@ static const struct command_opt {
 	{ "gdb", NULL, "-ex --eval-command -iex --init-eval-command", NULL, RUN_BANG },
 	{ "npm pnpm yarn bun", "exec dlx x", "-c --call", NULL, RUN_SHELL },
 	{ "npm pnpm yarn bun", "exec dlx x", NULL, NULL, RUN_REST },
+	{ "npm pnpm yarn", NULL, "--script-shell", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, "-c --call", NULL, RUN_SHELL },
 	{ "npx pnpx bunx", NULL, NULL, NULL, RUN_REST },
+	/* project runners: poetry run CMD, uv run CMD, bundle exec CMD */
+	{ "pipenv poetry uv pdm hatch rye conda mamba micromamba pixi rustup", "run", NULL, NULL, RUN_REST },
+	{ "bundle bundler", "exec", NULL, NULL, RUN_REST },
+	{ "perf", "record stat trace", NULL, NULL, RUN_REST },
+	{ "nodemon", NULL, "--exec -x", NULL, RUN_SHELL },
+	{ "nano", NULL, "-s --speller", NULL, RUN_SHELL },
+	{ "emacs", NULL, "--eval -eval", NULL, RUN_BANG },
+	{ "tmux", "new new-session new-window neww split-window splitw run-shell run respawn-pane "
+	  "respawnp respawn-window respawnw", NULL, NULL, RUN_JOINED },
 	{ "make gmake", NULL, "SHELL= .SHELLFLAGS=", NULL, RUN_SHELL },
+	{ "make gmake", NULL, "--eval -E", NULL, RUN_MAKEFILE },
 	{ "mapfile readarray", NULL, "-C", NULL, RUN_SHELL }, /* bash: the callback is code */
 	{ "cargo", NULL, "--config", "target.*.runner= target.*.runner = build.rustc-wrapper= "
 	  "build.rustc-wrapper = build.rustc= build.rustc = target.*.linker= target.*.linker = "
@@ -980,6 +1663,38 @@ static void run_value(struct ctx *c, struct view *v, const struct word *w, const
 	}
 	if (w->unresolved || (w->flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB)))
 		v->dynamic = true;
+	/* cargo's runner = ["sh", "-c", "…"]: a TOML array is an argv, its
+	 * double-quoted items read as the shell reads them */
+	if (text[0] == '[' && text[strlen(text) - 1] == ']') {
+		char *q;
+		bool in = false;
+
+		text[strlen(text) - 1] = ' ';
+		text[0] = ' ';
+		for (q = text; *q; q++) {
+			if (*q == '"' && (q == text || q[-1] != '\\'))
+				in = !in;
+			else if (*q == ',' && !in)
+				*q = ' ';
+		}
+	}
+	if (how == RUN_MAKEFILE) {
+		/* a rule's recipe after `;`, a recipe line after a tab, and
+		 * $(shell …) (made's own variables and functions: dynamic) */
+		char *line, *save = NULL;
+
+		if (strstr(text, "$(") || strstr(text, "${"))
+			v->dynamic = true;
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *semi = strchr(line, ';');
+
+			if (line[0] == '\t')
+				ward_vd_shell_string(c, v, w, line + 1, true, depth + 1);
+			else if (semi && strchr(line, ':') && strchr(line, ':') < semi)
+				ward_vd_shell_string(c, v, w, semi + 1, true, depth + 1);
+		}
+		return;
+	}
 	if (how == RUN_BANG) {
 		const char *t = text + strspn(text, ": \t");
 
@@ -992,7 +1707,11 @@ static void run_value(struct ctx *c, struct view *v, const struct word *w, const
 			 strstr(t, "termopen(") || strncmp(t, "py", 2) == 0 || strncmp(t, "lua", 3) == 0 ||
 			 strncmp(t, "perl", 4) == 0 || strncmp(t, "ruby", 4) == 0 ||
 			 strncmp(t, "so", 2) == 0 || strstr(t, "|!") || strstr(t, "r !") ||
-			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!"))
+			 strstr(t, "r!") || strstr(t, "w !") || strstr(t, "w!") ||
+			 strstr(t, "shell-command") || strstr(t, "call-process") ||
+			 strstr(t, "start-process") || strstr(t, "make-process") ||
+			 strstr(t, "delete-directory") || strstr(t, "delete-file") ||
+			 strstr(t, "write-region") || strstr(t, "(eval"))
 			v->dynamic = true; /* code of the editor's own: ward does not read it */
 		return;
 	}
@@ -1024,8 +1743,13 @@ void ward_vd_command_opts(struct ctx *c, struct view *v, int depth)
 				if (o->how == RUN_JOINED)
 					start = ward_vd_skip_opts(v, start, "");
 			} else {
-				start = ward_vd_skip_opts(v, start, "-p --package -c --call -w --workspace "
-								    "--filter -C --dir");
+				/* the options these runners and tmux give a value */
+				start = ward_vd_skip_opts(v, start, "-pcwCnstxyeFlmo --package --call --workspace "
+								    "--filter --dir --name --prefix --with --python "
+								    "--project --directory --env-file --extra --group "
+								    "--env --target --start-directory");
+				if (strcmp(prog, "rustup") == 0)
+					start++; /* rustup run TOOLCHAIN CMD */
 			}
 			if (start >= v->n)
 				continue;
@@ -1096,6 +1820,37 @@ struct wrapper {
 	size_t skip;
 };
 
+/* Words [from, n) of v and one more for what the program reads at run
+ * time, as an unresolved word. */
+static void sub_view_unknown_arg(struct ctx *c, const struct view *v, size_t from, int depth)
+{
+	struct word *ws;
+	struct view inner = { .n = 0, .cmd = v->cmd };
+	size_t k;
+
+	if (from >= v->n)
+		return;
+	ws = calloc(v->n - from + 1, sizeof(*ws));
+	if (!ws) {
+		c->failed = 1;
+		return;
+	}
+	inner.w = ws;
+	for (k = from; k < v->n; k++) {
+		if (!ward_vd_word_init(c, &ws[inner.n], v->w[k].text, v->w[k].flags, v->w[k].off,
+				       v->w[k].len))
+			break;
+		ws[inner.n].unresolved = v->w[k].unresolved;
+		inner.n++;
+	}
+	if (!c->failed && ward_vd_word_init(c, &ws[inner.n], "$__ward_unknown_arg", WARD_SH_W_PARAM,
+					    v->w[v->n - 1].off, v->w[v->n - 1].len)) {
+		ws[inner.n++].unresolved = true;
+		ward_vd_check_view(c, &inner, depth);
+	}
+	ward_vd_words_free(ws, inner.n);
+}
+
 /* The rest of the words after the options and `skip` operands. */
 static void unwrap_plain(struct ctx *c, struct view *v, const struct wrapper *wr,
 			 const unsigned *roles, int depth)
@@ -1129,11 +1884,215 @@ static void unwrap_xargs(struct ctx *c, struct view *v, const struct wrapper *wr
 		else if (strncmp(t, "--replace=", 10) == 0)
 			repl = t + 10;
 	}
-	if (repl && *repl)
+	if (repl && *repl) {
 		for (k = i; k < v->n; k++)
 			if (strstr(v->w[k].text, repl))
 				v->w[k].unresolved = true;
-	sub_view(c, v, i, v->n, depth + 1);
+		sub_view(c, v, i, v->n, depth + 1);
+		return;
+	}
+	/* the words it reads go after the command's: `echo ~ | xargs rm -rf`
+	 * is rm -rf of something ward does not see */
+	sub_view_unknown_arg(c, v, i, depth + 1);
+}
+
+/* A word for what a program reads at run time: a variable never set. */
+#define UNKNOWN_ARG "\"${__ward_unknown_arg}\""
+
+static bool shell_plain(const char *t)
+{
+	return *t && !t[strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789_-+=/.,:@%~")];
+}
+
+/* One command line of parallel's: the command's words [i, sep) joined,
+ * arg put for {} (and its forms {.} {/} {#} {1}…) or appended; arg NULL:
+ * an argument ward does not know; none: sem, which appends nothing. */
+static void parallel_line(struct ctx *c, struct view *v, size_t i, size_t sep, const char *arg,
+			  bool none, int depth)
+{
+	_cleanup_free_ char *line = NULL;
+	bool put = false;
+	size_t k, n = 0;
+	FILE *f;
+
+	if (i == sep) {
+		if (arg)
+			ward_vd_shell_string(c, v, &v->w[i - 1], arg, true, depth + 1);
+		else
+			v->dynamic = true; /* command lines from stdin or a file */
+		return;
+	}
+	f = open_memstream(&line, &n);
+	if (!f) {
+		c->failed = 1;
+		return;
+	}
+	for (k = i; k < sep; k++) {
+		const char *t = v->w[k].text, *h, *e;
+
+		while ((h = strchr(t, '{')) && (e = strchr(h, '}')) &&
+		       strspn(h + 1, "./#%0123456789") == (size_t)(e - h - 1)) {
+			fwrite(t, 1, (size_t)(h - t), f);
+			fputs(arg ? arg : UNKNOWN_ARG, f);
+			t = e + 1;
+			put = true;
+		}
+		fprintf(f, "%s ", t);
+	}
+	if (!put && !none) {
+		if (!arg) {
+			fputs(UNKNOWN_ARG, f);
+		} else if (shell_plain(arg)) {
+			fputs(arg, f); /* ~ stays ~: the shell outside expanded it already */
+		} else {
+			fputc('\'', f);
+			for (const char *q = arg; *q; q++) {
+				if (*q == '\'')
+					fputs("'\\''", f);
+				else
+					fputc(*q, f);
+			}
+			fputc('\'', f);
+		}
+	}
+	if (fclose(f) != 0 || !line) {
+		c->failed = 1;
+		return;
+	}
+	ward_vd_shell_string(c, v, &v->w[i], line, true, depth + 1);
+}
+
+/* GNU parallel [OPTIONS] [COMMAND] [::: ARGS…] and sem [OPTIONS] COMMAND:
+ * the command's words are joined into a line a shell runs, each argument
+ * put for {} or appended; without a command each argument is itself a
+ * command line; the arguments of :::: FILE or stdin are not known. */
+static void unwrap_parallel(struct ctx *c, struct view *v, const struct wrapper *wr,
+			    const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts), sep, k;
+	bool files = false;
+
+	(void)roles;
+	if (i > v->n)
+		i = v->n;
+	for (sep = i; sep < v->n; sep++)
+		if (ward_vd_in_list(v->w[sep].text, "::: :::+ :::: ::::+"))
+			break;
+	for (k = sep; k < v->n; k++)
+		if (ward_vd_in_list(v->w[k].text, ":::: ::::+"))
+			files = true;
+	if (strcmp(ward_vd_prog_of(v), "sem") == 0) {
+		if (i < v->n)
+			parallel_line(c, v, i, v->n, NULL, true, depth);
+		return;
+	}
+	if (sep >= v->n || files) {
+		parallel_line(c, v, i, sep, NULL, false, depth);
+		return;
+	}
+	for (k = sep + 1; k < v->n && !c->failed; k++)
+		if (!ward_vd_in_list(v->w[k].text, "::: :::+"))
+			parallel_line(c, v, i, sep, v->w[k].text, false, depth);
+}
+
+/* gdb … --args PROG ARGS */
+static void unwrap_gdb(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		if (strcmp(v->w[i].text, "--args") == 0) {
+			sub_view(c, v, i + 1, v->n, depth + 1);
+			return;
+		}
+}
+
+/* Words [from, n) joined, as a shell runs them. */
+static void joined_shell(struct ctx *c, struct view *v, size_t from, int depth)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t k, n = 0;
+	FILE *f;
+
+	if (from >= v->n)
+		return;
+	f = open_memstream(&line, &n);
+	if (!f) {
+		c->failed = 1;
+		return;
+	}
+	for (k = from; k < v->n; k++)
+		fprintf(f, "%s ", v->w[k].text);
+	if (fclose(f) != 0 || !line) {
+		c->failed = 1;
+		return;
+	}
+	ward_vd_shell_string(c, v, &v->w[from], line, true, depth + 1);
+}
+
+/* sg GROUP -c STRING, sg GROUP CMD…: run by /bin/sh -c */
+static void unwrap_sg(struct ctx *c, struct view *v, const struct wrapper *wr,
+		      const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, "") + 1;
+
+	(void)wr;
+	(void)roles;
+	if (i < v->n && strcmp(v->w[i].text, "-c") == 0)
+		i++;
+	joined_shell(c, v, i, depth);
+}
+
+/* ssh [OPTIONS] HOST [CMD…]: the command a shell runs there */
+static void unwrap_ssh(struct ctx *c, struct view *v, const struct wrapper *wr,
+		       const unsigned *roles, int depth)
+{
+	size_t i = ward_vd_skip_opts(v, 1, wr->opts) + 1;
+
+	(void)roles;
+	if (i < v->n && strcmp(v->w[i].text, "--") == 0)
+		i++;
+	joined_shell(c, v, i, depth);
+}
+
+/* expect -c CODE (or code on stdin): Tcl's spawn, exec and system run a command */
+static void unwrap_expect(struct ctx *c, struct view *v, const struct wrapper *wr,
+			  const unsigned *roles, int depth)
+{
+	const char *code = NULL;
+	const struct redir *here = stdin_text(v->cmd);
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i + 1 < v->n && !code; i++)
+		if (strcmp(v->w[i].text, "-c") == 0)
+			code = v->w[i + 1].text;
+	if (!code && here)
+		code = here->target.text;
+	for (const char *s = code; s && *s; s++) {
+		static const char *const verbs[] = { "spawn ", "exec ", "system " };
+
+		for (size_t k = 0; k < ARRAY_SIZE(verbs); k++) {
+			size_t n = strlen(verbs[k]);
+			_cleanup_free_ char *cmd = NULL;
+
+			if (strncmp(s, verbs[k], n) != 0 || (s > code && !strchr(" \t\n;[{", s[-1])))
+				continue;
+			cmd = strndup(s + n, strcspn(s + n, "\n;]"));
+			if (!cmd) {
+				c->failed = 1;
+				return;
+			}
+			if (strpbrk(cmd, "$["))
+				v->dynamic = true; /* a Tcl variable or command: made when it runs */
+			ward_vd_shell_string(c, v, &v->w[0], cmd, true, depth + 1);
+		}
+	}
 }
 
 /* busybox APPLET ARGS: the applet, options and all. */
@@ -1335,9 +2294,32 @@ static const struct wrapper wrappers[] = {
 	  "InPLdEsa --max-args --max-procs --max-lines --delimiter --eof --arg-file "
 	  "--process-slot-var --max-chars",
 	  0 },
+	{ "parallel sem", unwrap_parallel,
+	  "jSaCdEINLnPX --jobs --sshlogin --arg-file --colsep --delimiter --eof --replace "
+	  "--max-args --max-lines --max-replace-args --tmpdir --results --joblog --workdir --wd "
+	  "--delay --timeout --retries --memfree --load --basefile --env --tagstring --halt --id "
+	  "--semaphorename --sshloginfile --slf --shebang-wrap --transfer-file --tf --return "
+	  "--max-procs --nice --rpl --plus --template --limit --ssh --fg --termseq",
+	  0 },
 	{ "command", unwrap_command, NULL, 0 },
 	{ "exec", unwrap_plain, "a", 0 },
-	{ "busybox", unwrap_busybox, NULL, 0 },
+	{ "busybox toybox", unwrap_busybox, NULL, 0 },
+	{ "setpriv tini dumb-init numactl prlimit systemd-run chpst uvx", unwrap_plain,
+	  "NmCpiPuE --unit --property --setenv --description --slice --working-directory --pid "
+	  "--cpunodebind --membind --physcpubind --interleave --preferred --from --with --python",
+	  0 },
+	{ "xvfb-run", unwrap_plain, "nsfepw --server-num --server-args --auth-file --error-file "
+	  "--xauth-protocol --wait", 0 },
+	{ "faketime", unwrap_plain, "", 1 }, /* after the time */
+	{ "screen", unwrap_plain, "ScephtT", 0 },
+	{ "dtach", unwrap_plain, "nAcNrEez", 0 },
+	{ "entr", unwrap_watch, "", 0 },
+	{ "watchexec", unwrap_watch, "wefidsW --watch --exts --filter --ignore --delay --signal "
+	  "--shell --workdir --env", 0 },
+	{ "gdb", unwrap_gdb, NULL, 0 },
+	{ "sg", unwrap_sg, NULL, 0 },
+	{ "ssh", unwrap_ssh, "bcDEeFIiJLlmOopQRSWw", 0 },
+	{ "expect", unwrap_expect, NULL, 0 },
 	{ "stdbuf", unwrap_plain, "ioe --input --output --error", 0 },
 	{ "ionice", unwrap_plain, "cnp --class --classdata --pid", 0 },
 	{ "taskset chrt chroot", unwrap_plain, "", 1 }, /* after the mask, policy or root */
@@ -1388,6 +2370,10 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 	for (i = 1; i < v->n; i++)
 		if (v->w[i].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB | WARD_SH_W_PARAM))
 			v->dynamic = true;
+	if (v->n > 1 && fd_of_path(v->w[1].fold) > 0) {
+		program_from_fd(c, v, fd_of_path(v->w[1].fold), true, depth);
+		return;
+	}
 	if (v->n > 1 && is_stdin_path(v->w[1].fold)) {
 		const struct redir *here = stdin_text(v->cmd);
 
@@ -1395,6 +2381,48 @@ static void unwrap_source(struct ctx *c, struct view *v, const struct wrapper *w
 			ward_vd_shell_string(c, v, &here->target, here->target.text, true, depth + 1);
 		else
 			v->script_stdin = true;
+	}
+}
+
+/* at TIME, batch: the job is a shell script read from stdin (or -f FILE) */
+static void unwrap_at(struct ctx *c, struct view *v, const struct wrapper *wr,
+		      const unsigned *roles, int depth)
+{
+	const struct redir *here = stdin_text(v->cmd);
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i < v->n; i++)
+		if (ward_vd_in_list(v->w[i].text, "-f -l -r -d -c -q atq atrm"))
+			return; /* a file ward does not see, or no job at all */
+	if (here)
+		ward_vd_shell_string(c, v, &here->target, here->target.text, true, depth + 1);
+	else
+		v->script_stdin = true;
+}
+
+/* make -f /dev/stdin (or -): the makefile is the here-string's text, or
+ * what a pipe brings */
+static void unwrap_make(struct ctx *c, struct view *v, const struct wrapper *wr,
+			const unsigned *roles, int depth)
+{
+	size_t i;
+
+	(void)wr;
+	(void)roles;
+	for (i = 1; i + 1 < v->n; i++) {
+		const struct redir *here;
+
+		if (!ward_vd_in_list(v->w[i].text, "-f --file --makefile") ||
+		    (strcmp(v->w[i + 1].text, "-") != 0 && !is_stdin_path(v->w[i + 1].fold)))
+			continue;
+		here = stdin_text(v->cmd);
+		if (here)
+			run_value(c, v, &here->target, here->target.text, RUN_MAKEFILE, depth);
+		else
+			v->script_stdin = true;
+		return;
 	}
 }
 
@@ -1438,9 +2466,11 @@ static void mark_dynamic(struct ctx *c, struct view *v, const struct wrapper *wr
 
 static const struct wrapper readers[] = {
 	{ SHELLS, unwrap_shell_r, NULL, 0 },
-	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun",
+	{ "python python2 python3 pypy pypy3 perl ruby node nodejs php lua deno bun rscript julia",
 	  unwrap_interpreter_r, NULL, 0 },
 	{ "source .", unwrap_source, NULL, 0 },
+	{ "make gmake", unwrap_make, NULL, 0 },
+	{ "at batch", unwrap_at, NULL, 0 },
 	{ "eval trap", mark_dynamic, NULL, 0 },
 };
 
@@ -1518,17 +2548,20 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 	 * A check of the validators': off with them ("validators": {"enabled":
 	 * false} leaves no rule, for hosts that want the kernel's fences alone) */
 	if (ward_rules_count(c->rules) > 0 &&
-	    (v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")])) &&
+	    (v->w[0].unresolved || (v->w[0].alt && !v->w[0].alt[strspn(v->w[0].alt, " \t\n")]) ||
+	     (v->w[0].flags & WARD_SH_W_GLOB)) &&
 	    !(v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_PROCSUB))) {
-		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`: ward would
-		 * have to guess which program runs */
+		/* `${x:-rm} -rf ~`, `set -- rm …; "$@"`, `IFS=,; $x`, `/???/r?`:
+		 * ward would have to guess which program runs (a glob's matches
+		 * are files ward does not see) */
 		struct cmd at = *v->cmd;
 
 		at.off = v->w[0].off;
 		at.len = v->w[0].len;
 		ward_vd_refuse_synthetic(c, "validator.unresolved-program",
 					 "a program word whose value is only known when the shell runs it "
-					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS)",
+					 "(a variable not set literally before, \"$@\", ${x:-…}, a changed IFS, "
+					 "a glob)",
 					 &at, v->w[0].text);
 		return;
 	}
@@ -1571,11 +2604,13 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 	if ((wr = find_wrapper(readers, ARRAY_SIZE(readers), prog)))
 		wr->unwrap(c, v, wr, NULL, depth);
 	ward_vd_command_opts(c, v, depth);
-	if (c->n_downloads || (v->n > 1 && is_shell(prog)))
-		check_runs_download(c, v, prog);
+	if (c->n_downloads || c->n_written || (v->n > 1 && is_shell(prog)))
+		check_runs_download(c, v, prog, depth);
 	ward_vd_match_rules(c, v);
 	if (ward_vd_in_list(prog, "curl wget fetch aria2c http https"))
 		record_downloads(c, v);
+	if (v->cmd->nr || strcmp(prog, "tee") == 0)
+		record_written(c, v, prog);
 
 	roles = calloc(v->n + 1, sizeof(*roles));
 	if (!roles) {

@@ -100,7 +100,21 @@ bool ward_vd_in_list(const char *name, const char *list)
 
 const char *ward_vd_prog_of(const struct view *v)
 {
-	return v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
+	/* an interpreter's versioned name is the interpreter: python3.12,
+	 * pypy3.10, perl5.36, php8.2, ruby3.2, lua5.4 */
+	static const char *const versioned[] = { "python3", "python2", "pypy3", "python", "pypy",
+						 "perl", "php", "ruby", "lua" };
+	const char *b = v->n ? basename_of(v->w[0].alt ? v->w[0].alt : v->w[0].fold) : "";
+	size_t i, n, len = strlen(b);
+
+	if (!len || !isdigit((unsigned char)b[len - 1]))
+		return b; /* asked for every rule: the common case first */
+	for (i = 0; i < ARRAY_SIZE(versioned); i++) {
+		n = strlen(versioned[i]);
+		if (strncmp(b, versioned[i], n) == 0 && b[n] && !b[n + strspn(b + n, "0123456789.")])
+			return versioned[i];
+	}
+	return b;
 }
 
 /* Fold runs of whitespace into one space (in place). */
@@ -422,6 +436,8 @@ bool ward_vd_is_output_opt(const char *prog, const char *opt)
 		return false; /* -o Option=value */
 	if (strcmp(prog, "wget") == 0 && strcmp(opt, "-O") == 0)
 		return true;
+	if (strcmp(prog, "find") == 0) /* find . -fprint ~/.bashrc */
+		return ward_vd_in_list(opt, "-fprint -fprint0 -fprintf -fls");
 	return ward_vd_opt_named(opt, "-o --output --output-document --output-file -out -keyout --out");
 }
 
@@ -484,7 +500,7 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 			/* ls, du, tree: names and sizes, not what a file holds */
 			roles[i] = ward_vd_in_list(prog, "ls tree du") ? ROLE_POS : ROLE_POS | ROLE_READ;
 			/* every file named is written (truncate, shred: emptied, overwritten) */
-			if (ward_vd_in_list(prog, "tee sponge truncate shred"))
+			if (ward_vd_in_list(prog, "tee sponge truncate shred patch"))
 				roles[i] = ROLE_POS | ROLE_WRITE;
 			if (sed_inplace)
 				roles[i] |= ROLE_WRITE;
@@ -492,8 +508,33 @@ void ward_vd_compute_roles(const struct view *v, unsigned *roles)
 		seen_pos++;
 		last_pos = i;
 	}
-	if (ward_vd_in_list(prog, dest_writers) && seen_pos >= 2)
-		roles[last_pos] = ROLE_POS | ROLE_WRITE;
+	if (ward_vd_in_list(prog, dest_writers)) {
+		/* cp -t DIR F, cp F ~, cp F dir/: each F lands in the directory
+		 * under its own name, a file written as surely as the target */
+		bool into = false;
+
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+
+			if ((roles[i] & ROLE_OPT) && t[1] != '-' && strchr(t + 1, 't') &&
+			    !ward_vd_in_list(prog, "rsync scp"))
+				into = true;
+			if ((roles[i] & ROLE_OPT) && ward_vd_long_opt_is(t, "--target-directory"))
+				into = true;
+		}
+		if (seen_pos >= 2) {
+			const struct word *d = &v->w[last_pos];
+			const char *dt = d->alt ? d->alt : d->fold;
+			size_t dn = strlen(dt);
+
+			roles[last_pos] = ROLE_POS | ROLE_WRITE;
+			if (dn && (dt[dn - 1] == '/' || ward_vd_in_list(dt, "~ . ..")))
+				into = true;
+		}
+		for (i = 1; into && i < v->n; i++)
+			if (roles[i] & ROLE_POS)
+				roles[i] |= ROLE_WRITE;
+	}
 	if (strcmp(prog, "dd") == 0)
 		for (i = 1; i < v->n; i++)
 			if (strncmp(v->w[i].fold, "of=", 3) == 0)
@@ -1100,6 +1141,106 @@ static void span(const struct walk *wk, size_t off, size_t len, size_t *o, size_
 	}
 }
 
+/* Whether an assignment in node n (info as the walk gives it) may not
+ * happen, or may not last for the commands after it: source order is then
+ * not the order of the run (x=rm; (x=ls); $x runs rm; x=ls; while …; do $x;
+ * x=rm; done runs rm the second time round). */
+static bool uncertain_place(const struct ward_sh_node *n, const struct ward_sh_visit_info *info)
+{
+	if (info->sub_depth > 0)
+		return true;
+	for (; n->parent; n = n->parent) {
+		const struct ward_sh_node *p = n->parent;
+		size_t i;
+
+		for (i = 0; i < p->n_kids && p->kids[i] != n; i++)
+			;
+		switch (p->kind) {
+		case WARD_SH_PIPELINE:
+			if (p->n_kids > 1)
+				return true;
+			break;
+		case WARD_SH_LIST:
+			if (i < p->n_kids && p->ops && p->ops[i] == WARD_SH_OP_AMP)
+				return true;
+			break;
+		case WARD_SH_AND_OR:
+		case WARD_SH_IF:
+			if (i > 0)
+				return true;
+			break;
+		case WARD_SH_SUBSHELL:
+		case WARD_SH_WHILE:
+		case WARD_SH_UNTIL:
+		case WARD_SH_FOR:
+		case WARD_SH_SELECT:
+		case WARD_SH_ARITH_FOR:
+		case WARD_SH_CASE:
+		case WARD_SH_COPROC:
+		case WARD_SH_FUNCTION:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+static void add_uncertain(struct ctx *c, const char *text)
+{
+	size_t k = strcspn(text, "=+[");
+	char **g;
+
+	if (!k)
+		return;
+	g = realloc(c->uncertain, (c->n_uncertain + 1) * sizeof(*g));
+	if (!g || !(g[c->n_uncertain] = strndup(text, k))) {
+		if (g)
+			c->uncertain = g;
+		c->failed = 1;
+		return;
+	}
+	c->uncertain = g;
+	c->n_uncertain++;
+}
+
+/* Before the walk: the variables whose assignments are in uncertain places. */
+static int note_uncertain(const struct ward_sh_node *n, const struct ward_sh_visit_info *info,
+			  void *data)
+{
+	struct ctx *c = data;
+	bool unc;
+	size_t i;
+
+	if (n->kind != WARD_SH_SIMPLE || c->failed)
+		return 0;
+	unc = uncertain_place(n, info);
+	if (unc && n->n_words == 0)
+		for (i = 0; i < n->n_assigns; i++)
+			add_uncertain(c, n->assigns[i].text);
+	if (n->n_words && ward_vd_in_list(n->words[0].text, "declare typeset local export readonly"))
+		for (i = 1; i < n->n_words; i++) {
+			const char *t = n->words[i].text;
+
+			if (t[0] == '-' || t[0] == '+')
+				continue;
+			/* readonly x: a later x=ls fails, and x keeps what it held */
+			if ((unc && strchr(t, '=')) || strcmp(n->words[0].text, "readonly") == 0)
+				add_uncertain(c, t);
+		}
+	return 0;
+}
+
+static bool is_uncertain(const struct ctx *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_uncertain; i++)
+		if (strcmp(c->uncertain[i], name) == 0)
+			return true;
+	return false;
+}
+
 /* Whether a variable is set to a known literal value earlier in the string. */
 bool ward_vd_var_known(const struct ctx *c, const char *name)
 {
@@ -1107,7 +1248,7 @@ bool ward_vd_var_known(const struct ctx *c, const char *name)
 
 	if (strcmp(name, "HOME") == 0)
 		return true;
-	if (c->vars_untrusted)
+	if (c->vars_untrusted || is_uncertain(c, name))
 		return false;
 	while (i-- > 0)
 		if (strcmp(c->vars[i].name, name) == 0)
@@ -2051,6 +2192,7 @@ void ward_vd_validate_string(struct ctx *c, const char *src, size_t len, unsigne
 		return;
 	}
 	wk.t = t;
+	ward_sh_visit_nodes(t, note_uncertain, c);
 	ward_sh_visit_nodes(t, visit, &wk);
 	ward_sh_tree_free(t);
 }
@@ -2071,6 +2213,14 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	for (size_t i = 0; i < c->n_downloads; i++)
 		free(c->downloads[i]);
 	free(c->downloads);
+	for (size_t i = 0; i < c->n_uncertain; i++)
+		free(c->uncertain[i]);
+	free(c->uncertain);
+	for (size_t i = 0; i < c->n_written; i++) {
+		free(c->written[i].path);
+		free(c->written[i].text);
+	}
+	free(c->written);
 	if (c->failed) {
 		free(b->matched);
 		for (size_t i = 0; i < c->n_segs; i++) {
@@ -2139,6 +2289,7 @@ int ward_validate_shell(const struct ward_rules *rules, const char *command,
 		return -1;
 	}
 	wk.t = t;
+	ward_sh_visit_nodes(t, note_uncertain, &c);
 	ward_sh_visit_nodes(t, visit, &wk);
 	ward_sh_tree_free(t);
 	return finish(&c, v, err);
