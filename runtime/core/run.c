@@ -503,6 +503,30 @@ static int prepare_out(struct run_state *st, int out, int errfd, const struct st
 	return 0;
 }
 
+/* Whether this process is the host's root: uid 0 in a user namespace that
+ * maps it to its parent's 0 (the initial namespace's "0 0 4294967295"; a
+ * rootless container's maps it to a user of the host). Not known: taken as
+ * the host's root. */
+static bool host_root(void)
+{
+	unsigned long in, out, len;
+	bool root = true;
+	FILE *f;
+
+	if (geteuid() != 0)
+		return false;
+	f = fopen("/proc/self/uid_map", "re");
+	if (!f)
+		return true;
+	while (fscanf(f, "%lu %lu %lu", &in, &out, &len) == 3)
+		if (in == 0) {
+			root = out == 0;
+			break;
+		}
+	fclose(f);
+	return root;
+}
+
 static int prepare(struct run_state *st, const struct ward_config *cfg, char *const argv[],
 		   const char *noshell, const char *workdir, struct ward_error **err)
 {
@@ -513,6 +537,18 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	char **set = NULL;
 	int k = 0;
 
+	/* A command that makes its own sandboxes runs without Landlock (see
+	 * prepare_fences()); started by the host's root it is the host's root
+	 * in them, and the kernel's global settings answer to that uid in every
+	 * namespace: kernel.core_pattern, a program the kernel runs as root at
+	 * the next crash, is one write away. Refused before anything is made. */
+	if (cfg->allow_nested && cfg->mode != WARD_SANDBOX_OFF && host_root())
+		return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
+					    "--allow-nested is refused to the host's root: the "
+					    "command's own sandboxes would hold root's powers over "
+					    "the host's kernel settings (no Landlock under them); "
+					    "run ward as an unprivileged user, or in a container "
+					    "with a user namespace of its own");
 	/* Before anything is made: a system directory, a mask's parent or a
 	 * home is not a workdir unless the person said so (ward/admit.h). */
 	if (ward_admit_workdir_bits(&cfg->admit, workdir, &st->admitted, err) < 0)

@@ -13,8 +13,9 @@
 #      hostname skipped (the profile refuses sethostname)
 #   3. a Docker-style profile (clone3 -> ENOSYS): sandboxed (clone fallback)
 #   4. packaging/container/seccomp.json: sandboxed, the hostname set
-#   5. ward inside ward in the container with --allow-nested, and without it
-#      the inner ward's refusal names --allow-nested
+#   5. ward inside ward in the container with --allow-nested (as a user of
+#      the container; its root, the host's, is refused the flag), and without
+#      it the inner ward's refusal names --allow-nested
 #   6. podman build of packaging/container/Containerfile from the local base,
 #      and podman kube play of packaging/container/ward-pod.yaml running a
 #      command through ward, hostUsers: false (--userns=auto, with
@@ -129,12 +130,21 @@ case $out in
 *) fail "packaging/container/seccomp.json: sandboxed, hostname set" "$out" ;;
 esac
 
-# 5. ward inside ward inside the container
-out=$(crun_ward --security-opt 'unmask=/proc/*' -- run --allow-nested -- \
-	/usr/local/bin/ward run -- sh -c 'echo nested-ok')
+# 5. ward inside ward inside the container: as a user of the container (its
+# root, in a rootful container without a user namespace, is the host's root,
+# to whom --allow-nested is refused)
+out=$(crun_ward --user 65534:65534 --tmpfs /work:mode=0777 --security-opt 'unmask=/proc/*' -- \
+	run --allow-nested -- /usr/local/bin/ward run -- sh -c 'echo nested-ok')
 case $out in
 *nested-ok*) pass "ward inside ward in the container (--allow-nested)" ;;
 *) fail "ward inside ward in the container (--allow-nested)" "$out" ;;
+esac
+out=$(crun_ward --security-opt 'unmask=/proc/*' -- run --allow-nested -- \
+	/usr/local/bin/ward run -- sh -c 'echo nested-ok')
+case $out in
+*nested-ok*) fail "--allow-nested is refused to the host's root" "$out" ;;
+*"--allow-nested is refused to the host's root"*) pass "--allow-nested is refused to the host's root" ;;
+*) fail "--allow-nested is refused to the host's root" "$out" ;;
 esac
 out=$(crun_ward --security-opt 'unmask=/proc/*' -- run -- \
 	/usr/local/bin/ward run -- sh -c 'echo nested-ok')

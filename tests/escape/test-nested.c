@@ -80,6 +80,19 @@ START_TEST(test_nested_cannot_uncover)
 			 (char *)"sh", (char *)"-c", (char *)attack, NULL };
 	int st = harness_capture(argv, &out, &err);
 
+	/* Run by the host's root, the command would be the host's root in its
+	 * own namespaces, without Landlock: kernel.core_pattern (a program the
+	 * kernel runs as root at the next crash) one write away. Refused. */
+	if (geteuid() == 0) {
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 125 &&
+				      strstr(err, "--allow-nested is refused to the host's root") &&
+				      !strstr(out, "nested-ok"),
+			      "%s%s", out, err);
+		free(out);
+		free(err);
+		free(ward);
+		return;
+	}
 	/* the attack ran, in namespaces of its own */
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out, err);
 	ck_assert_msg(strstr(out, "nested-ok\n") && strstr(out, "done\n"), "%s%s", out, err);
