@@ -103,6 +103,13 @@ struct ctx {
 	 * a substitution, a function) or made readonly: no value is known. */
 	char **uncertain;
 	size_t n_uncertain;
+	/* Every bare NAME=VALUE of the string (VALUE NULL when not a plain
+	 * literal word), in source order: the values an uncertain variable
+	 * may hold (see ward_vd_var_values()). */
+	struct assigned {
+		char *name, *value;
+	} *assigned;
+	size_t n_assigned;
 	struct written {
 		char *path; /* normalised, folded */
 		char *text;
@@ -154,6 +161,15 @@ bool ward_vd_word_init(struct ctx *c, struct word *w, const char *text, unsigned
 
 /* Free what a word holds. */
 void ward_vd_word_release(struct word *w);
+/* The values a variable of the top-level string may hold where its
+ * assignments' order is not certain (PY=python3; … || PY=python; $PY):
+ * the literal words of its bare assignments, when those are every mention
+ * of its name in the string besides plain $NAME and ${NAME} uses. The count
+ * (at most max, into vals, pointers into c), or 0 when not known so. */
+size_t ward_vd_var_values(const struct ctx *c, const char *name, const char **vals, size_t max);
+/* Whether the string assigns name where the assignment may not happen or
+ * may not last (see struct ctx's uncertain). */
+bool ward_vd_var_uncertain(const struct ctx *c, const char *name);
 
 /* Free n words and the array. */
 void ward_vd_words_free(struct word *w, size_t n);

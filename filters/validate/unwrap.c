@@ -2530,6 +2530,66 @@ bool ward_vd_arith_unknown(const struct ctx *c, const char *text)
 	return false;
 }
 
+/* A program word that is a variable of the string alone ($PY, ${PY}), set
+ * where the order of its assignments is not certain (PY=python3; … ||
+ * PY=python; $PY -m pytest): the command checked once with each literal
+ * value it may hold (ward_vd_var_values()). false when those are not all
+ * known (the word is then refused as unresolved). */
+static bool check_each_value(struct ctx *c, const struct view *v)
+{
+	const char *t = v->w[0].text, *vals[8];
+	char name[64];
+	size_t len, n, i;
+
+	if (t[0] != '$' || (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH |
+					     WARD_SH_W_PROCSUB | WARD_SH_W_GLOB)))
+		return false;
+	t++;
+	len = strlen(t);
+	if (t[0] == '{') {
+		if (len < 3 || t[len - 1] != '}')
+			return false;
+		t++;
+		len -= 2;
+	}
+	if (!len || len >= sizeof(name) || (t[0] >= '0' && t[0] <= '9'))
+		return false;
+	for (i = 0; i < len; i++)
+		if (!(t[i] == '_' || (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+		      (t[i] >= '0' && t[i] <= '9')))
+			return false;
+	memcpy(name, t, len);
+	name[len] = '\0';
+	/* only what the order of assignments leaves open: not a split under a
+	 * changed IFS, nor a name the string never set */
+	if (c->ifs_changed || !ward_vd_var_uncertain(c, name))
+		return false;
+	n = ward_vd_var_values(c, name, vals, sizeof(vals) / sizeof(vals[0]));
+	for (i = 0; i < n && !c->failed; i++) {
+		struct view each = *v;
+		struct word *w = calloc(v->n, sizeof(*w));
+		size_t k;
+
+		if (!w) {
+			c->failed = 1;
+			return true;
+		}
+		w[0] = (struct word){ 0 };
+		if (!ward_vd_word_init(c, &w[0], vals[i], 0, v->w[0].off, v->w[0].len)) {
+			free(w);
+			c->failed = 1;
+			return true;
+		}
+		for (k = 1; k < v->n; k++)
+			w[k] = v->w[k];
+		each.w = w;
+		ward_vd_check_view(c, &each, 1);
+		ward_vd_word_release(&w[0]);
+		free(w);
+	}
+	return n > 0;
+}
+
 void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 {
 	_cleanup_free_ unsigned *roles = NULL;
@@ -2555,6 +2615,9 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		 * ward would have to guess which program runs (a glob's matches
 		 * are files ward does not see) */
 		struct cmd at = *v->cmd;
+
+		if (depth == 0 && check_each_value(c, v))
+			return;
 
 		at.off = v->w[0].off;
 		at.len = v->w[0].len;

@@ -1204,6 +1204,83 @@ static void add_uncertain(struct ctx *c, const char *text)
 	c->n_uncertain++;
 }
 
+/* A bare NAME=VALUE: its value when a plain literal word (see struct
+ * assigned). */
+static void note_assigned(struct ctx *c, const struct ward_sh_word *w)
+{
+	const char *eq = strchr(w->text, '=');
+	struct assigned *g;
+	char *name, *value = NULL;
+	bool literal;
+
+	if (!eq || eq == w->text || eq[-1] == '+' || memchr(w->text, '[', (size_t)(eq - w->text)))
+		return;
+	/* a word the shell leaves as it is when it expands $NAME unquoted: no
+	 * field to split, no pattern to match against files */
+	literal = !(w->flags & (WARD_SH_W_DYNAMIC | WARD_SH_W_BRACE | WARD_SH_W_ARRAY)) &&
+		  eq[1] && strlen(w->text) == w->text_len &&
+		  !eq[1 + strspn(eq + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789._/+:=,%-")];
+	name = strndup(w->text, (size_t)(eq - w->text));
+	if (literal)
+		value = strdup(eq + 1);
+	g = realloc(c->assigned, (c->n_assigned + 1) * sizeof(*g));
+	if (!name || (literal && !value) || !g) {
+		free(name);
+		free(value);
+		if (g)
+			c->assigned = g;
+		c->failed = 1;
+		return;
+	}
+	c->assigned = g;
+	g[c->n_assigned].name = name;
+	g[c->n_assigned].value = value;
+	c->n_assigned++;
+}
+
+static bool ident_char(char ch)
+{
+	return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9');
+}
+
+size_t ward_vd_var_values(const struct ctx *c, const char *name, const char **vals, size_t max)
+{
+	size_t len = strlen(name), n = 0, sites = 0, i;
+	const char *s = c->top, *end = c->top + c->top_len, *p;
+
+	if (c->vars_untrusted || !len)
+		return 0;
+	for (i = 0; i < c->n_assigned; i++) {
+		if (strcmp(c->assigned[i].name, name) != 0)
+			continue;
+		if (!c->assigned[i].value || n == max)
+			return 0;
+		vals[n++] = c->assigned[i].value;
+	}
+	/* every mention of the name: a bare assignment (counted: each must be
+	 * one of those above), $NAME or ${NAME}; anything else (read NAME,
+	 * ${NAME:=…}, export NAME=…, for NAME in, a heredoc's text) and the
+	 * values are not all known */
+	for (p = s; p + len <= end && (p = memmem(p, (size_t)(end - p), name, len)); p += len) {
+		bool before = p == s || !ident_char(p[-1]), after = p + len == end || !ident_char(p[len]);
+
+		if (!before || !after)
+			continue;
+		if (p > s && p[-1] == '$')
+			continue;
+		if (p - s >= 2 && p[-1] == '{' && p[-2] == '$' && p + len < end && p[len] == '}')
+			continue;
+		if (p + len < end && p[len] == '=' &&
+		    (p == s || strchr(" \t\n;&|(", p[-1])))
+			sites++;
+		else
+			return 0;
+	}
+	return sites == n ? n : 0;
+}
+
 /* Before the walk: the variables whose assignments are in uncertain places. */
 static int note_uncertain(const struct ward_sh_node *n, const struct ward_sh_visit_info *info,
 			  void *data)
@@ -1214,6 +1291,9 @@ static int note_uncertain(const struct ward_sh_node *n, const struct ward_sh_vis
 
 	if (n->kind != WARD_SH_SIMPLE || c->failed)
 		return 0;
+	if (n->n_words == 0)
+		for (i = 0; i < n->n_assigns; i++)
+			note_assigned(c, &n->assigns[i]);
 	unc = uncertain_place(n, info);
 	if (unc && n->n_words == 0)
 		for (i = 0; i < n->n_assigns; i++)
@@ -1229,6 +1309,13 @@ static int note_uncertain(const struct ward_sh_node *n, const struct ward_sh_vis
 				add_uncertain(c, t);
 		}
 	return 0;
+}
+
+static bool is_uncertain(const struct ctx *c, const char *name);
+
+bool ward_vd_var_uncertain(const struct ctx *c, const char *name)
+{
+	return is_uncertain(c, name);
 }
 
 static bool is_uncertain(const struct ctx *c, const char *name)
@@ -2216,6 +2303,11 @@ static int finish(struct ctx *c, struct ward_verdict *v, struct ward_error **err
 	for (size_t i = 0; i < c->n_uncertain; i++)
 		free(c->uncertain[i]);
 	free(c->uncertain);
+	for (size_t i = 0; i < c->n_assigned; i++) {
+		free(c->assigned[i].name);
+		free(c->assigned[i].value);
+	}
+	free(c->assigned);
 	for (size_t i = 0; i < c->n_written; i++) {
 		free(c->written[i].path);
 		free(c->written[i].text);

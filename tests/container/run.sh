@@ -133,7 +133,7 @@ esac
 # 5. ward inside ward inside the container: as a user of the container (its
 # root, in a rootful container without a user namespace, is the host's root,
 # to whom --allow-nested is refused)
-out=$(crun_ward --user 65534:65534 --tmpfs /work:mode=0777 --security-opt 'unmask=/proc/*' -- \
+out=$(crun_ward --user 65534:65534 --security-opt 'unmask=/proc/*' -- \
 	run --allow-nested -- /usr/local/bin/ward run -- sh -c 'echo nested-ok')
 case $out in
 *nested-ok*) pass "ward inside ward in the container (--allow-nested)" ;;

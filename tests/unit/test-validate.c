@@ -431,19 +431,28 @@ static const struct expect bypasses[] = {
 	R("dangerous.dynamic-code", "cat > t.sh <<E\n$(echo cm0gLXJmIH4K | base64 -d)\nE\nsh t.sh"),
 	R("dangerous.dynamic-code", "echo \"$(base64 -d < enc)\" > t.sh; sh t.sh"),
 	/* review: an assignment that may not happen or not last is no known value */
-	R("validator.unresolved-program", "x=rm; (x=ls); $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; x=ls | true; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; true | x=ls; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; { x=ls; } | cat; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; x=ls & $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; y=$(x=ls); $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; if false; then x=ls; fi; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; false && x=ls; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; true || x=ls; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; while false; do x=ls; done; $x -rf ~"),
-	R("validator.unresolved-program", "x=rm; case a in b) x=ls;; esac; $x -rf ~"),
-	R("validator.unresolved-program", "x=ls; for i in 1 2; do $x -rf ~; x=rm; done"),
+	R("blocked.rm-root", "x=rm; (x=ls); $x -rf ~"),
+	R("blocked.rm-root", "x=rm; x=ls | true; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; true | x=ls; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; { x=ls; } | cat; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; x=ls & $x -rf ~"),
+	R("blocked.rm-root", "x=rm; y=$(x=ls); $x -rf ~"),
+	R("blocked.rm-root", "x=rm; if false; then x=ls; fi; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; false && x=ls; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; true || x=ls; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; while false; do x=ls; done; $x -rf ~"),
+	R("blocked.rm-root", "x=rm; case a in b) x=ls;; esac; $x -rf ~"),
+	R("blocked.rm-root", "x=ls; for i in 1 2; do $x -rf ~; x=rm; done"),
 	R("validator.unresolved-program", "x=rm; readonly x; x=ls 2>/dev/null; $x -rf ~"),
+	/* each value such a variable may hold is checked, and only when all
+	 * are known: every mention of it is a bare assignment or a plain use */
+	R("blocked.rm-root", "x=ls; true && x=rm; \"$x\" -rf ~"),
+	R("blocked.rm-root", "x=ls; true && x=rm; ${x} -rf ~"),
+	R("validator.unresolved-program", "x=ls; true && x=echo; read x; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; true && x=; : ${x:=rm}; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; true && x='r?'; $x -rf ~"),
+	R("validator.unresolved-program", "x=ls; true && x='rm -rf'; $x ~"),
+	R("validator.unresolved-program", "IFS=,; x=ls; true && x=rm,-rf,~; $x"),
 	R("validator.unresolved-program", "x=rm; export x=ls & $x -rf ~"),
 	/* review: a name made to run another program, a file every shell sources */
 	R("dangerous.hash-rebind", "hash -p /bin/rm ls; ls -rf ~"),
@@ -760,6 +769,9 @@ static const struct expect approvals[] = {
 
 /* Ordinary developer work: none of it may be refused or need approval. */
 static const char *const ordinary[] = {
+	/* a program chosen by a branch, each choice a known one */
+	"PY=python3; command -v python3 >/dev/null || PY=python; $PY -m pytest -q",
+	"CC=gcc; if command -v clang >/dev/null; then CC=clang; fi; \"$CC\" -O2 -c main.c",
 	"find . -name '*.sh' -exec chmod +x {} \\;",
 	"find src -name '*.ts' -exec sed -i 's/a/b/' {} +",
 	"find . -name '*.py' -exec grep -l TODO {} +",
