@@ -107,7 +107,7 @@ struct spawn_plan {
 	 * kernel lets write every sysctl (core_pattern: a program run as root
 	 * on the host at the next crash) and other root-owned files of /proc. */
 	bool proc_ro;
-	int idmap_ns, idmap_pidfd, idmap_pipe[2];
+	int idmap_ns, idmap_pidfd;
 	void *idmap_stack;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */
 	/* --no-shell: the chain init runs instead of argv (core-internal.h) */

@@ -13,6 +13,7 @@
 #include <linux/openat2.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/futex.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -109,45 +110,54 @@ static int write_map(pid_t pid, const char *file, const char *map)
 }
 
 /* The child: in its new user namespace until the parent has the namespace
- * by a descriptor (the pipe's end). It shares the parent's memory (no page
- * tables copied: a fork of the supervisor cost ~0.3 ms more), on a stack of
- * its own freed once it is reaped, and makes raw system calls only; its fd
- * table is its own, hence the close of the write end. */
+ * by a descriptor and says go (a flag at the foot of its stack, shared:
+ * CLONE_VM). No descriptor of its own to wait on: it shares the parent's
+ * table (CLONE_FILES), where a copy of the table would hold the pipes of
+ * other threads' runs making theirs at the same moment, each child then
+ * waiting for the other's end (ward serve's concurrent commands hung). It
+ * makes raw system calls only, on a stack of its own freed once it is
+ * reaped; no page tables are copied (a fork of the supervisor cost ~0.3 ms
+ * more). */
 static int idmap_child(void *arg)
 {
-	const int *pp = arg;
-	char c;
+	int *go = arg;
 
-	syscall(SYS_close, pp[1]);
-	syscall(SYS_read, pp[0], &c, 1);
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, go, FUTEX_WAIT, 0, NULL, NULL, 0);
 	return 0;
+}
+
+static void idmap_go(int *go)
+{
+	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, go, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 static void idmap_make(struct spawn_plan *p)
 {
 	static const char map[] = "0 65534 1\n";
 	char path[64];
+	int *go;
 	pid_t pid;
 
-	if (pipe2(p->idmap_pipe, O_CLOEXEC) < 0)
-		return;
 	p->idmap_stack = malloc(IDMAP_STACK);
+	if (!p->idmap_stack)
+		return;
+	go = p->idmap_stack;
+	*go = 0;
 	/* No exit signal: the host program (libward's caller) never sees this
 	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. */
-	pid = p->idmap_stack ? clone(idmap_child, (char *)p->idmap_stack + IDMAP_STACK,
-				     CLONE_NEWUSER | CLONE_VM | CLONE_PIDFD, p->idmap_pipe,
-				     &p->idmap_pidfd)
-			     : -1;
-	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-		if (write_map(pid, "uid_map", map) == 0 && write_map(pid, "gid_map", map) == 0)
-			p->idmap_ns = open(path, O_RDONLY | O_CLOEXEC);
-	} else {
+	pid = clone(idmap_child, (char *)p->idmap_stack + IDMAP_STACK,
+		    CLONE_NEWUSER | CLONE_VM | CLONE_FILES | CLONE_PIDFD, go, &p->idmap_pidfd);
+	if (pid <= 0) {
 		free(p->idmap_stack);
 		p->idmap_stack = NULL;
+		return;
 	}
-	close(p->idmap_pipe[1]);
-	close(p->idmap_pipe[0]);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if (write_map(pid, "uid_map", map) == 0 && write_map(pid, "gid_map", map) == 0)
+		p->idmap_ns = open(path, O_RDONLY | O_CLOEXEC);
+	idmap_go(go);
 }
 
 /* A detached recursive copy of the host's dir, idmapped through userns;
