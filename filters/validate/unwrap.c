@@ -2584,6 +2584,20 @@ static bool check_each_value(struct ctx *c, const struct view *v)
 			w[k] = v->w[k];
 		each.w = w;
 		ward_vd_check_view(c, &each, 1);
+		/* the other words' paths, normalised when first asked, belong
+		 * to the view's own words (ward_vd_words_free() frees them) */
+		for (k = 1; k < v->n; k++) {
+			struct word *o = (struct word *)&v->w[k];
+
+			if (!o->norm)
+				o->norm = w[k].norm;
+			else if (w[k].norm != o->norm)
+				free(w[k].norm);
+			if (!o->norm_alt)
+				o->norm_alt = w[k].norm_alt;
+			else if (w[k].norm_alt != o->norm_alt)
+				free(w[k].norm_alt);
+		}
 		ward_vd_word_release(&w[0]);
 		free(w);
 	}
