@@ -75,7 +75,7 @@ CLI_SRCS  := $(filter runtime/cli/%,$(ALL_SRCS))
 # The TLS helper, a program of its own: its main and the OpenSSL code
 TLS_SRCS  := $(filter runtime/tls/%,$(ALL_SRCS))
 TLS_OBJS  := $(filter-out $(B)/runtime/tls/main.o,$(TLS_SRCS:%.c=$(B)/%.o))
-LIB_SRCS  := $(filter-out runtime/cli/% runtime/tls/%,$(ALL_SRCS))
+LIB_SRCS  := $(filter-out runtime/cli/% runtime/tls/% runtime/util/entry.c,$(ALL_SRCS))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/seccomp-builtin.o $(B)/gen/rules-builtin.o
 # The CLI's commands but its entry point, in an archive of their own that the
 # tests and the bench link beside libward (they drive `ward run`'s option
@@ -183,9 +183,15 @@ $(B)/libward.so: $(LIB_OBJS)
 # The CLI is linked static-pie: no dynamic loader at start-up, which is a
 # measurable part of a sandboxed /bin/true (see bench/). STATIC=0 links it
 # dynamically; sanitizer builds are always dynamic.
+# On x86-64 both programs start at ward_entry (runtime/util/entry.c says why).
 STATIC ?= $(if $(SANITIZE),0,1)
+ENTRY_OBJ :=
 ifeq ($(STATIC),1)
 WARD_LINK = -static-pie
+ifeq ($(shell uname -m),x86_64)
+WARD_LINK += -Wl,-e,ward_entry
+ENTRY_OBJ := $(B)/runtime/util/entry.o
+endif
 endif
 # The version is written once, above (VERSION): the CLI gets it from here
 # (`ward --version`, the MCP server's serverInfo), and the objects that may
@@ -193,7 +199,7 @@ endif
 $(CLI_SRCS:%.c=$(B)/%.o): CFLAGS += -DWARD_VERSION='"$(VERSION)"'
 $(CLI_SRCS:%.c=$(B)/%.o): Makefile
 
-$(B)/ward: $(B)/runtime/cli/main.o $(B)/libward-cli.a $(B)/libward.a
+$(B)/ward: $(B)/runtime/cli/main.o $(ENTRY_OBJ) $(B)/libward-cli.a $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(LDLIBS)
 
 # ward-tls: started by a run that intercepts HTTPS, found beside the ward
@@ -206,7 +212,7 @@ $(B)/libward-tls.a: $(TLS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/ward-tls: $(B)/runtime/tls/main.o $(B)/libward-tls.a $(B)/libward.a
+$(B)/ward-tls: $(B)/runtime/tls/main.o $(ENTRY_OBJ) $(B)/libward-tls.a $(B)/libward.a
 	$(CC) $(LDFLAGS) $(WARD_LINK) -o $@ $^ $(TLS_LIBS) $(LDLIBS)
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
