@@ -35,6 +35,13 @@ struct spawn_sysdir {
 	char path[16];             /* "/usr" */
 	bool is_link;              /* usr-merge: "/bin" -> "usr/bin" */
 	char link[SPAWN_PATH_MAX]; /* the link's target when is_link */
+	/* When ward runs as root: a detached copy of the tree at path whose
+	 * files of uid/gid 0 appear owned by nobody (an idmapped mount, made
+	 * by the supervisor), moved into the view in place of a bind; -1 for
+	 * a plain bind. Root inside is host root: without it every file only
+	 * root may read (/etc/wireguard, /etc/ssl/private, a kubeconfig) would
+	 * be the command's to read. */
+	int fd;
 };
 
 struct spawn_protect;
@@ -90,16 +97,6 @@ struct spawn_plan {
 		bool dir;
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
-	/* When ward runs as root, the system directories are moved into the
-	 * view as detached copies whose files of uid/gid 0 appear owned by
-	 * nobody (idmapped mounts) in place of binds: root inside is the host's
-	 * root, and every file only root may read (/etc/wireguard,
-	 * /etc/ssl/private, a kubeconfig) would be the command's to read. The
-	 * supervisor makes them right after the spawn, while init sets up, and
-	 * hands them over on idmap_sock (0: the supervisor's end, 1: init's);
-	 * a directory that arrives without one is bound as before, with the
-	 * masks. -1 when ward is not root. */
-	int idmap_sock[2];
 	/* The idmapped trees' user namespace and the child that made it
 	 * (parent side only; ward_spawn_plan_view_release() closes, reaps,
 	 * frees). view_planned: ward_spawn_plan_view() ran, these are set. */
@@ -174,11 +171,6 @@ static inline bool ward_report_genuine(const struct report *r, uint64_t nonce)
 /* Fill the parts of the plan that describe the host (system directories,
  * masked files). Parent side. */
 int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err);
-
-/* The idmapped system directories (see idmap_sock), made and handed to init.
- * Parent side, right after a successful spawn; nothing to do when ward is
- * not root. A failure only means binds in their place (init is told). */
-void ward_spawn_plan_view_idmap(struct spawn_plan *p);
 
 /* Close the descriptors ward_spawn_plan_view() opened. Parent side, after
  * the spawn (or instead of it); with reap, at the end of the run, also wait

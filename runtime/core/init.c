@@ -238,7 +238,7 @@ __attribute__((noreturn)) static void run_command(const struct spawn_plan *p)
  * until this sandbox ends. Keep only what the plan names. */
 static void close_others(const struct spawn_plan *p)
 {
-	int keep[13], n = 0, i, j, lo = 3;
+	int keep[12 + SPAWN_MAX_SYSDIRS], n = 0, i, j, lo = 3;
 
 	keep[n++] = p->report_fd;
 	keep[n++] = p->life_fd;
@@ -248,7 +248,8 @@ static void close_others(const struct spawn_plan *p)
 	keep[n++] = p->agent ? p->agent_fd : -1;
 	keep[n++] = p->net_handover_fd;
 	keep[n++] = p->net_go_fd;
-	keep[n++] = p->idmap_sock[1]; /* the idmapped trees come by it */
+	for (i = 0; i < p->n_sys; i++) /* the idmapped trees, for the view */
+		keep[n++] = p->sys[i].fd;
 	for (i = 1; i < n; i++) /* insertion sort: a handful of numbers */
 		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			int t = keep[j];
@@ -270,10 +271,13 @@ static void close_others(const struct spawn_plan *p)
  * closed gets pipes there). */
 static bool plan_uses(const struct spawn_plan *p, int fd)
 {
+	for (int i = 0; i < p->n_sys; i++)
+		if (fd == p->sys[i].fd)
+			return true;
 	return fd == p->report_fd || fd == p->life_fd || fd == p->stdio[0] ||
 	       fd == p->stdio[1] || fd == p->stdio[2] || fd == p->cfg->pass_fd ||
 	       (p->agent && fd == p->agent_fd) || fd == p->net_handover_fd ||
-	       fd == p->net_go_fd || fd == p->idmap_sock[1];
+	       fd == p->net_go_fd;
 }
 
 /* init's own fds 0-2 are still the supervisor's (the host's terminal or

@@ -675,8 +675,6 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 	if (st->pty_in >= 0)
 		p->close_fds[k++] = st->pty_in;
 	p->close_fds[k++] = st->report[0];
-	if (p->idmap_sock[0] >= 0)
-		p->close_fds[k++] = p->idmap_sock[0];
 	if (st->net.handover[0] >= 0)
 		p->close_fds[k++] = st->net.handover[0];
 	if (st->net.go[1] >= 0)
@@ -946,7 +944,6 @@ static void state_init(struct run_state *st)
 	ward_net_init(&st->net);
 	ward_cgroup_init(&st->cg);
 	st->plan.cgroup_fd = -1;
-	st->plan.idmap_sock[0] = st->plan.idmap_sock[1] = -1;
 }
 
 static int run(const struct ward_config *cfg, char *const argv[], const char *noshell,
@@ -991,8 +988,6 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
-	if (pid > 0)
-		ward_spawn_plan_view_idmap(&st.plan);
 	ward_spawn_plan_view_release(&st.plan, false);
 	if (pid < 0)
 		goto setup_failed;
@@ -1184,8 +1179,6 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
-	if (a->pid > 0)
-		ward_spawn_plan_view_idmap(&st.plan);
 	ward_spawn_plan_view_release(&st.plan, false);
 	if (a->pid < 0)
 		goto out;

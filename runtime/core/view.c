@@ -13,7 +13,6 @@
 #include <linux/openat2.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -22,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,6 +109,25 @@ static int write_map(pid_t pid, const char *file, const char *map)
 	return r;
 }
 
+/* The calling thread on the CPU it is on, for the child to inherit:
+ * returns whether it was moved (old then holds where it may run). A child
+ * that shares the memory (CLONE_VM) and runs on another CPU leaves that CPU
+ * in the mm's mask, and every later TLB flush of the supervisor (the
+ * spawn's copy-on-write, each fault after it) then interrupts that CPU:
+ * measured ~0.2 ms of a root run in a VM, where such an interrupt is
+ * dear. */
+static bool pin_here(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*old), old) < 0)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
 /* The child: in its new user namespace until the parent has the namespace
  * by a descriptor and says go (a flag at the foot of its stack, shared:
  * CLONE_VM). No descriptor of its own to wait on: it shares the parent's
@@ -139,6 +156,8 @@ static void idmap_make(struct spawn_plan *p)
 {
 	static const char map[] = "0 65534 1\n";
 	char path[64];
+	cpu_set_t where;
+	bool pinned;
 	int *go;
 	pid_t pid;
 
@@ -148,9 +167,13 @@ static void idmap_make(struct spawn_plan *p)
 	go = p->idmap_stack;
 	*go = 0;
 	/* No exit signal: the host program (libward's caller) never sees this
-	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. */
+	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. It runs
+	 * on this CPU only (pin_here()); the caller's own placement back after. */
+	pinned = pin_here(&where);
 	pid = clone(idmap_child, (char *)p->idmap_stack + IDMAP_STACK,
 		    CLONE_NEWUSER | CLONE_VM | CLONE_FILES | CLONE_PIDFD, go, &p->idmap_pidfd);
+	if (pinned)
+		sched_setaffinity(0, sizeof(where), &where);
 	if (pid <= 0) {
 		free(p->idmap_stack);
 		p->idmap_stack = NULL;
@@ -182,66 +205,14 @@ static int idmapped_tree(const char *dir, int userns)
 	return fd;
 }
 
-/* The idmapped trees, made by the supervisor while init does its first steps
- * (its limits, maps, hostname, loopback: as long as this takes, on another
- * CPU), where made before the spawn they cost the command ~0.4 ms of start.
- * One message: a byte per tree naming its system directory, the trees as
- * its descriptors; an empty one if none could be made. */
-void ward_spawn_plan_view_idmap(struct spawn_plan *p)
-{
-	int fds[SPAWN_MAX_SYSDIRS];
-	unsigned char which[SPAWN_MAX_SYSDIRS + 1];
-	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = which };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	size_t n = 0;
-
-	if (!p->view_planned || p->idmap_sock[0] < 0)
-		return;
-	idmap_make(p);
-	for (int k = 0; p->idmap_ns >= 0 && k < p->n_sys; k++) {
-		int fd;
-
-		if (p->sys[k].is_link || (fd = idmapped_tree(p->sys[k].path, p->idmap_ns)) < 0)
-			continue;
-		fds[n] = fd;
-		which[n++] = (unsigned char)k;
-	}
-	iov.iov_len = n ? n : 1;
-	if (!n) {
-		which[0] = UCHAR_MAX; /* none */
-	} else {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		msg.msg_control = u.buf;
-		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(n * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	}
-	/* init gone (a failed setup): nothing to hand over, and no SIGPIPE */
-	while (sendmsg(p->idmap_sock[0], &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
-	close(p->idmap_sock[0]);
-	p->idmap_sock[0] = -1;
-}
-
 void ward_spawn_plan_view_release(struct spawn_plan *p, bool reap)
 {
 	if (!p->view_planned)
 		return;
-	for (int k = 0; k < 2; k++)
-		if (p->idmap_sock[k] >= 0) {
-			close(p->idmap_sock[k]);
-			p->idmap_sock[k] = -1;
+	for (int k = 0; k < p->n_sys; k++)
+		if (p->sys[k].fd >= 0) {
+			close(p->sys[k].fd);
+			p->sys[k].fd = -1;
 		}
 	if (p->idmap_ns >= 0) {
 		close(p->idmap_ns);
@@ -270,7 +241,6 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	p->view_planned = true;
 	p->proc_ro = geteuid() == 0 && p->cfg->landlock != WARD_LANDLOCK_REQUIRED;
 	p->idmap_ns = p->idmap_pidfd = -1;
-	p->idmap_sock[0] = p->idmap_sock[1] = -1;
 	p->idmap_stack = NULL;
 	p->n_sys = 0;
 	for (i = 0; i < ARRAY_SIZE(sysdirs); i++) {
@@ -281,6 +251,7 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 		if (lstat(sysdirs[i], &st) < 0)
 			continue; /* a host without /lib32, say */
 		snprintf(d->path, sizeof(d->path), "%s", sysdirs[i]);
+		d->fd = -1;
 		d->is_link = S_ISLNK(st.st_mode);
 		if (d->is_link) {
 			n = readlink(sysdirs[i], d->link, sizeof(d->link) - 1);
@@ -296,11 +267,13 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	}
 	/* Root inside is the host's root (uid 0 maps to uid 0), owner of every
 	 * file only root may read: seen through an idmapped tree, those are
-	 * nobody's. Only the host's root can make one, and only it needs it;
-	 * made after the spawn (ward_spawn_plan_view_idmap()). */
-	if (geteuid() == 0 &&
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p->idmap_sock) < 0)
-		p->idmap_sock[0] = p->idmap_sock[1] = -1;
+	 * nobody's. Only the host's root can make one, and only it needs it. */
+	if (geteuid() == 0) {
+		idmap_make(p);
+		for (i = 0; p->idmap_ns >= 0 && i < (size_t)p->n_sys; i++)
+			if (!p->sys[i].is_link)
+				p->sys[i].fd = idmapped_tree(p->sys[i].path, p->idmap_ns);
+	}
 
 	p->n_masks = 0;
 	for (i = 0; masked[i]; i++) {
@@ -403,7 +376,7 @@ static int setattr(const char *path, unsigned flags, uint64_t set, const char *s
 
 /* shown_src/shown_dst are the paths as the user knows them (the real source
  * may be /proc/self/fd/N, the real target under the staging directory). */
-static int bind_into(const char *src, const char *dst, const char *shown_src, const char *shown_dst,
+static int bind(const char *src, const char *dst, const char *shown_src, const char *shown_dst,
 		struct ward_error **err)
 {
 	if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
@@ -681,55 +654,12 @@ int ward_view_seal_proc(const struct spawn_plan *p, struct ward_error **err)
 	return 0;
 }
 
-/* The supervisor's idmapped trees (ward_spawn_plan_view_idmap()), by system
- * directory: tree[k] -1 where none came (not root, none could be made, the
- * supervisor gone), which the view binds as before. */
-static void receive_trees(const struct spawn_plan *p, int tree[SPAWN_MAX_SYSDIRS])
-{
-	unsigned char which[SPAWN_MAX_SYSDIRS + 1];
-	union {
-		char buf[CMSG_SPACE(SPAWN_MAX_SYSDIRS * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = which, .iov_len = sizeof(which) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	for (int k = 0; k < SPAWN_MAX_SYSDIRS; k++)
-		tree[k] = -1;
-	if (p->idmap_sock[1] < 0)
-		return;
-	while ((n = recvmsg(p->idmap_sock[1], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	close(p->idmap_sock[1]);
-	for (c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
-		size_t m;
-		int fds[SPAWN_MAX_SYSDIRS];
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		m = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		memcpy(fds, CMSG_DATA(c), m * sizeof(int));
-		for (size_t i = 0; i < m; i++) {
-			unsigned k = i < (size_t)n ? which[i] : UCHAR_MAX;
-
-			if (k < (unsigned)p->n_sys && !p->sys[k].is_link && tree[k] < 0)
-				tree[k] = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-}
-
 int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 {
 	const struct ward_config *cfg = p->cfg;
 	const char *R = p->staging;
 	char dst[PATH_MAX], src[64], opts[96];
 	int wfd, mfd[64], ofd[3] = { -1, -1, -1 }, gfd[SPAWN_MAX_GITDIRS][3], cafd = -1;
-	int tree[SPAWN_MAX_SYSDIRS];
 	size_t i;
 	int k;
 
@@ -798,7 +728,6 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			return -1;
 	}
 
-	receive_trees(p, tree);
 	for (k = 0; k < p->n_sys; k++) {
 		const struct spawn_sysdir *d = &p->sys[k];
 
@@ -810,13 +739,12 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 		}
 		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
 			return fail(err, "mkdir", d->path);
-		if (tree[k] >= 0) {
-			if (syscall(SYS_move_mount, tree[k], "", AT_FDCWD, dst,
+		if (d->fd >= 0) {
+			if (syscall(SYS_move_mount, d->fd, "", AT_FDCWD, dst,
 				    MOVE_MOUNT_F_EMPTY_PATH) < 0)
 				return fail(err, "move the idmapped tree to", d->path);
-			close(tree[k]);
-			tree[k] = -1;
-		} else if (bind_into(d->path, dst, d->path, d->path, err) < 0) {
+			close(d->fd);
+		} else if (bind(d->path, dst, d->path, d->path, err) < 0) {
 			return -1;
 		}
 	}
@@ -875,7 +803,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 	if (p->ovl_upper) {
 		if (mount_overlay(dst, wfd, ofd, p->workdir, err) < 0)
 			return -1;
-	} else if (bind_into(src, dst, p->workdir, p->workdir, err) < 0) {
+	} else if (bind(src, dst, p->workdir, p->workdir, err) < 0) {
 		return -1;
 	}
 	if (setattr(dst, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, p->workdir, err) < 0)
@@ -906,7 +834,7 @@ int ward_view_build(const struct spawn_plan *p, struct ward_error **err)
 			continue;
 		}
 		snprintf(src, sizeof(src), "/proc/self/fd/%d", mfd[i]);
-		if (bind_into(src, dst, m->source, m->target, err) < 0)
+		if (bind(src, dst, m->source, m->target, err) < 0)
 			return -1;
 		if (setattr(dst, AT_RECURSIVE,
 			    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
