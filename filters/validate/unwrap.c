@@ -2532,15 +2532,20 @@ bool ward_vd_arith_unknown(const struct ctx *c, const char *text)
 
 /* A program word that is a variable of the string alone ($PY, ${PY}), set
  * where the order of its assignments is not certain (PY=python3; … ||
- * PY=python; $PY -m pytest): the command checked once with each literal
- * value it may hold (ward_vd_var_values()). false when those are not all
- * known (the word is then refused as unresolved). */
-static bool check_each_value(struct ctx *c, const struct view *v)
+ * PY=python; $PY -m pytest, or behind a wrapper: timeout 60 $PY -m pytest):
+ * the command checked once with each literal value it may hold
+ * (ward_vd_var_values()). false when those are not all known (the word is
+ * then refused as unresolved). Only in the validated string's own commands,
+ * where this shell expands the word: a string another shell runs (sh -c
+ * '$PY') sees its environment, not these assignments. */
+static bool check_each_value(struct ctx *c, const struct view *v, int depth)
 {
 	const char *t = v->w[0].text, *vals[8];
 	char name[64];
 	size_t len, n, i;
 
+	if (!v->cmd || v->cmd->depth != 0)
+		return false;
 	if (t[0] != '$' || (v->w[0].flags & (WARD_SH_W_CMDSUB | WARD_SH_W_ARITH |
 					     WARD_SH_W_PROCSUB | WARD_SH_W_GLOB)))
 		return false;
@@ -2583,7 +2588,7 @@ static bool check_each_value(struct ctx *c, const struct view *v)
 		for (k = 1; k < v->n; k++)
 			w[k] = v->w[k];
 		each.w = w;
-		ward_vd_check_view(c, &each, 1);
+		ward_vd_check_view(c, &each, depth + 1);
 		/* the other words' paths, normalised when first asked, belong
 		 * to the view's own words (ward_vd_words_free() frees them) */
 		for (k = 1; k < v->n; k++) {
@@ -2630,7 +2635,7 @@ void ward_vd_check_view(struct ctx *c, struct view *v, int depth)
 		 * are files ward does not see) */
 		struct cmd at = *v->cmd;
 
-		if (depth == 0 && check_each_value(c, v))
+		if (check_each_value(c, v, depth))
 			return;
 
 		at.off = v->w[0].off;
