@@ -608,6 +608,54 @@ static void check_overlay(struct ward_doctor *d)
 	rmdir(dir);
 }
 
+/* Run by root, the view's system directories are idmapped so that root's
+ * files there are nobody's to the command (uid 0 inside is the host's
+ * root): asked of a sandbox itself, as `test -O` sees /usr and /etc. Where
+ * the kernel or a filesystem under them cannot idmap, they are bound and
+ * only the masked secrets are hidden. */
+static void check_root_view(struct ward_doctor *d)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c",
+			 (char *)"test -O /usr || test -O /etc || exit 3", NULL };
+	char dir[] = "/tmp/ward-doctor.XXXXXX";
+
+	if (!d->sandbox_works || geteuid() != 0)
+		return;
+	if (!mkdtemp(dir)) {
+		add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: mkdtemp: %s",
+		    strerror(errno));
+		return;
+	}
+	ward_config_init(&cfg);
+	cfg.timeout = 10;
+	cfg.protect = ward_protect_new(false, NULL);
+	if (ward_config_set_workdir(&cfg, dir, &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
+		add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
+		    err ? err->message : "unknown error");
+		ward_error_free(err);
+	} else {
+		if (res.exit_code == 3)
+			add(d, "root's view", WARD_CHECK_OK, NULL,
+			    "/usr and /etc are idmapped: root's files there are nobody's to the "
+			    "command, so the ones only root may read stay closed");
+		else if (res.exit_code == 0)
+			add(d, "root's view", WARD_CHECK_LIMITED,
+			    "a kernel with idmapped mounts (Linux 5.12 or later) on filesystems "
+			    "that allow them, or run ward as an unprivileged user",
+			    "/usr and /etc are bound as they are: root inside is the host's root "
+			    "and reads every root-only file there but the masked secrets");
+		else
+			add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
+			    res.error ? res.error->message : "the probe failed");
+		ward_result_release(&res);
+	}
+	ward_config_release(&cfg);
+	rmdir(dir);
+}
+
 /* Where ward keeps its state, and why the candidates before it were passed
  * over (ward_state_choose(), nothing made). */
 static void check_state(struct ward_doctor *d)
@@ -662,6 +710,7 @@ void ward_doctor_probe(struct ward_doctor *d)
 	check_net_admin(d);
 	check_tls_helper(d);
 	check_sandbox(d);
+	check_root_view(d);
 	check_overlay(d);
 	check_state(d);
 	check_container(d);

@@ -720,7 +720,7 @@ START_TEST(test_doctor)
 	char *out = NULL;
 	json_t *o, *c;
 	size_t i;
-	bool saw_userns = false, saw_tls = false;
+	bool saw_userns = false, saw_tls = false, saw_root_view = false;
 	int status = harness_capture(argv, &out, NULL);
 
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
@@ -737,9 +737,17 @@ START_TEST(test_doctor)
 		/* the build's ward-tls, beside the ward binary, started */
 		if (strcmp(name, "TLS helper") == 0)
 			saw_tls = ok;
+		/* root's idmapped system directories, asked of a sandbox: said
+		 * to root alone (this kernel and filesystem can idmap) */
+		if (strcmp(name, "root's view") == 0) {
+			ck_assert_msg(geteuid() == 0, "doctor speaks of root's view to uid %u: %s",
+				      (unsigned)geteuid(), out);
+			saw_root_view = ok;
+		}
 	}
 	ck_assert(saw_userns);
 	ck_assert_msg(saw_tls, "doctor: %s", out);
+	ck_assert_msg(saw_root_view == (geteuid() == 0), "doctor: %s", out);
 	if (harness_have("landlock"))
 		ck_assert_int_ge(json_integer_value(json_object_get(o, "landlock_abi")), 1);
 	json_decref(o);
