@@ -567,45 +567,68 @@ static void check_sandbox(struct ward_doctor *d)
 	ward_config_release(&cfg);
 }
 
+/* A check's command, run in a sandbox over a directory of its own (the
+ * shared /tmp is no workdir): 0 with *res to read, then ward_result_release()
+ * and probe_end(); -1 with the check's "cannot test" line added. */
+struct probe {
+	struct ward_config cfg;
+	char dir[32];
+};
+
+static int probe_run(struct ward_doctor *d, struct probe *p, const char *name, bool overlay,
+		     char *argv[], struct ward_result *res)
+{
+	struct ward_error *err = NULL;
+
+	snprintf(p->dir, sizeof(p->dir), "/tmp/ward-doctor.XXXXXX");
+	if (!mkdtemp(p->dir)) {
+		add(d, name, WARD_CHECK_LIMITED, NULL, "cannot test: mkdtemp: %s", strerror(errno));
+		return -1;
+	}
+	ward_config_init(&p->cfg);
+	p->cfg.timeout = 10;
+	if (overlay)
+		p->cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
+	p->cfg.protect = ward_protect_new(false, NULL);
+	if (ward_config_set_workdir(&p->cfg, p->dir, &err) < 0 ||
+	    ward_run(&p->cfg, argv, res, &err) < 0) {
+		add(d, name, WARD_CHECK_LIMITED, NULL, "cannot test: %s",
+		    err ? err->message : "unknown error");
+		ward_error_free(err);
+		ward_config_release(&p->cfg);
+		rmdir(p->dir);
+		return -1;
+	}
+	return 0;
+}
+
+static void probe_end(struct probe *p)
+{
+	ward_config_release(&p->cfg);
+	rmdir(p->dir);
+}
+
 /* Overlay workdir mode: overlayfs mounted from the sandbox's user namespace
  * over an empty directory, its upper in ward's state directory. */
 static void check_overlay(struct ward_doctor *d)
 {
-	struct ward_config cfg;
+	struct probe p;
 	struct ward_result res;
-	struct ward_error *err = NULL;
 	char *argv[] = { (char *)"/bin/true", NULL };
-	char dir[] = "/tmp/ward-doctor.XXXXXX";
 
-	if (!d->sandbox_works)
+	if (!d->sandbox_works || probe_run(d, &p, "overlay workdir", true, argv, &res) < 0)
 		return;
-	if (!mkdtemp(dir)) {
-		add(d, "overlay workdir", WARD_CHECK_LIMITED, NULL, "cannot test: mkdtemp: %s",
-		    strerror(errno));
-		return;
-	}
-	ward_config_init(&cfg);
-	cfg.timeout = 10;
-	cfg.workdir_mode = WARD_WORKDIR_OVERLAY;
-	cfg.protect = ward_protect_new(false, NULL);
-	if (ward_config_set_workdir(&cfg, dir, &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
-		add(d, "overlay workdir", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
-		    err ? err->message : "unknown error");
-		ward_error_free(err);
-	} else {
-		if (res.error || res.exit_code != 0)
-			add(d, "overlay workdir", WARD_CHECK_LIMITED,
-			    "Linux 5.11 or later, and a state directory ($XDG_STATE_HOME) on a "
-			    "filesystem with user xattrs",
-			    "--workdir-mode overlay is unavailable: %s",
-			    res.error ? res.error->message : "non-zero exit");
-		else
-			add(d, "overlay workdir", WARD_CHECK_OK, NULL,
-			    "overlayfs mounts in the sandbox: --workdir-mode overlay works");
-		ward_result_release(&res); /* discards the empty change set */
-	}
-	ward_config_release(&cfg);
-	rmdir(dir);
+	if (res.error || res.exit_code != 0)
+		add(d, "overlay workdir", WARD_CHECK_LIMITED,
+		    "Linux 5.11 or later, and a state directory ($XDG_STATE_HOME) on a "
+		    "filesystem with user xattrs",
+		    "--workdir-mode overlay is unavailable: %s",
+		    res.error ? res.error->message : "non-zero exit");
+	else
+		add(d, "overlay workdir", WARD_CHECK_OK, NULL,
+		    "overlayfs mounts in the sandbox: --workdir-mode overlay works");
+	ward_result_release(&res); /* discards the empty change set */
+	probe_end(&p);
 }
 
 /* Run by root, the view's system directories are idmapped so that root's
@@ -615,45 +638,29 @@ static void check_overlay(struct ward_doctor *d)
  * only the masked secrets are hidden. */
 static void check_root_view(struct ward_doctor *d)
 {
-	struct ward_config cfg;
+	struct probe p;
 	struct ward_result res;
-	struct ward_error *err = NULL;
 	char *argv[] = { (char *)"/bin/sh", (char *)"-c",
 			 (char *)"test -O /usr || test -O /etc || exit 3", NULL };
-	char dir[] = "/tmp/ward-doctor.XXXXXX";
 
-	if (!d->sandbox_works || geteuid() != 0)
+	if (!d->sandbox_works || geteuid() != 0 ||
+	    probe_run(d, &p, "root's view", false, argv, &res) < 0)
 		return;
-	if (!mkdtemp(dir)) {
-		add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: mkdtemp: %s",
-		    strerror(errno));
-		return;
-	}
-	ward_config_init(&cfg);
-	cfg.timeout = 10;
-	cfg.protect = ward_protect_new(false, NULL);
-	if (ward_config_set_workdir(&cfg, dir, &err) < 0 || ward_run(&cfg, argv, &res, &err) < 0) {
+	if (res.exit_code == 3)
+		add(d, "root's view", WARD_CHECK_OK, NULL,
+		    "/usr and /etc are idmapped: root's files there are nobody's to the "
+		    "command, so the ones only root may read stay closed");
+	else if (res.exit_code == 0)
+		add(d, "root's view", WARD_CHECK_LIMITED,
+		    "a kernel with idmapped mounts (Linux 5.12 or later) on filesystems "
+		    "that allow them, or run ward as an unprivileged user",
+		    "/usr and /etc are bound as they are: root inside is the host's root "
+		    "and reads every root-only file there but the masked secrets");
+	else
 		add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
-		    err ? err->message : "unknown error");
-		ward_error_free(err);
-	} else {
-		if (res.exit_code == 3)
-			add(d, "root's view", WARD_CHECK_OK, NULL,
-			    "/usr and /etc are idmapped: root's files there are nobody's to the "
-			    "command, so the ones only root may read stay closed");
-		else if (res.exit_code == 0)
-			add(d, "root's view", WARD_CHECK_LIMITED,
-			    "a kernel with idmapped mounts (Linux 5.12 or later) on filesystems "
-			    "that allow them, or run ward as an unprivileged user",
-			    "/usr and /etc are bound as they are: root inside is the host's root "
-			    "and reads every root-only file there but the masked secrets");
-		else
-			add(d, "root's view", WARD_CHECK_LIMITED, NULL, "cannot test: %s",
-			    res.error ? res.error->message : "the probe failed");
-		ward_result_release(&res);
-	}
-	ward_config_release(&cfg);
-	rmdir(dir);
+		    res.error ? res.error->message : "the probe failed");
+	ward_result_release(&res);
+	probe_end(&p);
 }
 
 /* Where ward keeps its state, and why the candidates before it were passed
