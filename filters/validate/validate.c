@@ -1536,6 +1536,22 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 	 * before any later command (DEBUG) */
 	if (ward_vd_in_list(prog, "source . trap"))
 		c->vars_untrusted = true;
+	/* a name that is itself an expansion (n=x; export $n=rm, read $n,
+	 * unset $n, printf -v "$n"): which variable it sets is only known
+	 * when it runs (IFS among them) */
+	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray printf declare typeset local "
+				  "export readonly"))
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+			size_t k = strcspn(t, "=[");
+
+			if (prog[0] == 'p' && strcmp(v->w[i - 1].text, "-v") != 0)
+				continue; /* printf's format and arguments are no name */
+			if (memchr(t, '$', k) || memchr(t, '`', k)) {
+				c->vars_untrusted = true;
+				c->ifs_changed = true;
+			}
+		}
 	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].text[0] != '-')
