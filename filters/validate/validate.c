@@ -1536,6 +1536,17 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 	 * before any later command (DEBUG) */
 	if (ward_vd_in_list(prog, "source . trap"))
 		c->vars_untrusted = true;
+	/* command export y=rm, builtin read y: the builtin behind them sets
+	 * what the walk only follows by its own name */
+	if (ward_vd_in_list(prog, "command builtin")) {
+		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+			;
+		if (i < v->n && !ward_vd_in_list(v->w[i - 1].text, "-v -V") &&
+		    ward_vd_in_list(v->w[i].text, ". source trap eval read unset getopts mapfile "
+						  "readarray declare typeset local export readonly "
+						  "printf set shift command builtin"))
+			c->vars_untrusted = c->ifs_changed = true;
+	}
 	/* a name that is itself an expansion (n=x; export $n=rm, read $n,
 	 * unset $n, printf -v "$n"): which variable it sets is only known
 	 * when it runs (IFS among them) */
