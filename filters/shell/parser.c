@@ -576,8 +576,15 @@ static struct ward_sh_node *parse_simple(struct P *p)
 	n->redirs = redirs.p;
 	n->n_redirs = redirs.n;
 	finish_node(p, n, cur_end(p));
-	if (words.n && ward_sh_word_is(&n->words[0], "alias")) {
-		for (size_t i = 1; i < words.n; i++)
+	/* command alias ls=rm, builtin alias: the same definition */
+	size_t a = 0;
+
+	while (a + 1 < words.n && (ward_sh_word_is(&n->words[a], "command") ||
+				   ward_sh_word_is(&n->words[a], "builtin") ||
+				   (a && n->words[a].text[0] == '-')))
+		a++;
+	if (words.n && ward_sh_word_is(&n->words[a], "alias")) {
+		for (size_t i = a + 1; i < words.n; i++)
 			if (strchr(n->words[i].text, '=')) {
 				fail(p, n->off, "alias definition is not supported");
 				return NULL;

@@ -2569,7 +2569,42 @@ static bool check_each_value(struct ctx *c, const struct view *v, int depth)
 	 * changed IFS, nor a name the string never set */
 	if (c->ifs_changed || !ward_vd_var_uncertain(c, name))
 		return false;
+	/* names the shell sets itself (: rm; $_, read <<< rm; $REPLY,
+	 * getopts a: o -a rm; $OPTARG, mapfile, [[ =~ ]], cd): no assignment
+	 * in the string shows their value */
+	if (ward_vd_in_list(name, "_ REPLY OPTARG OPTIND MAPFILE PWD OLDPWD COPROC DIRSTACK") ||
+	    strncmp(name, "BASH", 4) == 0)
+		return false;
 	n = ward_vd_var_values(c, name, vals, sizeof(vals) / sizeof(vals[0]));
+	for (i = 0; i < n; i++) {
+		/* behind a wrapper the value is the wrapper's word before it is a
+		 * program: nice $x rm with x=-n5 (or --), env $x rm with x=A=1 */
+		if (vals[i][0] == '-' || vals[i][0] == '+' || strchr(vals[i], '='))
+			return false;
+		/* a builtin that changes what later commands are ($x y with x=read,
+		 * x=. sourcing, x=alias in dash): the walk follows those by their
+		 * literal name only */
+		if (ward_vd_in_list(vals[i], ". source trap eval alias unalias read unset getopts "
+					     "mapfile readarray declare typeset local export "
+					     "readonly set shift shopt enable hash builtin command "
+					     "printf"))
+			return false;
+	}
+	/* and each value this walk has seen it take so far one of those: a
+	 * name written so the text does not show it (export P""Y=rm, read
+	 * P\Y, unset 'P'Y) sets it all the same */
+	for (i = 0; i < c->n_vars && n; i++) {
+		size_t k;
+
+		if (strcmp(c->vars[i].name, name) != 0)
+			continue;
+		for (k = 0; k < n && c->vars[i].known && !c->vars[i].array &&
+			    strcmp(c->vars[i].value, vals[k]) != 0;
+		     k++)
+			;
+		if (!c->vars[i].known || c->vars[i].array || k == n)
+			return false;
+	}
 	for (i = 0; i < n && !c->failed; i++) {
 		struct view each = *v;
 		struct word *w = calloc(v->n, sizeof(*w));

@@ -1536,6 +1536,36 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 	 * before any later command (DEBUG) */
 	if (ward_vd_in_list(prog, "source . trap"))
 		c->vars_untrusted = true;
+	/* command export y=rm, builtin read y: the builtin behind them sets
+	 * what the walk only follows by its own name */
+	if (ward_vd_in_list(prog, "command builtin")) {
+		for (i = 1; i < v->n && v->w[i].text[0] == '-'; i++)
+			;
+		if (i < v->n && !ward_vd_in_list(v->w[i - 1].text, "-v -V") &&
+		    ward_vd_in_list(v->w[i].text, ". source trap eval read unset getopts mapfile "
+						  "readarray declare typeset local export readonly "
+						  "printf set shift command builtin"))
+			c->vars_untrusted = c->ifs_changed = true;
+	}
+	/* a name that is itself an expansion (n=x; export $n=rm, read $n,
+	 * unset $n, printf -v "$n"): which variable it sets is only known
+	 * when it runs (IFS among them) */
+	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray printf declare typeset local "
+				  "export readonly"))
+		for (i = 1; i < v->n; i++) {
+			const char *t = v->w[i].text;
+			size_t k = strcspn(t, "=[");
+
+			if (prog[0] == 'p' && strcmp(v->w[i - 1].text, "-v") != 0)
+				continue; /* printf's format and arguments are no name */
+			if (strcmp(prog, "read") == 0 &&
+			    ward_vd_in_list(v->w[i - 1].text, "-d -i -n -N -p -t -u"))
+				continue; /* read -p "$prompt" x: an option's value */
+			if (memchr(t, '$', k) || memchr(t, '`', k)) {
+				c->vars_untrusted = true;
+				c->ifs_changed = true;
+			}
+		}
 	if (ward_vd_in_list(prog, "unset read getopts mapfile readarray")) {
 		for (i = 1; i < v->n; i++)
 			if (v->w[i].text[0] != '-')
@@ -2211,6 +2241,13 @@ static int visit(const struct ward_sh_node *n, const struct ward_sh_visit_info *
 		add_segment(c, &cmd, v.w, v.n);
 		for (i = 0; i < cmd.n_assigns; i++) {
 			ward_vd_assignment(c, &v, &cmd.assigns[i], wk->depth);
+			/* dash (bash --posix): before a special builtin the
+			 * assignment stays, `x=rm :; $x`; bash drops it */
+			if (v.n && ward_vd_in_list(ward_vd_prog_of(&v),
+						   ": . break continue eval exec exit export readonly "
+						   "return set shift times trap unset"))
+				forget_var(c, n->assigns[i].text,
+					   strcspn(n->assigns[i].text, "[+="));
 			if (v.n)
 				continue;
 			if (n->assigns[i].flags & WARD_SH_W_ARRAY)

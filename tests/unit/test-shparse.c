@@ -313,6 +313,8 @@ static const struct row rows[] = {
 	{ "time", 0, "time", "time", NULL },
 	{ "alias ls='rm -rf'", 0, NULL, NULL, "alias definition is not supported at 1" },
 	{ "alias", 0, "alias", NULL, NULL },
+	{ "command alias ls=rm", 0, NULL, NULL, "alias definition is not supported at 1" },
+	{ "builtin -- alias ls=rm", 0, NULL, NULL, "alias definition is not supported at 1" },
 	/* wrappers are ordinary commands to the parser */
 	{ "env -i sh -c 'rm -rf x'", 0, "env -i sh -c <rm -rf x>", NULL, NULL },
 	{ "time -p make", 0, "make", NULL, NULL },
