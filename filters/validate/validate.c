@@ -1556,7 +1556,7 @@ static void forget_set_vars(struct ctx *c, const struct view *v)
 			const char *t = v->w[i].text;
 			size_t k = strcspn(t, "=[");
 
-			if (prog[0] == 'p' && strcmp(v->w[i - 1].text, "-v") != 0)
+			if (strcmp(prog, "printf") == 0 && strcmp(v->w[i - 1].text, "-v") != 0)
 				continue; /* printf's format and arguments are no name */
 			if (strcmp(prog, "read") == 0 &&
 			    ward_vd_in_list(v->w[i - 1].text, "-d -i -n -N -p -t -u"))

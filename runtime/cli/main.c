@@ -8,8 +8,9 @@
 
 /* WARD_VERSION comes from the build (the Makefile's VERSION). */
 
-/* stack: how deep the command's stack goes, in KiB (measured: a run's
- * supervisor ~100, validate ~32), faulted in ahead by stack_ahead() */
+/* stack: how deep the command's main thread goes, in KiB (measured: a
+ * run's supervisor ~100, validate ~32), faulted in ahead by stack_ahead();
+ * serve runs each call on a thread of its own */
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -24,7 +25,7 @@ static const struct {
 	{ "discard", ward_cmd_discard, 0, "drop a kept change set" },
 	{ "validate", ward_cmd_validate, 40,
 	  "check a command against the validators without running it" },
-	{ "serve", ward_cmd_serve, 120, "serve sessions over JSON-RPC / MCP on stdio" },
+	{ "serve", ward_cmd_serve, 0, "serve sessions over JSON-RPC / MCP on stdio" },
 	{ "shell", ward_cmd_shell, 120, "an interactive sandboxed shell session" },
 };
 

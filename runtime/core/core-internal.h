@@ -97,16 +97,16 @@ struct spawn_plan {
 		bool dir;
 	} masks[SPAWN_MAX_MASKS];
 	int n_masks;
-	/* The idmapped trees' user namespace and the child that made it
-	 * (parent side only; ward_spawn_plan_view_release() closes, reaps,
-	 * frees). view_planned: ward_spawn_plan_view() ran, these are set. */
-	bool view_planned;
 	/* The host's kernel knobs in /proc read-only (/proc/sys, /proc/irq,
 	 * /proc/bus, /proc/fs, /proc/sysrq-trigger): run by root without
 	 * Landlock's guarantee, uid 0 inside is the host's root, whom the
 	 * kernel lets write every sysctl (core_pattern: a program run as root
 	 * on the host at the next crash) and other root-owned files of /proc. */
 	bool proc_ro;
+	/* The idmapped trees' user namespace and the child that made it
+	 * (parent side only; ward_spawn_plan_view_release() closes, reaps,
+	 * frees). view_planned: ward_spawn_plan_view() ran, these are set. */
+	bool view_planned;
 	int idmap_ns, idmap_pidfd;
 	void *idmap_stack;
 	bool mount_is_file[16]; /* per cfg->mounts entry (first 16): source is not a directory */

@@ -53,17 +53,55 @@ static void put(const char *dir, const char *name, mode_t mode, const char *text
 	ck_assert_int_eq(chmod(path, mode), 0);
 }
 
-START_TEST(test_root_only_files)
+/* The test's own tmpfs over a directory of /usr, in its own mount
+ * namespace (ward inherits it): the root-owned files are the test's. */
+static const char *covered(void)
 {
-	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd = harness_tmpdir();
 	const char *d;
-	char sub[4096], script[8192];
-	int st;
 
 	ck_assert(harness_private_mounts(false));
 	d = cover();
 	ck_assert_msg(mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") == 0,
 		      "mount tmpfs on '%s'", d);
+	return d;
+}
+
+/* `ward run [--landlock off] -- sh -c script` in a workdir of its own;
+ * its wait status, *out and *err to free. */
+static int run_sh(bool landlock_off, const char *script, char **out, char **err)
+{
+	char *ward = harness_path("ward"), *wd = harness_tmpdir();
+	char *argv[16];
+	int n = 0, st;
+
+	argv[n++] = ward;
+	argv[n++] = (char *)"run";
+	argv[n++] = (char *)harness_fences_policy_opt();
+	if (landlock_off) {
+		argv[n++] = (char *)"--landlock";
+		argv[n++] = (char *)"off";
+	}
+	argv[n++] = (char *)"-C";
+	argv[n++] = wd;
+	argv[n++] = (char *)"--";
+	argv[n++] = (char *)"sh";
+	argv[n++] = (char *)"-c";
+	argv[n++] = (char *)script;
+	argv[n] = NULL;
+	st = harness_capture(argv, out, err);
+	harness_rmtree(wd);
+	free(wd);
+	free(ward);
+	return st;
+}
+
+START_TEST(test_root_only_files)
+{
+	char *out = NULL, *err = NULL;
+	const char *d = covered();
+	char sub[4096], script[8192];
+	int st;
+
 	put(d, "public", 0644, "PUBLIC-kern1\n");
 	put(d, "owner-only", 0600, "SECRET-kern-600\n");
 	put(d, "group-too", 0640, "SECRET-kern-640\n");
@@ -76,13 +114,7 @@ START_TEST(test_root_only_files)
 		 "cd %s; cat public; cat owner-only; cat group-too; cat owner-rw-all-w; "
 		 "cat private/inside; ls private; echo end",
 		 d);
-	{
-		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
-				 (char *)"-C", wd, (char *)"--", (char *)"sh", (char *)"-c",
-				 script, NULL };
-
-		st = harness_capture(argv, &out, &err);
-	}
+	st = run_sh(false, script, &out, &err);
 	/* the view works: what anyone may read is read */
 	ck_assert_msg(WIFEXITED(st), "%s%s", out, err);
 	ck_assert_msg(strstr(out, "PUBLIC-kern1\n") && strstr(out, "end\n"), "%s%s", out, err);
@@ -91,9 +123,6 @@ START_TEST(test_root_only_files)
 		      out);
 	free(out);
 	free(err);
-	harness_rmtree(wd);
-	free(wd);
-	free(ward);
 }
 END_TEST
 
@@ -101,28 +130,18 @@ END_TEST
  * does not make root's files the command's to change through their mode. */
 START_TEST(test_root_files_unchanged)
 {
-	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd = harness_tmpdir();
-	const char *d;
+	char *out = NULL, *err = NULL;
+	const char *d = covered();
 	char script[8192], path[4096];
 	struct stat sb;
 	int st;
 
-	ck_assert(harness_private_mounts(false));
-	d = cover();
-	ck_assert_msg(mount("tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") == 0,
-		      "mount tmpfs on '%s'", d);
 	put(d, "owner-only", 0600, "SECRET-kern-600\n");
 	snprintf(script, sizeof(script),
 		 "cd %s; chmod 0644 owner-only; chown 0:0 owner-only; echo x >> owner-only; "
 		 "echo end",
 		 d);
-	{
-		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
-				 (char *)"-C", wd, (char *)"--", (char *)"sh", (char *)"-c",
-				 script, NULL };
-
-		st = harness_capture(argv, &out, &err);
-	}
+	st = run_sh(false, script, &out, &err);
 	ck_assert_msg(WIFEXITED(st) && strstr(out, "end\n"), "%s%s", out, err);
 	snprintf(path, sizeof(path), "%s/owner-only", d);
 	ck_assert_int_eq(stat(path, &sb), 0);
@@ -130,9 +149,6 @@ START_TEST(test_root_files_unchanged)
 	ck_assert_int_eq(sb.st_size, (off_t)strlen("SECRET-kern-600\n"));
 	free(out);
 	free(err);
-	harness_rmtree(wd);
-	free(wd);
-	free(ward);
 }
 END_TEST
 
@@ -148,7 +164,7 @@ START_TEST(test_proc_knobs_landlock_off)
 					     "/proc/sys/vm/drop_caches",
 					     "/proc/sys/kernel/poweroff_cmd",
 					     "/proc/irq/default_smp_affinity" };
-	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *wd = harness_tmpdir();
+	char *out = NULL, *err = NULL;
 	char script[4096] = "";
 	size_t len = 0;
 	int st;
@@ -159,20 +175,11 @@ START_TEST(test_proc_knobs_landlock_off)
 					knobs[i]);
 	snprintf(script + len, sizeof(script) - len,
 		 "cat /proc/sys/kernel/core_pattern >/dev/null && echo readable; echo end");
-	{
-		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
-				 (char *)"--landlock", (char *)"off", (char *)"-C", wd,
-				 (char *)"--", (char *)"sh", (char *)"-c", script, NULL };
-
-		st = harness_capture(argv, &out, &err);
-	}
+	st = run_sh(true, script, &out, &err);
 	ck_assert_msg(WIFEXITED(st) && strstr(out, "readable\nend\n"), "%s%s", out, err);
 	ck_assert_msg(!strstr(out, "OPENED"), "host knobs writable from inside:\n%s", out);
 	free(out);
 	free(err);
-	harness_rmtree(wd);
-	free(wd);
-	free(ward);
 }
 END_TEST
 
