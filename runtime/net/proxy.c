@@ -42,6 +42,9 @@
 #define HEAD_TIMEOUT_NS (30LL * 1000000000)
 #define RESOLVE_TIMEOUT_NS (15LL * 1000000000)
 #define CONNECT_TIMEOUT_NS (10LL * 1000000000)
+/* After the proxy's own answer, how long what the client still sends is
+ * read and dropped (below, S_REPLY). */
+#define LINGER_NS (2LL * 1000000000)
 /* Bodies collected whole (secrets in force) held at once, all connections
  * together: the supervisor's memory is not the sandbox's cgroup's, and 1024
  * connections of 1 MiB each would be a gigabyte of it. */
@@ -502,6 +505,7 @@ static void reply(struct ward_proxy *p, struct conn *c, int status, const char *
 		snprintf(c->rec.rule, sizeof(c->rec.rule), "%s", reason);
 	c->rec.status = status;
 	close_endpoint(p, &c->up);
+	body_drop(p, c); /* the budget is free for others while it lingers */
 	if (!buf_alloc(&c->to_cl)) {
 		conn_kill(p, c);
 		return;
@@ -961,6 +965,24 @@ static bool fill(int fd, struct buffer *b, bool *eof)
 	return n == 0;
 }
 
+/* Read and drop what fd has, 256 KiB at most a call (a client that never
+ * stops sending does not hold up the loop); false at its end or on an
+ * error. */
+static bool discard(int fd)
+{
+	char sink[16384];
+
+	for (int i = 0; i < 16; i++) {
+		ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 && errno == EAGAIN;
+	}
+	return true;
+}
+
 /* Write what b holds to fd; false on error. */
 static bool drain(int fd, struct buffer *b, uint64_t *count)
 {
@@ -1176,7 +1198,7 @@ static void update_interest(struct ward_proxy *p, struct conn *c)
 		up = EPOLLOUT;
 		break;
 	case S_REPLY:
-		cl = EPOLLOUT;
+		cl = EPOLLIN | (c->to_cl.start < c->to_cl.end ? EPOLLOUT : 0);
 		break;
 	case S_RELAY:
 		if (!c->cl_eof && !c->cl_done && flow_room(&c->to_up, &c->up_pipe))
@@ -1244,9 +1266,23 @@ static void on_client(struct ward_proxy *p, struct conn *c, uint32_t ev)
 			read_body(p, c);
 		return;
 	case S_REPLY:
-		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down) || c->to_cl.start == c->to_cl.end) {
+		/* The proxy's own answer, often to a request it did not read
+		 * to the end (refused, or a body past the budget). Closed with
+		 * that unread, the socket would send a reset, which may destroy
+		 * the answer before the client reads it: the answer goes out,
+		 * then an end of stream, and what the client still sends is
+		 * read and dropped until it closes too (or LINGER_NS passes). */
+		if (!drain(c->cl.fd, &c->to_cl, &c->rec.bytes_down) ||
+		    ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !discard(c->cl.fd))) {
 			c->rec.bytes_down = 0; /* the proxy's own answer is no upstream data */
 			conn_kill(p, c);
+			return;
+		}
+		if (c->to_cl.start == c->to_cl.end && !c->cl_shut) {
+			c->rec.bytes_down = 0;
+			shutdown(c->cl.fd, SHUT_WR);
+			c->cl_shut = true;
+			c->deadline = ward_now_ns() + LINGER_NS;
 		}
 		return;
 	case S_RESOLVE:
