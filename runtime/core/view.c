@@ -13,9 +13,9 @@
 #include <linux/openat2.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <linux/futex.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,18 +90,29 @@ static void add_mask(struct spawn_plan *p, const char *path)
 /* The user namespace an idmapped system directory is seen through: its uid
  * and gid 0 are the host's 65534 (nobody), and no other id is mapped, so
  * that in the view a file of root's is nobody's and one of any other owner
- * an unmapped id's. Made for each run (a child in a new user namespace, its
- * maps written, the namespace kept by a descriptor, the child then let go):
- * kept for the process, the descriptor would outlive every run. */
-#define IDMAP_STACK 16384
-
-static int write_map(pid_t pid, const char *file, const char *map)
+ * an unmapped id's. Made for each run: kept for the process, the
+ * descriptor would outlive every run.
+ *
+ * A child made in a new user namespace exits at once; its maps are written
+ * and its namespace opened while it is a zombie (its credentials, and so
+ * the namespace, last until it is reaped, at the end of the run). Nothing
+ * waits on it, and its exit costs what a wake-up would. It shares the
+ * memory and the descriptor table (CLONE_VM, CLONE_FILES): no page tables
+ * are copied (a fork of the supervisor cost ~0.3 ms more), and no copy of
+ * the table holds other threads' descriptors (ward serve's concurrent
+ * runs). Its stack is the plan's own (spawn_plan.idmap_stack), already
+ * present; it runs with every signal blocked, so no handler ever runs on
+ * that small stack. */
+static int idmap_child(void *arg)
 {
-	char path[64];
+	return 0;
+}
+
+static int write_map(int dir, const char *file, const char *map)
+{
 	int fd, r;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	r = write(fd, map, strlen(map)) == (ssize_t)strlen(map) ? 0 : -1;
@@ -109,80 +120,36 @@ static int write_map(pid_t pid, const char *file, const char *map)
 	return r;
 }
 
-/* The calling thread on the CPU it is on, for the child to inherit:
- * returns whether it was moved (old then holds where it may run). A child
- * that shares the memory (CLONE_VM) and runs on another CPU leaves that CPU
- * in the mm's mask, and every later TLB flush of the supervisor (the
- * spawn's copy-on-write, each fault after it) then interrupts that CPU:
- * measured ~0.2 ms of a root run in a VM, where such an interrupt is
- * dear. */
-static bool pin_here(cpu_set_t *old)
-{
-	cpu_set_t one;
-	int cpu = sched_getcpu();
-
-	if (cpu < 0 || sched_getaffinity(0, sizeof(*old), old) < 0)
-		return false;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) == 0;
-}
-
-/* The child: in its new user namespace until the parent has the namespace
- * by a descriptor and says go (a flag at the foot of its stack, shared:
- * CLONE_VM). No descriptor of its own to wait on: it shares the parent's
- * table (CLONE_FILES), where a copy of the table would hold the pipes of
- * other threads' runs making theirs at the same moment, each child then
- * waiting for the other's end (ward serve's concurrent commands hung). It
- * makes raw system calls only, on a stack of its own freed once it is
- * reaped; no page tables are copied (a fork of the supervisor cost ~0.3 ms
- * more). */
-static int idmap_child(void *arg)
-{
-	int *go = arg;
-
-	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
-		syscall(SYS_futex, go, FUTEX_WAIT, 0, NULL, NULL, 0);
-	return 0;
-}
-
-static void idmap_go(int *go)
-{
-	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, go, FUTEX_WAKE, 1, NULL, NULL, 0);
-}
-
 static void idmap_make(struct spawn_plan *p)
 {
 	static const char map[] = "0 65534 1\n";
-	char path[64];
-	cpu_set_t where;
-	bool pinned;
-	int *go;
+	char path[32];
+	sigset_t all, old;
 	pid_t pid;
+	int dir;
 
-	p->idmap_stack = malloc(IDMAP_STACK);
-	if (!p->idmap_stack)
-		return;
-	go = p->idmap_stack;
-	*go = 0;
 	/* No exit signal: the host program (libward's caller) never sees this
 	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. It runs
-	 * on this CPU only (pin_here()); the caller's own placement back after. */
-	pinned = pin_here(&where);
-	pid = clone(idmap_child, (char *)p->idmap_stack + IDMAP_STACK,
-		    CLONE_NEWUSER | CLONE_VM | CLONE_FILES | CLONE_PIDFD, go, &p->idmap_pidfd);
-	if (pinned)
-		sched_setaffinity(0, sizeof(where), &where);
+	 * on the setup's CPU (spawn_plan.cpus_pinned): one that shares the
+	 * memory (CLONE_VM) and ran on another CPU would leave that CPU in the
+	 * mm's mask, and every later TLB flush of the supervisor (the spawn's
+	 * copy-on-write, each fault after it) would interrupt it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(idmap_child, p->idmap_stack + sizeof(p->idmap_stack),
+		    CLONE_NEWUSER | CLONE_VM | CLONE_FILES | CLONE_PIDFD, NULL, &p->idmap_pidfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid <= 0) {
-		free(p->idmap_stack);
-		p->idmap_stack = NULL;
+		p->idmap_pidfd = -1;
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	if (write_map(pid, "uid_map", map) == 0 && write_map(pid, "gid_map", map) == 0)
-		p->idmap_ns = open(path, O_RDONLY | O_CLOEXEC);
-	idmap_go(go);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	if (write_map(dir, "uid_map", map) == 0 && write_map(dir, "gid_map", map) == 0)
+		p->idmap_ns = openat(dir, "ns/user", O_RDONLY | O_CLOEXEC);
+	close(dir);
 }
 
 /* A detached recursive copy of the host's dir, idmapped through userns;
@@ -218,8 +185,8 @@ void ward_spawn_plan_view_release(struct spawn_plan *p, bool reap)
 		close(p->idmap_ns);
 		p->idmap_ns = -1;
 	}
-	/* Right after the spawn the child may still be on its way out (its
-	 * exit takes ~1 ms): reaped at the end of the run, off the path. */
+	/* Reaped at the end of the run, off the path; until then the
+	 * namespace lives on in the zombie's credentials too. */
 	if (reap && p->idmap_pidfd >= 0) {
 		siginfo_t si;
 
@@ -228,8 +195,6 @@ void ward_spawn_plan_view_release(struct spawn_plan *p, bool reap)
 			;
 		close(p->idmap_pidfd);
 		p->idmap_pidfd = -1;
-		free(p->idmap_stack);
-		p->idmap_stack = NULL;
 	}
 }
 
@@ -241,7 +206,6 @@ int ward_spawn_plan_view(struct spawn_plan *p, struct ward_error **err)
 	p->view_planned = true;
 	p->proc_ro = geteuid() == 0 && p->cfg->landlock != WARD_LANDLOCK_REQUIRED;
 	p->idmap_ns = p->idmap_pidfd = -1;
-	p->idmap_stack = NULL;
 	p->n_sys = 0;
 	for (i = 0; i < ARRAY_SIZE(sysdirs); i++) {
 		struct spawn_sysdir *d = &p->sys[p->n_sys];

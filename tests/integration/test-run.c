@@ -306,6 +306,53 @@ END_TEST
  * command's timeout would fail the test. The orphan leaves the command's
  * process group and session (setsid): PID 1 reaps every child, not only
  * the command's group. */
+/* The caller's CPU list as /proc/thread-self/status says it ("0-1"). */
+static void cpus_line(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/thread-self/status", "re");
+	char line[256];
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Cpus_allowed_list:", 18) == 0)
+			snprintf(buf, size, "%s", line + 18 + strspn(line + 18, " \t"));
+	if (f)
+		fclose(f);
+	ck_assert_msg(buf[0], "no Cpus_allowed_list in /proc/thread-self/status");
+}
+
+/* ward keeps its own setup on one CPU; the command, in the sandbox or
+ * without one, gets the caller's CPUs back, and so does the caller. */
+START_TEST(test_cpus_given_back)
+{
+	const char *cmd = "grep Cpus_allowed_list /proc/self/status | cut -f2";
+	char before[128], after[128];
+	struct ward_config cfg;
+	struct ward_result res;
+	struct ward_error *err = NULL;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL };
+	char *out;
+
+	cpus_line(before, sizeof(before));
+	out = ok_sh(cmd);
+	ck_assert_str_eq(out, before);
+	free(out);
+	cpus_line(after, sizeof(after));
+	ck_assert_str_eq(after, before);
+
+	ward_config_init(&cfg);
+	ck_assert_int_eq(ward_config_set_workdir(&cfg, workdir, &err), 0);
+	cfg.mode = WARD_SANDBOX_OFF;
+	ck_assert_int_eq(ward_run(&cfg, argv, &res, &err), 0);
+	ck_assert_int_eq(res.exit_code, 0);
+	ck_assert_str_eq(res.output, before);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	cpus_line(after, sizeof(after));
+	ck_assert_str_eq(after, before);
+}
+END_TEST
+
 START_TEST(test_zombies_reaped)
 {
 	/* a deadline of seconds: an orphan init never reaps fails here soon */
@@ -843,6 +890,7 @@ int main(void)
 	tcase_add_test(view, test_extra_mounts);
 	tcase_add_test(view, test_setup_failure_is_precise);
 	tcase_add_test(pid1, test_zombies_reaped);
+	tcase_add_test(pid1, test_cpus_given_back);
 	tcase_add_test(pid1, test_daemon_dies_with_command);
 	tcase_add_checked_fixture(deadline, setup, teardown);
 	tcase_set_timeout(deadline, 10);
