@@ -147,6 +147,13 @@ static void idmap_make(struct spawn_plan *p)
 	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return;
+	/* Still ours, so the directory opened was its: only a reap frees the
+	 * pid for another process, and none but ward's own waits (or another
+	 * thread's wait for clone children, __WALL) reaps this one. */
+	if (syscall(SYS_pidfd_send_signal, p->idmap_pidfd, 0, NULL, 0) < 0) {
+		close(dir);
+		return;
+	}
 	if (write_map(dir, "uid_map", map) == 0 && write_map(dir, "gid_map", map) == 0)
 		p->idmap_ns = openat(dir, "ns/user", O_RDONLY | O_CLOEXEC);
 	close(dir);
