@@ -1414,7 +1414,18 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 
 #define MITM_HEAD_TIMEOUT_NS (30LL * 1000000000)  /* a handshake, a request head */
 #define MITM_IO_TIMEOUT_NS (300LL * 1000000000)   /* silence inside a body or response */
-#define MITM_BUF (64 * 1024)
+#define MITM_BUF (64 * 1024)   /* each buffer, and the largest response head */
+/* A response body past MITM_GROW_AFTER bytes is a download: the server's
+ * buffer grows to MITM_BUF_BIG and the client's plaintext socket's send
+ * buffer to MITM_SNDBUF_BIG (fewer, larger pieces; ward-tls's legs do the
+ * same), for MITM_BIG_MAX connections at once (the host's memory, which no
+ * cgroup of the sandbox's bounds). */
+#define MITM_GROW_AFTER (1 << 20)
+#define MITM_BUF_BIG (256 * 1024)
+#define MITM_SNDBUF_BIG (512 * 1024)
+#define MITM_BIG_MAX 8
+
+static int mitms_big; /* connections grown now, every proxy's (atomic) */
 
 struct mitm {
 	struct mitm *next;
@@ -1435,7 +1446,32 @@ struct mitm {
 	long long started_ns;
 	char *in, *ub;                 /* the client's and the server's unread bytes */
 	size_t in_len, ub_len;
+	size_t ub_cap;                 /* MITM_BUF, or MITM_BUF_BIG once grown */
+	bool big;                      /* grown: counted in mitms_big */
 };
+
+/* A download's bigger buffer (ub empty, the budget allowing). */
+static void mitm_grow(struct mitm *m, uint64_t carried)
+{
+	int sz = MITM_SNDBUF_BIG;
+	char *b;
+
+	if (m->big || carried < MITM_GROW_AFTER || m->ub_len)
+		return;
+	if (__atomic_add_fetch(&mitms_big, 1, __ATOMIC_RELAXED) > MITM_BIG_MAX) {
+		__atomic_sub_fetch(&mitms_big, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	b = realloc(m->ub, MITM_BUF_BIG);
+	if (!b) {
+		__atomic_sub_fetch(&mitms_big, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	m->ub = b;
+	m->ub_cap = MITM_BUF_BIG;
+	m->big = true;
+	setsockopt(m->cl_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+}
 
 /* dst = a then b, cut at size (a record's rule: the deciding rule, then
  * what interception added). */
@@ -1575,7 +1611,7 @@ static int read_response_head(struct mitm *m, bool head_request, struct ward_htt
 
 		if (rc != 0)
 			return rc;
-		if (m->ub_len == MITM_BUF) {
+		if (m->ub_len >= MITM_BUF) {
 			snprintf(reason, size, "response head larger than %d bytes", MITM_BUF);
 			return -1;
 		}
@@ -1624,7 +1660,8 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 			consume(m->ub, &m->ub_len, take);
 			continue;
 		}
-		n = leg_read(m, m->up_fd, m->ub, MITM_BUF, ward_now_ns() + MITM_IO_TIMEOUT_NS);
+		mitm_grow(m, *count);
+		n = leg_read(m, m->up_fd, m->ub, m->ub_cap, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n == 0 && rs->until_close)
 			return true;
 		if (n <= 0)
@@ -2016,6 +2053,8 @@ static void mitm_free(struct mitm *m)
 		close(m->up_fd);
 	free(m->in);
 	free(m->ub);
+	if (m->big)
+		__atomic_sub_fetch(&mitms_big, 1, __ATOMIC_RELAXED);
 	free(m);
 }
 
@@ -2077,6 +2116,7 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 		reply(p, c, 500, "error", "out of memory");
 		return;
 	}
+	m->ub_cap = MITM_BUF;
 	m->p = p;
 	snprintf(m->peer.host, sizeof(m->peer.host), "%s", c->req.host);
 	m->peer.literal = c->req.literal;

@@ -842,6 +842,40 @@ START_TEST(test_tls_drain)
 }
 END_TEST
 
+/* Downloads past the size where the helper's and the proxy's buffers grow
+ * arrive whole, more of them at once than may grow (some grown, some not),
+ * and the connections after them still work. */
+START_TEST(test_downloads_whole)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	run(&cfg,
+	    "cd /tmp\n"
+	    "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do\n"
+	    "  curl -sS https://api.test:8443/big?n=6291456 > d$i &\n"
+	    "done\n"
+	    "wait\n"
+	    "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do\n"
+	    "  echo \"d$i $(wc -c < d$i) $(tr -d x < d$i | wc -c)\"\n"
+	    "done\n"
+	    "echo after $(curl -sS https://api.test:8443/big?n=3 | wc -c)\n",
+	    &res);
+	for (int i = 1; i <= 12; i++) {
+		char line[32];
+
+		snprintf(line, sizeof(line), "d%d 6291456 0\n", i);
+		contains(res.output, line);
+	}
+	contains(res.output, "after 3\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
 /* git clone over HTTPS (smart HTTP through git http-backend), intercepted. */
 START_TEST(test_git_clone)
 {
@@ -1124,6 +1158,7 @@ int main(void)
 	tcase_add_test(tc, test_upstream_verification);
 	tcase_add_test(tc, test_ca_key_out_of_reach);
 	tcase_add_test(tc, test_git_clone);
+	tcase_add_test(tc, test_downloads_whole);
 	tcase_add_test(tc, test_hostile_clients);
 	tcase_add_test(tc, test_rules_over_https);
 	/* alone, for the mutation tier */
