@@ -277,8 +277,10 @@ static void leg_end(struct leg *l)
  * supervisor reads HTTP on both plaintexts and decides the connection's
  * life (a server's end is a response's end for it, still to be relayed to
  * the client). When the supervisor lets go of a leg (a hang-up on its
- * plaintext), what it wrote before still goes out, then close_notify. */
-static void relay(struct leg *legs, size_t n)
+ * plaintext), what it wrote before still goes out, then close_notify.
+ * With until_bulk, also until a leg has carried LEG_GROW_AFTER bytes: true
+ * then, the legs in the middle of their relay, to go on where they are. */
+static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 {
 	for (;;) {
 		struct pollfd pfd[4];
@@ -286,8 +288,11 @@ static void relay(struct leg *legs, size_t n)
 		bool moved = false, live = false;
 		int k;
 
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			moved |= leg_step(&legs[i]);
+			if (until_bulk && legs[i].carried >= LEG_GROW_AFTER)
+				return true;
+		}
 		for (i = 0; i < n; i++) {
 			if (legs[i].dead && !legs[i].ended) {
 				leg_end(&legs[i]);
@@ -296,7 +301,7 @@ static void relay(struct leg *legs, size_t n)
 			live |= !legs[i].dead;
 		}
 		if (!live)
-			return;
+			return false;
 		if (moved)
 			continue;
 		for (i = 0; i < n; i++) {
@@ -314,7 +319,7 @@ static void relay(struct leg *legs, size_t n)
 		}
 		k = poll(pfd, np, IDLE_TIMEOUT_MS);
 		if (k == 0 || (k < 0 && errno != EINTR))
-			return;
+			return false;
 		for (i = 0, np = 0; k > 0 && i < n; i++) {
 			if (legs[i].dead)
 				continue;
@@ -324,6 +329,11 @@ static void relay(struct leg *legs, size_t n)
 			np += 2;
 		}
 	}
+}
+
+static void relay(struct leg *legs, size_t n)
+{
+	relay_until(legs, n, false);
 }
 
 static void *leg_main(void *arg)
@@ -488,14 +498,19 @@ static void *job_main(void *arg)
 
 			leg_init(&legs[0], cl, jb->fds[0], jb->fds[2]);
 			leg_init(&legs[1], up, jb->fds[1], jb->fds[3]);
-			/* a thread per leg: each has its own SSL, and a download's
-			 * decryption (the server's leg) and encryption (the
-			 * client's) overlap on two CPUs */
-			two = st.upstream_ok && pthread_create(&th, NULL, leg_main, &legs[1]) == 0;
-			if (st.upstream_ok && !two)
-				relay(legs, 2);
-			else
+			/* Both legs on this thread while the exchange is small
+			 * (a request and its answer: a thread made for it would
+			 * cost more than it saves); once one is a bulk transfer,
+			 * a thread per leg: each has its own SSL, and a
+			 * download's decryption (the server's leg) and encryption
+			 * (the client's) overlap on two CPUs. */
+			two = false;
+			if (!st.upstream_ok)
 				relay(legs, 1);
+			else if (relay_until(legs, 2, true)) {
+				two = pthread_create(&th, NULL, leg_main, &legs[1]) == 0;
+				relay(legs, two ? 1 : 2);
+			}
 			if (two)
 				pthread_join(th, NULL);
 			leg_free(&legs[0]);
