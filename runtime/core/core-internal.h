@@ -13,7 +13,6 @@
 #define WARD_CORE_INTERNAL_H
 
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -87,16 +86,6 @@ struct spawn_plan {
 	int net_go_fd;
 	uint16_t net_port;
 	const char *ca_bundle; /* TLS interception: bound over the system's CA files, or NULL */
-	/* The setup runs on one CPU: the supervisor pins itself from the plan
-	 * to the spawn (ward_cpu_pin()), and init, its copy, stays there for
-	 * the view. The chain is serial (supervisor, the idmap's child, init),
-	 * and on one CPU none of it waits on another's wake-up or is
-	 * interrupted by another's TLB flush; both are dear in a VM (~0.35 ms
-	 * of CPU a run measured here, though not of its wall time). init gives
-	 * back the caller's CPUs (cpus) before anything of the command runs:
-	 * where the command runs stays the kernel's choice. */
-	bool cpus_pinned;
-	cpu_set_t cpus;
 	bool agent;           /* serve session commands from agent_fd instead of argv */
 	int agent_fd;         /* the session's control socket (core/agent.c) */
 	/* the view */

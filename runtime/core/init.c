@@ -390,8 +390,6 @@ void ward_init_main(const struct spawn_plan *p)
 	}
 	/* Capabilities, no_new_privs, Landlock; then seccomp, last. init lives
 	 * under the same filter: it only waits, kills and exits from here on. */
-	if (p->cpus_pinned)
-		ward_cpu_restore(&p->cpus);
 	if (ward_fences_enter(p->fences, &e) < 0 || ward_fences_seal(p->fences, &e) < 0)
 		die(p, e);
 	if (p->agent)
@@ -446,8 +444,6 @@ void ward_direct_main(const struct spawn_plan *p)
 	int i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (p->cpus_pinned)
-		ward_cpu_restore(&p->cpus);
 	close(p->life_wfd);
 	{
 		struct pollfd pf = { .fd = p->life_fd, .events = POLLIN };

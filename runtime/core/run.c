@@ -132,22 +132,11 @@ struct run_state {
 	struct ward_cgroup cg;
 };
 
-/* The supervisor's own CPUs back, once the setup it pinned is spawned or
- * has failed (spawn_plan.cpus_pinned). */
-static void unpin(struct spawn_plan *p)
-{
-	if (p->cpus_pinned) {
-		ward_cpu_restore(&p->cpus);
-		p->cpus_pinned = false;
-	}
-}
-
 static void state_release(struct run_state *st)
 {
 	int *fds[] = { st->out, st->err, st->report, st->life, st->in };
 	size_t i;
 
-	unpin(&st->plan); /* a setup that failed before its spawn */
 	ward_chain_free(st->chain); /* frees only its own strings, not the env's */
 	ward_spawn_plan_view_release(&st->plan, true);
 
@@ -994,13 +983,11 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		workdir = cwd;
 	}
 
-	st.plan.cpus_pinned = ward_cpu_pin(&st.plan.cpus);
 	if (prepare(&st, cfg, argv, noshell, workdir, &setup_err) < 0 ||
 	    ward_net_start(&st.net, &setup_err) < 0 ||
 	    prepare_limits(&st, cfg, &res->resources, &setup_err) < 0)
 		goto setup_failed;
 	pid = ward_spawn(&st.plan, &st.pidfd, &setup_err);
-	unpin(&st.plan);
 	ward_spawn_plan_view_release(&st.plan, false);
 	if (pid < 0)
 		goto setup_failed;
@@ -1105,7 +1092,6 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 	goto done;
 
 setup_failed:
-	unpin(&st.plan);
 	res->error = setup_err;
 	/* nothing ran: no limit was applied to anything */
 	memset(res->resources.applied, 0, sizeof(res->resources.applied));
@@ -1173,7 +1159,6 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	c.stdin_fd = c.stdout_fd = c.stderr_fd = -1;
 	c.pass_fd = -1;
 	c.forward_signals = false;
-	st.plan.cpus_pinned = ward_cpu_pin(&st.plan.cpus);
 	if (prepare(&st, &c, argv, NULL, cfg->workdir, err) < 0)
 		goto out;
 	/* The rlimits, and one cgroup for the whole sandbox: the session's
@@ -1194,7 +1179,6 @@ int ward_run_start_agent(const struct ward_config *cfg, int ctl_fd, struct agent
 	st.plan.agent = true;
 	st.plan.agent_fd = ctl_fd;
 	a->pid = ward_spawn(&st.plan, &st.pidfd, err);
-	unpin(&st.plan);
 	ward_spawn_plan_view_release(&st.plan, false);
 	if (a->pid < 0)
 		goto out;

@@ -321,8 +321,9 @@ static void cpus_line(char *buf, size_t size)
 	ck_assert_msg(buf[0], "no Cpus_allowed_list in /proc/thread-self/status");
 }
 
-/* ward keeps its own setup on one CPU; the command, in the sandbox or
- * without one, gets the caller's CPUs back, and so does the caller. */
+/* ward pins itself to one CPU for a moment of its setup (the idmap's child,
+ * run by root); the command, in the sandbox or without one, runs on the
+ * caller's CPUs, and the caller keeps them. */
 START_TEST(test_cpus_given_back)
 {
 	const char *cmd = "grep Cpus_allowed_list /proc/self/status | cut -f2";
