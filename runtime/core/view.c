@@ -120,6 +120,20 @@ static int write_map(int dir, const char *file, const char *map)
 	return r;
 }
 
+/* The calling thread on the CPU it is on, for the child to inherit:
+ * returns whether it was moved (old then holds where it may run). */
+static bool pin_here(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*old), old) < 0)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
 static void idmap_make(struct spawn_plan *p)
 {
 	static const char map[] = "0 65534 1\n";
@@ -132,7 +146,7 @@ static void idmap_make(struct spawn_plan *p)
 
 	/* No exit signal: the host program (libward's caller) never sees this
 	 * child in its SIGCHLD or wait(); ward reaps it by its pidfd. It runs
-	 * on this CPU only (ward_cpu_pin()): one that shares the memory
+	 * on this CPU only (pin_here()): one that shares the memory
 	 * (CLONE_VM) and ran on another CPU would leave that CPU in the mm's
 	 * mask, and every later TLB flush of the supervisor (the spawn's
 	 * copy-on-write, each fault after it) would interrupt it (~0.2 ms of a
@@ -141,11 +155,11 @@ static void idmap_make(struct spawn_plan *p)
 	 * command then waited for this CPU with the other idle). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pinned = ward_cpu_pin(&where);
+	pinned = pin_here(&where);
 	pid = clone(idmap_child, p->idmap_stack + sizeof(p->idmap_stack),
 		    CLONE_NEWUSER | CLONE_VM | CLONE_FILES | CLONE_PIDFD, NULL, &p->idmap_pidfd);
 	if (pinned)
-		ward_cpu_restore(&where);
+		sched_setaffinity(0, sizeof(where), &where);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid <= 0) {
 		p->idmap_pidfd = -1;

@@ -97,8 +97,7 @@ static void leg_grow(struct leg *l)
 		return;
 	if (__atomic_add_fetch(&legs_big, 1, __ATOMIC_RELAXED) > LEG_BIG_MAX) {
 		__atomic_sub_fetch(&legs_big, 1, __ATOMIC_RELAXED);
-		l->carried = 0; /* asked again after as many bytes more */
-		return;
+		return; /* asked again at the next step */
 	}
 	a = malloc(LEG_BUF_BIG);
 	b = malloc(LEG_BUF_BIG);
@@ -106,7 +105,6 @@ static void leg_grow(struct leg *l)
 		free(a);
 		free(b);
 		__atomic_sub_fetch(&legs_big, 1, __ATOMIC_RELAXED);
-		l->carried = 0;
 		return;
 	}
 	l->to_plain = a;

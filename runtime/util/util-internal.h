@@ -4,7 +4,6 @@
 #define WARD_UTIL_INTERNAL_H
 
 #include <errno.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,11 +83,6 @@ struct ward_self_stat {
  * it takes the parent's kept copy, whose layout it shares (a copy of the
  * same memory, no execve since), and reads only when there is none. */
 int ward_self_stat(struct ward_self_stat *out, bool layout_only);
-
-/* The calling thread kept on the CPU it is on: returns whether it was
- * (old then holds the mask to give back with ward_cpu_restore()). */
-bool ward_cpu_pin(cpu_set_t *old);
-void ward_cpu_restore(const cpu_set_t *old);
 
 /* Write a string to a file (open O_WRONLY, one write). Returns 0 or -1. */
 int ward_write_file(const char *path, const char *s);

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <stdio.h>
@@ -308,21 +307,4 @@ int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath)
 	if (fd < 0 && errno == ENOSYS)
 		return open_walk(dirfd, path, flags, beneath);
 	return fd;
-}
-
-bool ward_cpu_pin(cpu_set_t *old)
-{
-	cpu_set_t one;
-	int cpu = sched_getcpu();
-
-	if (cpu < 0 || sched_getaffinity(0, sizeof(*old), old) < 0)
-		return false;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) == 0;
-}
-
-void ward_cpu_restore(const cpu_set_t *old)
-{
-	sched_setaffinity(0, sizeof(*old), old);
 }
