@@ -142,7 +142,7 @@ $(B)/runtime/cli/mcp.o: runtime/cli/mcp-tools.json
 EMBED_SRCS := filters/seccomp/gen/embed.c filters/seccomp/compile.c filters/seccomp/profile.c \
 	      runtime/util/error.c runtime/util/hostpath.c runtime/util/util.c
 $(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp/seccomp-internal.h \
-			   $(wildcard filters/seccomp/*.profile)
+			   $(wildcard filters/seccomp/*.profile) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWARD_SECCOMP_NO_BUILTIN -o $@ $(EMBED_SRCS) $(LDLIBS)
 
@@ -157,7 +157,7 @@ $(B)/gen/seccomp-builtin.o: $(B)/gen/seccomp-builtin.c
 RULES_EMBED_SRCS := filters/validate/gen/embed.c filters/validate/rules.c filters/validate/relit.c \
 		    runtime/util/error.c runtime/util/util.c
 $(B)/gen/rules-embed: $(RULES_EMBED_SRCS) $(HEADERS) filters/validate/validate-internal.h \
-		      filters/validate/validators.rules
+		      filters/validate/validators.rules | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWARD_RULES_NO_BUILTIN -o $@ $(RULES_EMBED_SRCS) $(LDLIBS)
 
@@ -223,7 +223,7 @@ $(B)/ward.pc: packaging/ward.pc.in Makefile
 
 # ---- tests ----------------------------------------------------------------
 
-$(HARNESS): tests/harness.c tests/harness.h
+$(HARNESS): tests/harness.c tests/harness.h | deps-test
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
@@ -240,17 +240,17 @@ TEST_STATIC_LIBS := -lsubunit -lm -lrt
 HELPER_STATIC    := -static
 endif
 
-$(UNIT_BINS): $(B)/tests/unit/%: tests/unit/%.c $(TEST_DEPS)
+$(UNIT_BINS): $(B)/tests/unit/%: tests/unit/%.c $(TEST_DEPS) | deps-test
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
-$(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS)
+$(INTG_BINS): $(B)/tests/integration/%: tests/integration/%.c $(TEST_DEPS) | deps-test
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
 # The escape tier: hostile probes, each trying one way out of the sandbox or
 # one abuse of ward's host-side work; run like the integration tests.
-$(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS)
+$(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS) | deps-test
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
@@ -258,7 +258,7 @@ $(ESC_BINS): $(B)/tests/escape/%: tests/escape/%.c $(TEST_DEPS)
 # engine-seccomp installs a libseccomp filter of its own
 HELPER_LIBS_engine-seccomp := -lseccomp
 
-$(B)/tests/helpers/%: tests/helpers/%.c
+$(B)/tests/helpers/%: tests/helpers/%.c | deps-test
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Iinclude $(HELPER_STATIC) -o $@ $< $(HELPER_LIBS_$*)
 
@@ -298,7 +298,7 @@ test-mutants: check
 # The parser's libFuzzer target: the pure sources only, built with clang.
 # `make fuzz` builds it and runs it for FUZZ_TIME seconds over a copy of the
 # seed corpus in tests/fuzz/shparse (new inputs stay in the build tree).
-$(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS)
+$(FUZZ_BIN): $(FUZZ_SRCS) $(HEADERS) | deps-test
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -I. \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <seccomp.h>
 
@@ -52,6 +53,10 @@
 #define LEG_BUF_BIG (256 * 1024)
 #define LEG_SNDBUF_BIG (512 * 1024)
 #define LEG_BIG_MAX 8
+/* Records written to a peer go out through a buffer (set_bios()): one write
+ * for many records, not one each (a record is at most 16 KiB, and each write
+ * of a TCP socket wakes its reader). LEG_BUF while small, LEG_BUF_BIG once
+ * grown. */
 
 static int legs_big; /* legs grown now (atomic) */
 
@@ -93,7 +98,8 @@ static void leg_grow(struct leg *l)
 	int sz = LEG_SNDBUF_BIG;
 	char *a, *b;
 
-	if (l->big || l->carried < LEG_GROW_AFTER || l->tp_len || l->tt_len)
+	if (l->big || l->carried < LEG_GROW_AFTER || l->tp_len || l->tt_len ||
+	    BIO_wpending(SSL_get_wbio(l->ssl)) > 0)
 		return;
 	if (__atomic_add_fetch(&legs_big, 1, __ATOMIC_RELAXED) > LEG_BIG_MAX) {
 		__atomic_sub_fetch(&legs_big, 1, __ATOMIC_RELAXED);
@@ -112,6 +118,8 @@ static void leg_grow(struct leg *l)
 	l->cap = LEG_BUF_BIG;
 	l->big = true;
 	setsockopt(l->plain, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	/* empty (above): a new buffer loses nothing */
+	BIO_set_write_buffer_size(SSL_get_wbio(l->ssl), LEG_BUF_BIG);
 }
 
 static void leg_free(struct leg *l)
@@ -149,6 +157,25 @@ static short want(SSL *s, int rc)
 	default:
 		return 0;
 	}
+}
+
+/* The records in the write buffer out to the peer: true when none is left
+ * (or the peer is gone: nothing more will go), else the leg waits for
+ * room (POLLOUT). */
+static bool leg_flush(struct leg *l)
+{
+	BIO *w = SSL_get_wbio(l->ssl);
+
+	if (BIO_wpending(w) <= 0)
+		return true;
+	if (BIO_flush(w) == 1)
+		return true;
+	if (BIO_should_retry(w)) {
+		l->net_ev |= POLLOUT;
+		return false;
+	}
+	l->dead = true;
+	return true;
 }
 
 /* One pass over a leg: move what can move without blocking. Returns whether
@@ -244,15 +271,24 @@ static bool leg_step(struct leg *l)
 			return true;
 		}
 	}
+	/* what SSL_write (or SSL_read: an alert, a key update) left in the
+	 * buffer goes out before the leg waits */
+	if (!leg_flush(l) || l->dead)
+		return moved || l->dead;
 	if (l->plain_eof && !l->tt_len && !l->tls_shut) {
-		/* close_notify, retried until it is out (or the peer is gone) */
+		/* close_notify, retried until it is out (or the peer is gone),
+		 * and the buffer empty before the end of the stream */
 		ERR_clear_error();
 		k = SSL_shutdown(l->ssl);
 		if (k < 0 && want(l->ssl, k)) {
 			l->net_ev |= want(l->ssl, k);
-		} else {
+		} else if (leg_flush(l)) {
 			shutdown(l->net, SHUT_WR);
 			l->tls_shut = moved = true;
+		} else {
+			/* the buffer went out in part: the next step writes
+			 * the rest, SSL_shutdown() again is a no-op */
+			moved = true;
 		}
 	}
 	if (l->tls_shut && l->plain_shut)
@@ -440,6 +476,24 @@ static void handshake(SSL *up, int up_fd, SSL *cl, int cl_fd, struct ward_tls_pe
 			 j->host, j->port, u.why);
 }
 
+/* fd as the SSL's transport: read straight from (records read ahead,
+ * runtime/tls/tls.c), written through a buffer (LEG_BUF; see above) that
+ * the handshake's flights and each step flush. */
+static bool set_bios(SSL *s, int fd)
+{
+	BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE), *buf = BIO_new(BIO_f_buffer());
+
+	if (!sock || !buf || BIO_set_write_buffer_size(buf, LEG_BUF) != 1) {
+		BIO_free(sock);
+		BIO_free(buf);
+		return false;
+	}
+	BIO_push(buf, sock);
+	BIO_up_ref(sock); /* held by the SSL twice: its rbio, and under its wbio */
+	SSL_set_bio(s, sock, buf);
+	return true;
+}
+
 static void *job_main(void *arg)
 {
 	struct job *jb = arg;
@@ -456,12 +510,12 @@ static void *job_main(void *arg)
 	snprintf(peer.host, sizeof(peer.host), "%s", j->host);
 	peer.literal = j->literal;
 	up = ward_tls_client(tls, j->host, j->literal);
-	if (up && SSL_set_fd(up, jb->fds[1]) != 1) {
+	if (up && !set_bios(up, jb->fds[1])) {
 		SSL_free(up);
 		up = NULL;
 	}
 	cl = ward_tls_server(tls, &peer);
-	if (!cl || SSL_set_fd(cl, jb->fds[0]) != 1) {
+	if (!cl || !set_bios(cl, jb->fds[0])) {
 		snprintf(st.client_reason, sizeof(st.client_reason), "out of memory");
 		snprintf(st.upstream_reason, sizeof(st.upstream_reason), "out of memory");
 	} else {
