@@ -184,7 +184,7 @@ const char *ward_proxy_ca_pem(const struct ward_proxy *p);
  * helper and every connection it relays. */
 
 #define WARD_TLS_HELPER_NAME "ward-tls"
-#define WARD_TLS_PROTOCOL 0x77746c01u /* "wtl" 1: both programs from one build */
+#define WARD_TLS_PROTOCOL 0x77746c02u /* "wtl" 2: both programs from one build */
 #define WARD_TLS_REASON_MAX 232
 
 struct ward_tls_hello {
@@ -200,6 +200,42 @@ struct ward_tls_job {
 	uint16_t port;
 	uint8_t literal;   /* host is an IP literal */
 	char host[256];
+};
+
+/* Passing a body. A job's fifth descriptor is one end of a SOCK_SEQPACKET
+ * pair whose other end the supervisor's thread for the connection keeps.
+ * For a long response body framed by its length, the supervisor may ask
+ * the helper to carry it from the server's leg to the client's itself,
+ * decrypted and encrypted again without the plaintext sockets: the bytes
+ * a rule would look at (the request, the response's head) still all go
+ * through the supervisor; a body's bytes it only counted.
+ *
+ *   supervisor: WARD_TLS_PASS    a = bytes it has read of the server's
+ *                                plaintext, b = bytes it has written to
+ *                                the client's, len = body bytes to come
+ *   helper:     WARD_TLS_PASS_DRAIN   a = how many of them the server's
+ *                                plaintext holds already: the supervisor
+ *                                relays those itself, the helper the rest
+ *               WARD_TLS_PASS_REFUSE  (more than the body is there, or no
+ *                                ring to be had): the supervisor relays
+ *                                the body as before
+ *   helper:     WARD_TLS_PASS_DONE    a = bytes it passed, ok = all of them
+ *
+ * The helper's client leg sends the supervisor's plaintext up to b plus
+ * the drained count, then the passed bytes, then the supervisor's again.
+ * The supervisor asks nothing else until DONE; the pair's end (either
+ * side's) ends the connection. */
+enum {
+	WARD_TLS_PASS = 1,
+	WARD_TLS_PASS_DRAIN,
+	WARD_TLS_PASS_REFUSE,
+	WARD_TLS_PASS_DONE,
+};
+
+struct ward_tls_pass {
+	uint32_t kind;
+	uint32_t ok;
+	uint64_t a, b, len;
 };
 
 struct ward_tls_status {
@@ -226,10 +262,12 @@ const char *ward_tlshelper_ca_pem(const struct ward_tlshelper *h);
 
 /* Hand one connection over: cl_fd and up_fd are sent (the caller still
  * closes its copies); *cl_plain and *up_plain are the caller's ends of the
- * plaintext, blocking, close-on-exec. Returns 0, or -errno (the helper is
- * gone: EPIPE). Any thread. */
+ * plaintext, *pass its end of the pass socket (see "Passing a body"), all
+ * blocking, close-on-exec. Returns 0, or -errno (the helper is gone:
+ * EPIPE). Any thread. */
 int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal,
-			uint16_t port, int cl_fd, int up_fd, int *cl_plain, int *up_plain);
+			uint16_t port, int cl_fd, int up_fd, int *cl_plain, int *up_plain,
+			int *pass);
 
 /* Read the status the helper writes first on up_plain, by deadline
  * (monotonic ns). 0, or -1 (the helper went away, or a timeout). */

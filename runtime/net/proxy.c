@@ -16,8 +16,10 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netdb.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1424,6 +1426,9 @@ static void on_upstream(struct ward_proxy *p, struct conn *c, uint32_t ev)
 #define MITM_BUF_BIG (256 * 1024)
 #define MITM_SNDBUF_BIG (512 * 1024)
 #define MITM_BIG_MAX 8
+/* A body framed by its length with at least this much to come is passed
+ * by ward-tls itself (pass_body()). */
+#define MITM_PASS_MIN (1 << 20)
 
 static int mitms_big; /* connections grown now, every proxy's (atomic) */
 
@@ -1432,6 +1437,8 @@ struct mitm {
 	struct ward_proxy *p;
 	pthread_t th;
 	int cl_fd, up_fd;              /* the plaintext, from ward-tls */
+	int pass_fd;                   /* the job's pass socket (see pass_body()) */
+	uint64_t up_read, cl_written;  /* bytes read from up_fd, written to cl_fd */
 	int done;                      /* the thread has finished (atomic) */
 	bool stopping;                 /* ward_proxy_finish() shut the sockets */
 	bool linger;                   /* the proxy answered an error: see mitm_main() */
@@ -1521,6 +1528,8 @@ static ssize_t leg_read(struct mitm *m, int fd, char *b, size_t n, long long dea
 	do
 		k = read(fd, b, n);
 	while (k < 0 && errno == EINTR);
+	if (k > 0 && fd == m->up_fd)
+		m->up_read += (uint64_t)k;
 	if (k >= 0)
 		return k;
 	if (errno == EAGAIN)
@@ -1531,7 +1540,71 @@ static ssize_t leg_read(struct mitm *m, int fd, char *b, size_t n, long long dea
 static bool leg_write(struct mitm *m, int fd, const char *b, size_t n, long long deadline)
 {
 	renew_timeout(m, fd, deadline);
-	return ward_write_all(fd, b, n) == 0;
+	if (ward_write_all(fd, b, n) < 0)
+		return false;
+	if (fd == m->cl_fd)
+		m->cl_written += n;
+	return true;
+}
+
+/* ward-tls's answer on the pass socket, by deadline (0: none). 0, or -1:
+ * the helper went away (the connection with it), or said what it may not. */
+static int pass_answer(struct mitm *m, struct ward_tls_pass *r, long long deadline)
+{
+	for (;;) {
+		struct pollfd pf = { .fd = m->pass_fd, .events = POLLIN };
+		long long ms = deadline ? (deadline - ward_now_ns()) / 1000000 : -1;
+		ssize_t n;
+
+		if (deadline && ms < 0)
+			return -1;
+		if (poll(&pf, 1, ms > INT_MAX ? INT_MAX : (int)ms) < 0 && errno != EINTR)
+			return -1;
+		n = recv(m->pass_fd, r, sizeof(*r), MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(*r))
+			return 0;
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return -1;
+	}
+}
+
+/* The rest of a long body framed by its length, passed by ward-tls from
+ * the server's leg to the client's without coming through here (see
+ * net-internal.h, "Passing a body"): only counted. 1 when it went whole, 0
+ * when ward-tls would not (relayed here then, as before), -1 when the
+ * connection ends. *left and *count follow what went. */
+static int pass_body(struct mitm *m, uint64_t *left, uint64_t *count)
+{
+	struct ward_tls_pass q = { .kind = WARD_TLS_PASS, .a = m->up_read, .b = m->cl_written,
+				   .len = *left },
+			     r;
+
+	if (send(m->pass_fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
+	    pass_answer(m, &r, ward_now_ns() + MITM_HEAD_TIMEOUT_NS) < 0)
+		return -1;
+	if (r.kind == WARD_TLS_PASS_REFUSE)
+		return 0;
+	if (r.kind != WARD_TLS_PASS_DRAIN || r.a > *left)
+		return -1;
+	/* what the server's plaintext holds already is ours to relay */
+	for (uint64_t k = r.a; k;) {
+		ssize_t n = leg_read(m, m->up_fd, m->ub, k < m->ub_cap ? (size_t)k : m->ub_cap,
+				     ward_now_ns() + MITM_IO_TIMEOUT_NS);
+
+		if (n <= 0 ||
+		    !leg_write(m, m->cl_fd, m->ub, (size_t)n, ward_now_ns() + MITM_IO_TIMEOUT_NS))
+			return -1;
+		k -= (uint64_t)n;
+		*left -= (uint64_t)n;
+		*count += (uint64_t)n;
+	}
+	/* then the helper's part: no deadline here (its legs have theirs,
+	 * and its end of the pair closes with the connection) */
+	if (pass_answer(m, &r, 0) < 0 || r.kind != WARD_TLS_PASS_DONE || r.a > *left)
+		return -1;
+	*left -= r.a;
+	*count += r.a;
+	return r.ok && *left == 0 ? 1 : -1;
 }
 
 /* The proxy's own answer inside the TLS connection; the connection ends
@@ -1633,7 +1706,7 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 {
 	struct ward_chunked ch = { 0 };
 	uint64_t left = rs->length;
-	bool done = !rs->chunked && !rs->until_close && left == 0;
+	bool done = !rs->chunked && !rs->until_close && left == 0, asked = false;
 
 	while (!done) {
 		size_t take;
@@ -1661,6 +1734,13 @@ static bool relay_response_body(struct mitm *m, const struct ward_http_response 
 			continue;
 		}
 		mitm_grow(m, *count);
+		if (!rs->chunked && !rs->until_close && left >= MITM_PASS_MIN && !asked) {
+			int r = pass_body(m, &left, count);
+
+			if (r != 0)
+				return r > 0;
+			asked = true; /* refused: this body comes through here */
+		}
 		n = leg_read(m, m->up_fd, m->ub, m->ub_cap, ward_now_ns() + MITM_IO_TIMEOUT_NS);
 		if (n == 0 && rs->until_close)
 			return true;
@@ -2051,6 +2131,8 @@ static void mitm_free(struct mitm *m)
 		close(m->cl_fd);
 	if (m->up_fd >= 0)
 		close(m->up_fd);
+	if (m->pass_fd >= 0)
+		close(m->pass_fd);
 	free(m->in);
 	free(m->ub);
 	if (m->big)
@@ -2070,6 +2152,7 @@ static void mitm_reap(struct ward_proxy *p, bool all)
 			__atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
 			shutdown(m->cl_fd, SHUT_RDWR);
 			shutdown(m->up_fd, SHUT_RDWR);
+			shutdown(m->pass_fd, SHUT_RDWR); /* a thread waiting on a pass */
 		}
 		if (!all && !__atomic_load_n(&m->done, __ATOMIC_ACQUIRE)) {
 			at = &m->next;
@@ -2138,7 +2221,7 @@ static void mitm_start(struct ward_proxy *p, struct conn *c)
 		setsockopt(c->cl.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		rc = ward_tlshelper_hand(p->tls, m->peer.host, m->peer.literal, m->port, c->cl.fd,
-					 c->up.fd, &m->cl_fd, &m->up_fd);
+					 c->up.fd, &m->cl_fd, &m->up_fd, &m->pass_fd);
 		if (rc < 0) {
 			char why[128];
 

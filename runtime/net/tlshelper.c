@@ -260,17 +260,19 @@ const char *ward_tlshelper_ca_pem(const struct ward_tlshelper *h)
 }
 
 int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal,
-			uint16_t port, int cl_fd, int up_fd, int *cl_plain, int *up_plain)
+			uint16_t port, int cl_fd, int up_fd, int *cl_plain, int *up_plain,
+			int *pass)
 {
 	struct ward_tls_job j = { .protocol = WARD_TLS_PROTOCOL, .port = port,
 				  .literal = literal };
-	int cp[2] = { -1, -1 }, upp[2] = { -1, -1 }, fds[4];
+	int cp[2] = { -1, -1 }, upp[2] = { -1, -1 }, pp[2] = { -1, -1 }, fds[5];
 	ssize_t n;
 	int e;
 
 	snprintf(j.host, sizeof(j.host), "%s", host);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cp) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, upp) < 0) {
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, upp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pp) < 0) {
 		e = -errno;
 		goto fail;
 	}
@@ -278,17 +280,20 @@ int ward_tlshelper_hand(struct ward_tlshelper *h, const char *host, bool literal
 	fds[1] = up_fd;
 	fds[2] = cp[1];
 	fds[3] = upp[1];
+	fds[4] = pp[1];
 	/* never blocking the proxy's loop: a helper that stopped taking jobs
 	 * is as good as gone */
-	n = ward_send_fds(h->ctl, &j, sizeof(j), fds, 4, MSG_DONTWAIT);
+	n = ward_send_fds(h->ctl, &j, sizeof(j), fds, 5, MSG_DONTWAIT);
 	if (n != (ssize_t)sizeof(j)) {
 		e = n < 0 ? -errno : -EPIPE;
 		goto fail;
 	}
 	close(cp[1]);
 	close(upp[1]);
+	close(pp[1]);
 	*cl_plain = cp[0];
 	*up_plain = upp[0];
+	*pass = pp[0];
 	return 0;
 fail:
 	if (cp[0] >= 0) {
@@ -298,6 +303,10 @@ fail:
 	if (upp[0] >= 0) {
 		close(upp[0]);
 		close(upp[1]);
+	}
+	if (pp[0] >= 0) {
+		close(pp[0]);
+		close(pp[1]);
 	}
 	return e;
 }

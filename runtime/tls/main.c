@@ -14,12 +14,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -78,8 +80,368 @@ struct leg {
 	uint64_t carried;            /* bytes moved, both ways */
 	bool big;                    /* grown: counted in legs_big */
 	size_t tp_off, tp_len, tt_off, tt_len;
+	uint64_t plain_out, plain_in; /* bytes written to the supervisor, read from it */
+	struct pass *pass;           /* the job's body pass (both legs share it) */
+	bool server;                 /* the server's leg: it takes the supervisor's requests */
+	bool ctl_ready;              /* the pass socket was readable at the last poll */
+	bool tt_ring;                /* tt_len's bytes are the pass ring's, at its head */
+	int pass_wait;               /* an eventfd the last step waits on, or -1 */
 	char small[2][LEG_BUF];
 };
+
+/* ---- a body passed inside the helper ----
+ *
+ * A long response body need not go through the supervisor: it asks (on the
+ * job's fifth descriptor, net-internal.h "Passing a body") and the server's
+ * leg then decrypts the body's bytes into a ring the client's leg encrypts
+ * from, with no plaintext socket, no copy through the supervisor, and no
+ * wake-up of it per piece. The supervisor relays what its plaintext already
+ * holds (the helper says how much), and the client's leg sends what the
+ * supervisor wrote before it, then the ring's bytes, then the supervisor's
+ * again: the order on the client's side is the order of the server's. One
+ * producer (the server's leg), one consumer (the client's), each on its own
+ * thread or both on the job's: the ring's indices under a mutex, and a
+ * wake-up (an eventfd) only for a side that said it waits. */
+#define PASS_RING (512 * 1024)
+#define PASS_MAX 8 /* rings at once, the helper's (the host's memory, as LEG_BIG_MAX) */
+#define PASS_SIGNAL (64 * 1024) /* the reader woken every this many bytes at most */
+
+static int passes; /* rings allocated now (atomic) */
+
+static short want(SSL *s, int rc);
+
+struct pass {
+	pthread_mutex_t mu;
+	int ctl;                /* the job's pass socket */
+	int ev_data, ev_room;   /* eventfds: bytes for the client's leg; room for the server's */
+	char *ring;             /* PASS_RING bytes, made at the first pass, freed with the job */
+	/* under mu */
+	bool active;            /* a body is passing */
+	bool aborted;           /* the supervisor let go or broke the protocol: both legs end */
+	bool s_short;           /* the server's leg ended before the body did */
+	bool c_gone;            /* the client's leg ended during a pass */
+	bool data_waits, room_waits;
+	size_t head, len;       /* the bytes in the ring */
+	uint64_t b_target;      /* the client's leg reads the supervisor's plaintext up to here first */
+	uint64_t c_left;        /* bytes the client's leg still writes from the ring */
+	/* the server's leg's own */
+	uint64_t s_left;        /* body bytes still to decrypt into the ring */
+	bool ctl_eof;
+	/* the client's leg's own */
+	uint64_t passed;
+};
+
+static void pass_signal(int ev)
+{
+	uint64_t one = 1;
+
+	if (write(ev, &one, sizeof(one)) < 0) {
+		/* a counter that is full is a wake-up already pending */
+	}
+}
+
+static void pass_drain_signal(int ev)
+{
+	uint64_t v;
+
+	if (read(ev, &v, sizeof(v)) < 0) {
+		/* nothing pending (EAGAIN) */
+	}
+}
+
+/* Both legs end: the supervisor is gone, or asked what it may not. */
+static void pass_abort(struct pass *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->aborted = true;
+	pthread_mutex_unlock(&p->mu);
+	pass_signal(p->ev_data);
+	pass_signal(p->ev_room);
+}
+
+static bool pass_active(struct pass *p)
+{
+	bool a;
+
+	pthread_mutex_lock(&p->mu);
+	a = p->active;
+	pthread_mutex_unlock(&p->mu);
+	return a;
+}
+
+static bool pass_aborted(struct pass *p)
+{
+	bool a;
+
+	pthread_mutex_lock(&p->mu);
+	a = p->aborted;
+	pthread_mutex_unlock(&p->mu);
+	return a;
+}
+
+/* The client's leg has written the body, or cannot: the supervisor told. */
+static void pass_done(struct pass *p, bool whole)
+{
+	struct ward_tls_pass r = { .kind = WARD_TLS_PASS_DONE, .ok = whole, .a = p->passed };
+
+	pthread_mutex_lock(&p->mu);
+	p->active = false;
+	pthread_mutex_unlock(&p->mu);
+	if (send(p->ctl, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(r))
+		pass_abort(p);
+}
+
+/* The job's pass: false (no pass for this job, the supervisor's requests
+ * refused by its socket's end) without the eventfds. */
+static bool pass_init(struct pass *p, int ctl)
+{
+	memset(p, 0, sizeof(*p));
+	p->ctl = ctl;
+	p->ev_data = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->ev_room = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->ev_data < 0 || p->ev_room < 0 || pthread_mutex_init(&p->mu, NULL) != 0) {
+		if (p->ev_data >= 0)
+			close(p->ev_data);
+		if (p->ev_room >= 0)
+			close(p->ev_room);
+		p->ev_data = p->ev_room = -1;
+		p->ctl = -1;
+		return false;
+	}
+	return true;
+}
+
+static void pass_free(struct pass *p)
+{
+	if (p->ctl < 0)
+		return;
+	close(p->ev_data);
+	close(p->ev_room);
+	pthread_mutex_destroy(&p->mu);
+	if (p->ring) {
+		free(p->ring);
+		__atomic_sub_fetch(&passes, 1, __ATOMIC_RELAXED);
+	}
+	p->ctl = -1;
+}
+
+/* The server's leg: the supervisor's request, on a readable pass socket. A
+ * body passes when what the supervisor has not read of this leg's
+ * plaintext is all body (else it relays the body itself, as before) and a
+ * ring can be had. */
+static void pass_request(struct leg *l)
+{
+	struct pass *p = l->pass;
+	struct ward_tls_pass q, r = { .kind = WARD_TLS_PASS_REFUSE };
+	ssize_t n = recv(p->ctl, &q, sizeof(q), MSG_DONTWAIT);
+	uint64_t k, take = 0;
+	bool active;
+
+	l->ctl_ready = false;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	pthread_mutex_lock(&p->mu);
+	active = p->active;
+	pthread_mutex_unlock(&p->mu);
+	if (n <= 0) {
+		/* the supervisor is done with the connection: the legs end
+		 * as they do (what it wrote still goes out, close_notify)
+		 * unless a body is passing, which nobody waits for now */
+		p->ctl_eof = true;
+		if (active)
+			pass_abort(p);
+		return;
+	}
+	if (n != (ssize_t)sizeof(q) || q.kind != WARD_TLS_PASS || active || q.a > l->plain_out ||
+	    l->tls_eof || l->ending) {
+		/* not what it may ask (or this leg is at its end): refused
+		 * by ending the connection */
+		pass_abort(p);
+		return;
+	}
+	k = l->plain_out - q.a; /* in the plaintext still: the supervisor's to relay */
+	if (k <= q.len && !p->ring) {
+		/* the ring, kept for the job's later bodies once made */
+		if (__atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED) > PASS_MAX ||
+		    !(p->ring = malloc(PASS_RING)))
+			__atomic_sub_fetch(&passes, 1, __ATOMIC_RELAXED);
+	}
+	if (k <= q.len && p->ring) {
+		/* what this leg decrypted and has not handed over yet is the
+		 * body's next part */
+		p->s_left = q.len - k;
+		take = l->tp_len < p->s_left ? l->tp_len : p->s_left;
+		memcpy(p->ring, l->to_plain + l->tp_off, take);
+		l->tp_off += take;
+		l->tp_len -= take;
+		p->s_left -= take;
+		pthread_mutex_lock(&p->mu);
+		p->active = true;
+		p->s_short = p->c_gone = p->data_waits = p->room_waits = false;
+		p->head = 0;
+		p->len = take;
+		p->b_target = q.b + k;
+		p->c_left = q.len - k;
+		p->passed = 0;
+		pthread_mutex_unlock(&p->mu);
+		r.kind = WARD_TLS_PASS_DRAIN;
+		r.a = k;
+	}
+	if (send(p->ctl, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(r)) {
+		pass_abort(p);
+		return;
+	}
+	if (take)
+		pass_signal(p->ev_data);
+}
+
+/* The server's leg while a body passes: its records decrypted into the
+ * ring, until the body is in or the ring full. Returns whether any moved. */
+static bool pass_fill(struct leg *l)
+{
+	struct pass *p = l->pass;
+	size_t unsignalled = 0;
+	bool moved = false, wake = false;
+
+	while (p->s_left) {
+		size_t head, len, at, room;
+		bool gone;
+		int k;
+
+		pthread_mutex_lock(&p->mu);
+		head = p->head;
+		len = p->len;
+		gone = p->c_gone;
+		if (len == PASS_RING)
+			p->room_waits = true;
+		pthread_mutex_unlock(&p->mu);
+		if (gone) {
+			/* the client's leg went away: the supervisor ends the
+			 * connection when it hears */
+			p->s_left = 0;
+			break;
+		}
+		if (len == PASS_RING) {
+			l->pass_wait = p->ev_room;
+			break;
+		}
+		at = (head + len) % PASS_RING;
+		room = PASS_RING - len < PASS_RING - at ? PASS_RING - len : PASS_RING - at;
+		if (room > p->s_left)
+			room = (size_t)p->s_left;
+		if (room > INT_MAX)
+			room = INT_MAX;
+		ERR_clear_error();
+		k = SSL_read(l->ssl, p->ring + at, (int)room);
+		if (k > 0) {
+			pthread_mutex_lock(&p->mu);
+			p->len += (size_t)k;
+			unsignalled += (size_t)k;
+			if (p->data_waits && (unsignalled >= PASS_SIGNAL || p->len == PASS_RING ||
+					      (size_t)k == p->s_left)) {
+				p->data_waits = false;
+				wake = true;
+				unsignalled = 0;
+			}
+			pthread_mutex_unlock(&p->mu);
+			if (wake)
+				pass_signal(p->ev_data);
+			wake = false;
+			p->s_left -= (uint64_t)k;
+			l->carried += (uint64_t)k;
+			moved = true;
+			continue;
+		}
+		if (want(l->ssl, k)) {
+			l->net_ev |= want(l->ssl, k);
+		} else {
+			/* the server ended (or failed) inside the body */
+			l->tls_eof = moved = true;
+			p->s_left = 0;
+			pthread_mutex_lock(&p->mu);
+			p->s_short = true;
+			pthread_mutex_unlock(&p->mu);
+		}
+		break;
+	}
+	/* whoever waits hears of what came, and of the end */
+	pthread_mutex_lock(&p->mu);
+	if (p->data_waits && (unsignalled || p->s_short)) {
+		p->data_waits = false;
+		wake = true;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (wake)
+		pass_signal(p->ev_data);
+	return moved;
+}
+
+/* The client's leg while a body passes: the next bytes to encrypt, from the
+ * supervisor's plaintext up to where the body goes in, then from the ring.
+ * Returns how many bytes of the supervisor's plaintext it may read now
+ * (l->cap: as usual; 0: none, the ring's turn or a wait). */
+static size_t pass_next(struct leg *l)
+{
+	struct pass *p = l->pass;
+	size_t head, len, n;
+	bool active, s_short;
+	uint64_t target, left;
+
+	if (!p)
+		return l->cap;
+	pthread_mutex_lock(&p->mu);
+	active = p->active;
+	target = p->b_target;
+	left = p->c_left;
+	head = p->head;
+	len = p->len;
+	s_short = p->s_short;
+	if (active && l->plain_in >= target && left && !len && !s_short)
+		p->data_waits = true;
+	pthread_mutex_unlock(&p->mu);
+	if (!active)
+		return l->cap;
+	if (l->plain_in < target)
+		return target - l->plain_in < l->cap ? (size_t)(target - l->plain_in) : l->cap;
+	if (!left) {
+		pass_done(p, true);
+		return 0;
+	}
+	if (!len) {
+		if (s_short)
+			pass_done(p, false);
+		else
+			l->pass_wait = p->ev_data;
+		return 0;
+	}
+	n = len < PASS_RING - head ? len : PASS_RING - head;
+	if (n > left)
+		n = (size_t)left;
+	if (n > INT_MAX)
+		n = INT_MAX;
+	l->tt_ring = true;
+	l->tt_off = 0;
+	l->tt_len = n;
+	return 0;
+}
+
+/* The ring's bytes the client's leg has written: their room back. */
+static void pass_wrote(struct leg *l, size_t k)
+{
+	struct pass *p = l->pass;
+	bool wake;
+
+	pthread_mutex_lock(&p->mu);
+	p->head = (p->head + k) % PASS_RING;
+	p->len -= k;
+	p->c_left -= k;
+	wake = p->room_waits;
+	p->room_waits = false;
+	pthread_mutex_unlock(&p->mu);
+	p->passed += k;
+	if (wake)
+		pass_signal(p->ev_room);
+}
 
 static void leg_init(struct leg *l, SSL *ssl, int net, int plain)
 {
@@ -137,7 +499,9 @@ static void leg_free(struct leg *l)
 
 struct job {
 	struct ward_tls_job j;
-	int fds[4]; /* client socket, server socket, client plaintext, server plaintext */
+	/* client socket, server socket, client plaintext, server plaintext,
+	 * the pass socket (a body passed inside the helper) */
+	int fds[5];
 };
 
 static void close_fd(int *fd)
@@ -187,12 +551,24 @@ static bool leg_step(struct leg *l)
 	int k;
 
 	l->net_ev = l->plain_ev = 0;
+	l->pass_wait = -1;
 	if (l->dead)
 		return false;
+	if (l->pass && pass_aborted(l->pass)) {
+		l->dead = true;
+		return true;
+	}
 	leg_grow(l);
+	if (l->server && l->pass) {
+		if (l->ctl_ready)
+			pass_request(l);
+		if (l->pass->s_left)
+			moved |= pass_fill(l);
+	}
 	/* the peer's records, decrypted, to the supervisor (once it has let
-	 * go, nobody reads them: not read) */
-	if (!l->tls_eof && !l->ending && l->tp_len == 0) {
+	 * go, nobody reads them: not read); not while a body passes */
+	if (!l->tls_eof && !l->ending && l->tp_len == 0 && !(l->pass && l->pass->s_left) &&
+	    l->pass_wait < 0) {
 		size_t got = 0;
 
 		/* as many records as are there, up to the buffer: one write
@@ -227,6 +603,7 @@ static bool leg_step(struct leg *l)
 			l->tp_off += (size_t)n;
 			l->tp_len -= (size_t)n;
 			l->carried += (uint64_t)n;
+			l->plain_out += (uint64_t)n;
 			moved = true;
 		} else if (n < 0 && errno == EAGAIN) {
 			l->plain_ev |= POLLOUT;
@@ -245,24 +622,43 @@ static bool leg_step(struct leg *l)
 	/* the supervisor's plaintext, encrypted, to the peer: all of it, also
 	 * after the supervisor let go (the end of a response is in it) */
 	if (!l->plain_eof && l->tt_len == 0) {
-		n = read(l->plain, l->to_tls, l->cap);
-		if (n > 0) {
+		/* while a body passes, the supervisor's bytes up to where it
+		 * goes in, then the ring's (pass_next()) */
+		size_t most = l->pass && !l->server ? pass_next(l) : l->cap;
+
+		n = most ? read(l->plain, l->to_tls, most) : 0;
+		if (!most) {
+			/* the ring's turn (tt_len set), or a wait for it */
+		} else if (n > 0) {
 			l->tt_off = 0;
 			l->tt_len = (size_t)n;
+			l->plain_in += (uint64_t)n;
 			moved = true;
 		} else if (n < 0 && errno == EAGAIN) {
 			l->plain_ev |= POLLIN;
+		} else if (l->pass && !l->server && pass_active(l->pass)) {
+			/* the supervisor let go before the body went in */
+			pass_abort(l->pass);
+			l->dead = true;
+			return true;
 		} else {
 			l->plain_eof = moved = true;
 		}
 	}
 	if (l->tt_len) {
+		const char *from = l->tt_ring ? l->pass->ring + l->pass->head : l->to_tls;
+
 		ERR_clear_error();
-		k = SSL_write(l->ssl, l->to_tls + l->tt_off, (int)l->tt_len);
+		k = SSL_write(l->ssl, from + l->tt_off, (int)l->tt_len);
 		if (k > 0) {
 			l->tt_off += (size_t)k;
 			l->tt_len -= (size_t)k;
 			l->carried += (uint64_t)k;
+			if (l->tt_ring) {
+				pass_wrote(l, (size_t)k);
+				l->tt_off = 0;
+				l->tt_ring = l->tt_len != 0;
+			}
 			moved = true;
 		} else if (want(l->ssl, k)) {
 			l->net_ev |= want(l->ssl, k);
@@ -304,6 +700,25 @@ static void leg_end(struct leg *l)
 	shutdown(l->plain, SHUT_RDWR);
 	shutdown(l->net, SHUT_RDWR);
 	l->dead = true;
+	if (l->pass) {
+		struct pass *p = l->pass;
+		bool active;
+
+		pthread_mutex_lock(&p->mu);
+		active = p->active;
+		if (l->server && p->s_left)
+			p->s_short = true; /* the body will not come whole */
+		if (!l->server && active)
+			p->c_gone = true;
+		pthread_mutex_unlock(&p->mu);
+		if (l->server) {
+			l->pass->s_left = 0;
+			pass_signal(p->ev_data);
+		} else if (active) {
+			pass_done(p, false);
+			pass_signal(p->ev_room);
+		}
+	}
 }
 
 /* Relay the legs (one when the server's handshake failed) until each is
@@ -317,7 +732,7 @@ static void leg_end(struct leg *l)
 static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 {
 	for (;;) {
-		struct pollfd pfd[4];
+		struct pollfd pfd[8]; /* each leg's: net, plain, a pass wait, the pass socket */
 		size_t i, np = 0;
 		bool moved = false, live = false;
 		int k;
@@ -350,6 +765,13 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 						     .events = l->net_ev };
 			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->ending ? l->plain : -1,
 						     .events = l->plain_ev };
+			/* a pass: the ring's other side, and (the server's leg)
+			 * the supervisor's requests, or its end */
+			pfd[np++] = (struct pollfd){ .fd = l->pass_wait, .events = POLLIN };
+			pfd[np++] = (struct pollfd){ .fd = l->server && l->pass && !l->pass->ctl_eof ?
+								   l->pass->ctl :
+								   -1,
+						     .events = POLLIN };
 		}
 		k = poll(pfd, np, IDLE_TIMEOUT_MS);
 		if (k == 0 || (k < 0 && errno != EINTR))
@@ -360,7 +782,11 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 			if (pfd[np + 1].fd >= 0 &&
 			    (pfd[np + 1].revents & (POLLHUP | POLLERR | POLLNVAL)))
 				legs[i].ending = true;
-			np += 2;
+			if (pfd[np + 2].fd >= 0 && pfd[np + 2].revents)
+				pass_drain_signal(pfd[np + 2].fd);
+			if (pfd[np + 3].fd >= 0 && pfd[np + 3].revents)
+				legs[i].ctl_ready = true;
+			np += 4;
 		}
 	}
 }
@@ -501,10 +927,11 @@ static void *job_main(void *arg)
 	struct ward_tls_peer peer = { 0 };
 	struct ward_tls_status st = { .protocol = WARD_TLS_PROTOCOL };
 	struct leg *legs = NULL;
+	struct pass pass;
 	SSL *up = NULL, *cl = NULL;
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		fcntl(jb->fds[i], F_SETFL, fcntl(jb->fds[i], F_GETFL) | O_NONBLOCK);
 	j->host[sizeof(j->host) - 1] = '\0';
 	snprintf(peer.host, sizeof(peer.host), "%s", j->host);
@@ -550,6 +977,9 @@ static void *job_main(void *arg)
 
 			leg_init(&legs[0], cl, jb->fds[0], jb->fds[2]);
 			leg_init(&legs[1], up, jb->fds[1], jb->fds[3]);
+			legs[1].server = true;
+			if (pass_init(&pass, jb->fds[4]))
+				legs[0].pass = legs[1].pass = &pass;
 			/* Both legs on this thread while the exchange is small
 			 * (a request and its answer: a thread made for it would
 			 * cost more than it saves); once one is a bulk transfer,
@@ -567,12 +997,13 @@ static void *job_main(void *arg)
 				pthread_join(th, NULL);
 			leg_free(&legs[0]);
 			leg_free(&legs[1]);
+			pass_free(&pass);
 		}
 	}
 	free(legs);
 	SSL_free(cl);
 	SSL_free(up);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		close_fd(&jb->fds[i]);
 	free(jb);
 	ERR_clear_error();
@@ -592,14 +1023,14 @@ static int take_job(void)
 
 	if (!jb)
 		return 0; /* out of memory: end, the supervisor sees it */
-	n = ward_recv_fds(CTL_FD, &jb->j, sizeof(jb->j), jb->fds, 4, &nfd, 0);
+	n = ward_recv_fds(CTL_FD, &jb->j, sizeof(jb->j), jb->fds, 5, &nfd, 0);
 	if (n <= 0) {
 		for (i = 0; i < (int)nfd; i++)
 			close(jb->fds[i]);
 		free(jb);
 		return 0;
 	}
-	if ((size_t)n != sizeof(jb->j) || jb->j.protocol != WARD_TLS_PROTOCOL || nfd != 4) {
+	if ((size_t)n != sizeof(jb->j) || jb->j.protocol != WARD_TLS_PROTOCOL || nfd != 5) {
 		for (i = 0; i < (int)nfd; i++)
 			close(jb->fds[i]);
 		free(jb);
@@ -609,7 +1040,7 @@ static int take_job(void)
 	pthread_attr_setstacksize(&attr, 256 * 1024);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, job_main, jb) != 0) {
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 5; i++)
 			close_fd(&jb->fds[i]); /* the supervisor reads no status: an error */
 		free(jb);
 	}
@@ -629,7 +1060,7 @@ static const char *const allowed_syscalls[] = {
 	"mmap", "munmap", "mprotect", "mremap", "madvise", "brk",
 	"rt_sigprocmask", "rt_sigaction", "rt_sigreturn", "sigaltstack", "sched_yield", "sched_getaffinity",
 	"getrandom", "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday",
-	"getpid", "gettid", "tgkill", "restart_syscall", "membarrier",
+	"getpid", "gettid", "tgkill", "restart_syscall", "membarrier", "eventfd2",
 };
 
 static int confine_syscalls(void)

@@ -7,6 +7,10 @@ Listens on 127.0.0.1:PORT (HTTP/1.1, keep-alive) and writes "ready\n" on stdout
 once it accepts. Paths:
   /echo...        200, body: the request line and headers as received, then the body
   /big?n=BYTES    200, BYTES bytes of 'x' (Content-Length)
+  /seq?n=BYTES    200, BYTES bytes (Content-Length) of numbered lines, "%015d\n"
+                  from 0: a byte out of place shows
+  /short?n=BYTES  200, Content-Length BYTES, then half of them and the end of
+                  the connection
   /chunked        200, a chunked body of three chunks
   /early          200 at once, the body left unread (read as the next request)
   /git/...        git smart HTTP through `git http-backend` (CGI), when
@@ -92,6 +96,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while n > 0:
                 self.wfile.write(chunk[:n])
                 n -= len(chunk)
+            return
+        if self.path.startswith("/seq") or self.path.startswith("/short"):
+            n = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)["n"][0])
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            if self.path.startswith("/short"):
+                n //= 2
+                self.close_connection = True
+            line = 0
+            while n > 0:
+                block = b"".join(b"%015d\n" % k for k in range(line, line + 4096))
+                line += 4096
+                self.wfile.write(block[:n])
+                n -= len(block)
             return
         if self.path.startswith("/early"):
             # answers before reading the body, and keeps the connection:

@@ -876,6 +876,70 @@ START_TEST(test_downloads_whole)
 }
 END_TEST
 
+/* A long body framed by its length is passed inside ward-tls, not through
+ * the supervisor: its bytes arrive whole and in order, a second body on the
+ * same connection and a small answer between them too; a server that ends
+ * inside a body and a client that leaves in the middle of one end only
+ * their connection; the records count what went. */
+static const struct ward_net_record *record_for(const struct ward_result *res, const char *path)
+{
+	for (size_t i = 0; i < res->n_net_records; i++)
+		if (strcmp(res->net_records[i].method, "GET") == 0 &&
+		    strncmp(res->net_records[i].path, path, strlen(path)) == 0)
+			return &res->net_records[i];
+	return NULL;
+}
+
+START_TEST(test_bodies_passed)
+{
+	static const char check[] = "awk 'int($1)!=NR-1{bad++} END{print NR, bad+0}'";
+	struct ward_config cfg;
+	struct ward_result res;
+	const struct ward_net_record *r;
+	char script[2048];
+
+	world_up();
+	config(&cfg, true, "api.test");
+	snprintf(script, sizeof(script),
+		 "cd /tmp\n"
+		 /* a small answer first: a relay that stalls fails the test in
+		  * seconds, not at its timeout */
+		 "curl -m 10 -sS https://api.test:8443/big?n=3 >/dev/null || exit 1\n"
+		 /* one connection: a body passed, a small one, another passed */
+		 "curl -m 20 -sS https://api.test:8443/seq?n=3000000 https://api.test:8443/big?n=5 "
+		 "  https://api.test:8443/seq?n=2000000 -o a -o b -o c\n"
+		 "echo \"a $(wc -c < a) $(%s a)\"\n"
+		 "echo \"b $(cat b)\"\n"
+		 "echo \"c $(wc -c < c) $(%s c)\"\n"
+		 "curl -m 20 -sS https://api.test:8443/short?n=4000000 -o s 2>/dev/null; "
+		 "echo \"short rc=$? $(wc -c < s)\"\n"
+		 "echo \"left $(curl -m 20 -sS https://api.test:8443/seq?n=48000000 2>/dev/null | "
+		 "  head -c 100000 | wc -c)\"\n"
+		 "echo after $(curl -m 20 -sS https://api.test:8443/big?n=3 | wc -c)\n",
+		 check, check);
+	run(&cfg, script, &res);
+	dump(&res);
+	contains(res.output, "a 3000000 187500 0\n");
+	contains(res.output, "b xxxxx\n");
+	contains(res.output, "c 2000000 125000 0\n");
+	contains(res.output, "short rc=18 2000000\n");
+	contains(res.output, "left 100000\n");
+	contains(res.output, "after 3\n");
+	r = record_for(&res, "/seq?n=*");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_uint_ge(r->bytes_down, 3000000);
+	ck_assert_uint_lt(r->bytes_down, 3000000 + 1024);
+	r = record_for(&res, "/short?n=*");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_ge(r->bytes_down, 2000000);
+	ck_assert_uint_lt(r->bytes_down, 2000000 + 1024);
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
 /* git clone over HTTPS (smart HTTP through git http-backend), intercepted. */
 START_TEST(test_git_clone)
 {
@@ -1166,6 +1230,8 @@ int main(void)
 	tcase_add_test(tc, test_tls_helper);
 	tc = harness_tcase(s, "tls-drain", "userns tlsclients");
 	tcase_add_test(tc, test_tls_drain);
+	tc = harness_tcase(s, "tls-pass", "userns tlsclients");
+	tcase_add_test(tc, test_bodies_passed);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
 	rc = harness_main(s);
