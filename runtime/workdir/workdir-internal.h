@@ -69,6 +69,8 @@ struct ward_workdir_prep {
 	/* the pool of spare placeholders (state/placeholders), direct mode */
 	int pool_fd;              /* -1 until used (or when there is none yet) */
 	bool pool_off;            /* it cannot serve this run */
+	bool pool_tried;          /* looked for once: none yet is not looked for again */
+	bool pool_as_is;          /* placeholders move in and out read-only (see pool_put) */
 	char *pool_dir;
 	char (*pool_names)[32];   /* what it held when listed */
 	size_t n_pool, pool_next, pool_count;

@@ -248,8 +248,10 @@ static void pool_open(struct ward_workdir_prep *w)
 	const char *end = w->rundir ? strrchr(w->rundir, '/') : NULL;
 	ssize_t n;
 
-	if (w->pool_fd >= 0 || w->pool_off)
+	if (w->pool_fd >= 0 || w->pool_off || w->pool_tried)
 		return;
+	w->pool_tried = true;
+	w->pool_as_is = geteuid() == 0;
 	/* rundir is STATE/runs/ID */
 	while (end && end > w->rundir && *--end != '/')
 		;
@@ -326,7 +328,11 @@ static bool pool_put(struct ward_workdir_prep *w, int pfd, const char *name, int
 		if (w->pool_fd < 0)
 			goto off;
 	}
-	if (fchmod(fd, PH_POOL_MODE) < 0)
+	/* Moved as it is (PH_MODE) by a ward with CAP_DAC_OVERRIDE, which
+	 * rename() lets move a directory it cannot write: a fchmod() fewer on
+	 * the way out and on the way in. Else writable for the move, and
+	 * the first EACCES says so (a root without that capability). */
+	if (!w->pool_as_is && fchmod(fd, PH_POOL_MODE) < 0)
 		goto off;
 	for (int i = 0; i < 4; i++) {
 		/* the pid asked once per run, not once per placeholder: a name
@@ -349,6 +355,12 @@ static bool pool_put(struct ward_workdir_prep *w, int pfd, const char *name, int
 				renameat(w->pool_fd, pname, w->pool_fd, kept);
 			}
 			return true;
+		}
+		if (errno == EACCES && w->pool_as_is) {
+			w->pool_as_is = false;
+			if (fchmod(fd, PH_POOL_MODE) < 0)
+				goto off;
+			continue;
 		}
 		if (errno != EEXIST)
 			break;
@@ -415,6 +427,7 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 	for (int tries = 0; tries < 100; tries++) {
 		struct stat now;
 		const char *name;
+		bool seen;
 		/* made, opened and checked from the parent's descriptor, reached
 		 * without a link: one swapped in on the way since the plan looked
 		 * never puts a placeholder outside the workdir */
@@ -447,11 +460,13 @@ static int ph_acquire(struct ward_workdir_prep *w, const char *path, int *fd, st
 				ph_release(path, -1, NULL); /* ours, held by nobody yet: not left behind */
 			return ward_error_make(err, e, "open placeholder '%s'", path);
 		}
-		/* read-only from now on (one from the pool is not yet) */
-		if (taken == 1)
+		/* even one just made: the name may lead elsewhere by now; one
+		 * from the pool read-only from now on (a root ward's is already:
+		 * see pool_put), before it is looked into */
+		seen = fstat(*fd, id) == 0;
+		if (seen && taken == 1 && (id->st_mode & 07777) != PH_MODE)
 			fchmod(*fd, PH_MODE);
-		/* even one just made: the name may lead elsewhere by now */
-		if (fstat(*fd, id) < 0 || !ph_mode(id) || !fd_empty(*fd)) {
+		if (!seen || !ph_mode(id) || !fd_empty(*fd)) {
 			/* one from the pool that something was put in: not a
 			 * placeholder, nor anything of the workdir's; aside */
 			bool aside = taken == 1 && pool_reject(w, pfd, name, *fd);

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1289,6 +1291,79 @@ static size_t pool_inodes(ino_t *v, size_t max)
 	return n;
 }
 
+/* The spares' modes: each PH_MODE (01555, moved as it is by a root ward) or
+ * not (01755, writable for the move), as want says; at least ten of them. */
+static void pool_modes(mode_t want)
+{
+	size_t n = 0;
+
+	char pool[4200], path[4500];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(pool, sizeof(pool), "%s/ward/placeholders", state);
+	d = opendir(pool);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (e->d_name[0] == '.' || strncmp(e->d_name, "kept-", 5) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pool, e->d_name);
+		ck_assert_int_eq(lstat(path, &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == want, "'%s' has mode %o, not %o", path,
+			      (unsigned)(st.st_mode & 07777), (unsigned)want);
+		n++;
+	}
+	closedir(d);
+	ck_assert_uint_ge(n, 10);
+}
+
+/* A root ward's spares stay read-only in the pool (CAP_DAC_OVERRIDE lets
+ * rename() move a directory it cannot write). A root without that
+ * capability cannot move them: it makes its own, protected as well, leaves
+ * nothing in the workdir, and puts its spares back writable. */
+static void no_dac_override_ward(void)
+{
+	char pool[4200], path[4500];
+	struct dirent *e;
+	pid_t pid;
+	int st;
+	DIR *d;
+
+	pool_modes(01555);
+	for (int round = 0; round < 2; round++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			if (prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) < 0)
+				_exit(99);
+			_exit(cli(NULL, NULL,
+				  "test -d .envrc && ! touch .envrc/x 2>/dev/null && "
+				  "! (echo x > .npmrc) 2>/dev/null && test ! -f .npmrc",
+				  NULL));
+		}
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "round %d: status %d", round,
+			      st);
+		ck_assert_uint_eq(count_entries(workdir), 0);
+		ck_assert_uint_eq(count_state("runs"), 0);
+		if (round == 1)
+			break;
+		/* an empty pool now: the next one's spares are its own */
+		snprintf(pool, sizeof(pool), "%s/ward/placeholders", state);
+		d = opendir(pool);
+		ck_assert_ptr_nonnull(d);
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.') {
+				snprintf(path, sizeof(path), "%s/%s", pool, e->d_name);
+				rmdir(path);
+			}
+		closedir(d);
+	}
+	pool_modes(01755);
+}
+
 /* Placeholders no longer needed wait in the state directory and the next
  * ward renames them into place instead of making new ones; a spare found
  * with something in it is never handed out: it goes aside with what it
@@ -1327,6 +1402,8 @@ START_TEST(test_placeholders_pooled)
 		ck_assert_msg(a[i] == b[i], "a spare was made anew instead of reused");
 	ck_assert_uint_eq(count_entries(workdir), 0);
 	ck_assert_uint_eq(count_state("runs"), 0);
+	if (geteuid() == 0)
+		no_dac_override_ward();
 }
 END_TEST
 
