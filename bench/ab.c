@@ -54,7 +54,8 @@ int bench_ab(int argc, char **argv)
 	const char *bin[2] = { NULL, NULL }, *policy = NULL, *dir = NULL;
 	struct samples s[2] = { { 0 } }, diff = { 0 }, cpu[2] = { { 0 } }, cdiff = { 0 };
 	char **extra = deflt, **av[2] = { NULL, NULL };
-	char polopt[4096];
+	char polopt[4096], state[2][4096];
+	const char *base = getenv("XDG_STATE_HOME");
 	size_t nextra = 2;
 	int rounds = 300, c, rc = 1;
 
@@ -83,6 +84,18 @@ int bench_ab(int argc, char **argv)
 		nextra = (size_t)(argc - optind);
 	}
 	snprintf(polopt, sizeof(polopt), "--policy=%s", policy);
+	/* each binary its own state directory ($XDG_STATE_HOME/old and /new):
+	 * what one version leaves there (its spare placeholders, say) is not
+	 * the other's to use, nor to pay for */
+	if (base) {
+		for (int k = 0; k < 2; k++) {
+			snprintf(state[k], sizeof(state[k]), "%s/%s", base, k ? "new" : "old");
+			if (mkdir(state[k], 0700) < 0 && errno != EEXIST) {
+				fprintf(stderr, "ward-bench: mkdir '%s': %s\n", state[k], strerror(errno));
+				return 1;
+			}
+		}
+	}
 	for (int k = 0; k < 2; k++) {
 		av[k] = calloc(nextra + 6, sizeof(char *));
 		if (!av[k]) {
@@ -103,6 +116,8 @@ int bench_ab(int argc, char **argv)
 		for (int j = 0; j < 2; j++) {
 			int k = (i + j) % 2;
 
+			if (base)
+				setenv("XDG_STATE_HOME", state[k], 1);
 			if (one(av[k], &ms[k], &cms[k]) < 0)
 				goto out;
 		}
