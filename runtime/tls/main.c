@@ -379,7 +379,8 @@ static bool pass_fill(struct leg *l)
 /* The client's leg while a body passes: the next bytes to encrypt, from the
  * supervisor's plaintext up to where the body goes in, then from the ring.
  * Returns how many bytes of the supervisor's plaintext it may read now
- * (l->cap: as usual; 0: none, the ring's turn or a wait). */
+ * (l->cap: as usual; 0: none, the ring's turn (tt_len set) or a wait
+ * (pass_wait set)). */
 static size_t pass_next(struct leg *l)
 {
 	struct pass *p = l->pass;
@@ -403,16 +404,20 @@ static size_t pass_next(struct leg *l)
 		return l->cap;
 	if (l->plain_in < target)
 		return target - l->plain_in < l->cap ? (size_t)(target - l->plain_in) : l->cap;
+	/* done (whole, or the server ended inside it): the supervisor's
+	 * plaintext again, read in this same step (nothing else would wake
+	 * the leg for it) */
 	if (!left) {
 		pass_done(p, true);
-		return 0;
+		return l->cap;
 	}
 	if (!len) {
-		if (s_short)
-			pass_done(p, false);
-		else
+		if (!s_short) {
 			l->pass_wait = p->ev_data;
-		return 0;
+			return 0;
+		}
+		pass_done(p, false);
+		return l->cap;
 	}
 	n = len < PASS_RING - head ? len : PASS_RING - head;
 	if (n > left)
@@ -566,9 +571,10 @@ static bool leg_step(struct leg *l)
 			moved |= pass_fill(l);
 	}
 	/* the peer's records, decrypted, to the supervisor (once it has let
-	 * go, nobody reads them: not read); not while a body passes */
-	if (!l->tls_eof && !l->ending && l->tp_len == 0 && !(l->pass && l->pass->s_left) &&
-	    l->pass_wait < 0) {
+	 * go, nobody reads them: not read); the server's not while a body
+	 * passes (s_left is its leg's own) */
+	if (!l->tls_eof && !l->ending && l->tp_len == 0 &&
+	    !(l->server && l->pass && l->pass->s_left) && l->pass_wait < 0) {
 		size_t got = 0;
 
 		/* as many records as are there, up to the buffer: one write
