@@ -291,7 +291,10 @@ static void pass_request(struct leg *l)
 		pass_abort(p);
 		return;
 	}
-	if (take)
+	/* the client's leg hears of the pass now: it may have nothing else
+	 * to wake it (the supervisor writes nothing more when it holds none
+	 * of the body) */
+	if (r.kind == WARD_TLS_PASS_DRAIN)
 		pass_signal(p->ev_data);
 }
 
@@ -771,9 +774,12 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 						     .events = l->net_ev };
 			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->ending ? l->plain : -1,
 						     .events = l->plain_ev };
-			/* a pass: the ring's other side, and (the server's leg)
-			 * the supervisor's requests, or its end */
-			pfd[np++] = (struct pollfd){ .fd = l->pass_wait, .events = POLLIN };
+			/* a pass: the ring's other side (the client's leg
+			 * always: a pass's start is told it so), and (the
+			 * server's leg) the supervisor's requests, or its end */
+			pfd[np++] = (struct pollfd){ .fd = l->pass && !l->server ? l->pass->ev_data :
+										   l->pass_wait,
+						     .events = POLLIN };
 			pfd[np++] = (struct pollfd){ .fd = l->server && l->pass && !l->pass->ctl_eof ?
 								   l->pass->ctl :
 								   -1,
