@@ -219,6 +219,7 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	     -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|'
 
 $(B)/ward.pc: packaging/ward.pc.in Makefile
+	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
 # ---- tests ----------------------------------------------------------------

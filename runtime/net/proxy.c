@@ -2119,6 +2119,8 @@ out:
 	 * each its close_notify) */
 	shutdown(m->cl_fd, SHUT_RDWR);
 	shutdown(m->up_fd, SHUT_RDWR);
+	/* a body still passing (a failure on the way) stops too */
+	shutdown(m->pass_fd, SHUT_RDWR);
 	m->rec.duration_ms = (ward_now_ns() - m->started_ns) / 1000000;
 	store_record(m->p, &m->rec);
 	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);

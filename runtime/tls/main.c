@@ -120,6 +120,7 @@ struct pass {
 	bool aborted;           /* the supervisor let go or broke the protocol: both legs end */
 	bool s_short;           /* the server's leg ended before the body did */
 	bool c_gone;            /* the client's leg ended during a pass */
+	bool c_ended;           /* the client's leg ended: no pass from now on */
 	bool data_waits, room_waits;
 	size_t head, len;       /* the bytes in the ring */
 	uint64_t b_target;      /* the client's leg reads the supervisor's plaintext up to here first */
@@ -155,6 +156,8 @@ static void pass_abort(struct pass *p)
 	pthread_mutex_lock(&p->mu);
 	p->aborted = true;
 	pthread_mutex_unlock(&p->mu);
+	/* the supervisor, waiting for an answer, hears it at once */
+	shutdown(p->ctl, SHUT_RDWR);
 	pass_signal(p->ev_data);
 	pass_signal(p->ev_room);
 }
@@ -235,7 +238,7 @@ static void pass_request(struct leg *l)
 	struct ward_tls_pass q, r = { .kind = WARD_TLS_PASS_REFUSE };
 	ssize_t n = recv(p->ctl, &q, sizeof(q), MSG_DONTWAIT);
 	uint64_t k, take = 0;
-	bool active;
+	bool active, c_ended;
 
 	l->ctl_ready = false;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -252,14 +255,20 @@ static void pass_request(struct leg *l)
 			pass_abort(p);
 		return;
 	}
-	if (n != (ssize_t)sizeof(q) || q.kind != WARD_TLS_PASS || active || q.a > l->plain_out ||
-	    l->tls_eof || l->ending) {
-		/* not what it may ask (or this leg is at its end): refused
-		 * by ending the connection */
+	if (n != (ssize_t)sizeof(q) || q.kind != WARD_TLS_PASS || active || q.a > l->plain_out) {
+		/* not what it may ask: refused by ending the connection */
 		pass_abort(p);
 		return;
 	}
 	k = l->plain_out - q.a; /* in the plaintext still: the supervisor's to relay */
+	pthread_mutex_lock(&p->mu);
+	c_ended = p->c_ended;
+	pthread_mutex_unlock(&p->mu);
+	if (l->tls_eof || l->ending || c_ended)
+		/* the server's end already read (the body may be whole in the
+		 * plaintext), or no client to pass it to: refused, the
+		 * supervisor relays what there is, as before */
+		k = UINT64_MAX;
 	if (k <= q.len && !p->ring) {
 		/* the ring, kept for the job's later bodies once made */
 		if (__atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED) > PASS_MAX ||
@@ -717,12 +726,19 @@ static void leg_end(struct leg *l)
 		active = p->active;
 		if (l->server && p->s_left)
 			p->s_short = true; /* the body will not come whole */
-		if (!l->server && active)
-			p->c_gone = true;
+		if (!l->server) {
+			p->c_gone = active;
+			p->c_ended = true;
+		}
 		pthread_mutex_unlock(&p->mu);
 		if (l->server) {
 			l->pass->s_left = 0;
 			pass_signal(p->ev_data);
+			/* nobody polls the pass socket from now on: a request
+			 * the supervisor would make gets its end, not silence
+			 * (one passing ends with the client leg's answer) */
+			if (!active)
+				shutdown(p->ctl, SHUT_RDWR);
 		} else if (active) {
 			pass_done(p, false);
 			pass_signal(p->ev_room);
@@ -777,8 +793,9 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 			/* a pass: the ring's other side (the client's leg
 			 * always: a pass's start is told it so), and (the
 			 * server's leg) the supervisor's requests, or its end */
-			pfd[np++] = (struct pollfd){ .fd = l->pass && !l->server ? l->pass->ev_data :
-										   l->pass_wait,
+			pfd[np++] = (struct pollfd){ .fd = !l->pass	 ? -1 :
+								   l->server ? l->pass->ev_room :
+									       l->pass->ev_data,
 						     .events = POLLIN };
 			pfd[np++] = (struct pollfd){ .fd = l->server && l->pass && !l->pass->ctl_eof ?
 								   l->pass->ctl :
@@ -786,8 +803,15 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 						     .events = POLLIN };
 		}
 		k = poll(pfd, np, IDLE_TIMEOUT_MS);
-		if (k == 0 || (k < 0 && errno != EINTR))
+		if (k == 0 || (k < 0 && errno != EINTR)) {
+			/* ended as any other end: a pass hears of it */
+			for (i = 0; i < n; i++)
+				if (!legs[i].dead) {
+					leg_end(&legs[i]);
+					legs[i].ended = true;
+				}
 			return false;
+		}
 		for (i = 0, np = 0; k > 0 && i < n; i++) {
 			if (legs[i].dead)
 				continue;

@@ -87,8 +87,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _any(self):
         if self.path.startswith("/git/") and len(sys.argv) > 4:
             return self._git()
-        if self.path.startswith("/big"):
+        if self.path.startswith("/big") or self.path.startswith("/closing"):
             n = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)["n"][0])
+            if self.path.startswith("/closing"):
+                # the whole body, then the end of the connection
+                self.close_connection = True
             self.send_response(200)
             self.send_header("Content-Length", str(n))
             self.end_headers()

@@ -940,6 +940,51 @@ START_TEST(test_bodies_passed)
 }
 END_TEST
 
+
+/* review: a server that sends a long body whole and then ends the
+ * connection, while the proxy is held up writing the response's head to a
+ * slow client: the helper's server leg has read the end of the stream
+ * (tls_eof) by the time the PASS comes, and pass_request() aborts the
+ * connection instead of refusing: the body is cut short. */
+START_TEST(test_pass_after_server_end)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	run(&cfg, "/usr/bin/python3 -c '\n"
+		  "import os, socket, ssl, time\n"
+		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
+		  "s = socket.socket()\n"
+		  "s.connect((p[0], int(p[1])))\n"
+		  "s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
+		  "assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
+		  "t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\")\n"
+		  "q = b\"GET /big?n=1000000 HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\" * 6\n"
+		  "q += b\"GET /closing?n=1150000 HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\"\n"
+		  "t.sendall(q)\n"
+		  "data = []\n"
+		  "while True:\n"
+		  "    try:\n"
+		  "        d = t.recv(16384)\n"
+		  "    except (ssl.SSLError, OSError) as e:\n"
+		  "        print(\"error\", e); break\n"
+		  "    if not d: break\n"
+		  "    data.append(d)\n"
+		  "    time.sleep(0.004)\n"
+		  "b = b\"\".join(data)\n"
+		  "print(\"responses\", b.count(b\"HTTP/1.1 200\"))\n"
+		  "print(\"last\", len(b.rpartition(b\"HTTP/1.1 200\")[2].partition(b\"\\r\\n\\r\\n\")[2]))\n'", &res);
+	dump(&res);
+	contains(res.output, "responses 7\n");
+	contains(res.output, "last 1150000\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
 /* git clone over HTTPS (smart HTTP through git http-backend), intercepted. */
 START_TEST(test_git_clone)
 {
@@ -1232,6 +1277,8 @@ int main(void)
 	tcase_add_test(tc, test_tls_drain);
 	tc = harness_tcase(s, "tls-pass", "userns tlsclients");
 	tcase_add_test(tc, test_bodies_passed);
+	tc = harness_tcase(s, "tls-pass-eof", "userns tlsclients");
+	tcase_add_test(tc, test_pass_after_server_end);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
 	rc = harness_main(s);
