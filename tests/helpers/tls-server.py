@@ -11,6 +11,7 @@ once it accepts. Paths:
                   from 0: a byte out of place shows
   /short?n=BYTES  200, Content-Length BYTES, then half of them and the end of
                   the connection
+  /closing?n=BYTES  as /big, with "Connection: close", and the connection's end
   /chunked        200, a chunked body of three chunks
   /early          200 at once, the body left unread (read as the next request)
   /git/...        git smart HTTP through `git http-backend` (CGI), when
@@ -89,11 +90,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._git()
         if self.path.startswith("/big") or self.path.startswith("/closing"):
             n = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)["n"][0])
-            if self.path.startswith("/closing"):
-                # the whole body, then the end of the connection
-                self.close_connection = True
             self.send_response(200)
             self.send_header("Content-Length", str(n))
+            if self.path.startswith("/closing"):
+                # the whole body, then the end of the connection (said)
+                self.send_header("Connection", "close")
             self.end_headers()
             chunk = b"x" * 65536
             while n > 0:
