@@ -88,6 +88,12 @@ int bench_ab(int argc, char **argv)
 	 * what one version leaves there (its spare placeholders, say) is not
 	 * the other's to use, nor to pay for */
 	if (base) {
+		/* $XDG_STATE_HOME itself made when there is none yet, as ward
+		 * would make it */
+		if (mkdir(base, 0700) < 0 && errno != EEXIST) {
+			fprintf(stderr, "ward-bench: mkdir '%s': %s\n", base, strerror(errno));
+			return 1;
+		}
 		for (int k = 0; k < 2; k++) {
 			snprintf(state[k], sizeof(state[k]), "%s/%s", base, k ? "new" : "old");
 			if (mkdir(state[k], 0700) < 0 && errno != EEXIST) {

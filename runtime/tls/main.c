@@ -162,24 +162,15 @@ static void pass_abort(struct pass *p)
 	pass_signal(p->ev_room);
 }
 
-static bool pass_active(struct pass *p)
+/* One of the pass's flags (p->active, p->aborted), read under its mutex. */
+static bool pass_flag(struct pass *p, const bool *flag)
 {
-	bool a;
+	bool v;
 
 	pthread_mutex_lock(&p->mu);
-	a = p->active;
+	v = *flag;
 	pthread_mutex_unlock(&p->mu);
-	return a;
-}
-
-static bool pass_aborted(struct pass *p)
-{
-	bool a;
-
-	pthread_mutex_lock(&p->mu);
-	a = p->aborted;
-	pthread_mutex_unlock(&p->mu);
-	return a;
+	return v;
 }
 
 /* The client's leg has written the body, or cannot: the supervisor told. */
@@ -571,7 +562,7 @@ static bool leg_step(struct leg *l)
 	l->pass_wait = -1;
 	if (l->dead)
 		return false;
-	if (l->pass && pass_aborted(l->pass)) {
+	if (l->pass && pass_flag(l->pass, &l->pass->aborted)) {
 		l->dead = true;
 		return true;
 	}
@@ -654,7 +645,7 @@ static bool leg_step(struct leg *l)
 			moved = true;
 		} else if (n < 0 && errno == EAGAIN) {
 			l->plain_ev |= POLLIN;
-		} else if (l->pass && !l->server && pass_active(l->pass)) {
+		} else if (l->pass && !l->server && pass_flag(l->pass, &l->pass->active)) {
 			/* the supervisor let go before the body went in */
 			pass_abort(l->pass);
 			l->dead = true;
