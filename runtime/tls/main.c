@@ -55,10 +55,6 @@
 #define LEG_BUF_BIG (256 * 1024)
 #define LEG_SNDBUF_BIG (512 * 1024)
 #define LEG_BIG_MAX 8
-/* Records written to a peer go out through a buffer (set_bios()): one write
- * for many records, not one each (a record is at most 16 KiB, and each write
- * of a TCP socket wakes its reader). LEG_BUF while small, LEG_BUF_BIG once
- * grown. */
 
 static int legs_big; /* legs grown now (atomic) */
 
@@ -85,7 +81,6 @@ struct leg {
 	bool server;                 /* the server's leg: it takes the supervisor's requests */
 	bool ctl_ready;              /* the pass socket was readable at the last poll */
 	bool tt_ring;                /* tt_len's bytes are the pass ring's, at its head */
-	int pass_wait;               /* an eventfd the last step waits on, or -1 */
 	char small[2][LEG_BUF];
 };
 
@@ -324,10 +319,8 @@ static bool pass_fill(struct leg *l)
 			p->s_left = 0;
 			break;
 		}
-		if (len == PASS_RING) {
-			l->pass_wait = p->ev_room;
-			break;
-		}
+		if (len == PASS_RING)
+			break; /* until the client's leg makes room (ev_room) */
 		at = (head + len) % PASS_RING;
 		room = PASS_RING - len < PASS_RING - at ? PASS_RING - len : PASS_RING - at;
 		if (room > p->s_left)
@@ -382,8 +375,8 @@ static bool pass_fill(struct leg *l)
 /* The client's leg while a body passes: the next bytes to encrypt, from the
  * supervisor's plaintext up to where the body goes in, then from the ring.
  * Returns how many bytes of the supervisor's plaintext it may read now
- * (l->cap: as usual; 0: none, the ring's turn (tt_len set) or a wait
- * (pass_wait set)). */
+ * (l->cap: as usual; 0: none, the ring's turn (tt_len set) or a wait for
+ * the ring (ev_data)). */
 static size_t pass_next(struct leg *l)
 {
 	struct pass *p = l->pass;
@@ -391,8 +384,6 @@ static size_t pass_next(struct leg *l)
 	bool active, s_short;
 	uint64_t target, left;
 
-	if (!p)
-		return l->cap;
 	pthread_mutex_lock(&p->mu);
 	active = p->active;
 	target = p->b_target;
@@ -415,10 +406,8 @@ static size_t pass_next(struct leg *l)
 		return l->cap;
 	}
 	if (!len) {
-		if (!s_short) {
-			l->pass_wait = p->ev_data;
-			return 0;
-		}
+		if (!s_short)
+			return 0; /* data_waits set above */
 		pass_done(p, false);
 		return l->cap;
 	}
@@ -559,7 +548,6 @@ static bool leg_step(struct leg *l)
 	int k;
 
 	l->net_ev = l->plain_ev = 0;
-	l->pass_wait = -1;
 	if (l->dead)
 		return false;
 	if (l->pass && pass_flag(l->pass, &l->pass->aborted)) {
@@ -577,7 +565,7 @@ static bool leg_step(struct leg *l)
 	 * go, nobody reads them: not read); the server's not while a body
 	 * passes (s_left is its leg's own) */
 	if (!l->tls_eof && !l->ending && l->tp_len == 0 &&
-	    !(l->server && l->pass && l->pass->s_left) && l->pass_wait < 0) {
+	    !(l->server && l->pass && l->pass->s_left)) {
 		size_t got = 0;
 
 		/* as many records as are there, up to the buffer: one write
@@ -748,7 +736,7 @@ static void leg_end(struct leg *l)
 static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 {
 	for (;;) {
-		struct pollfd pfd[8]; /* each leg's: net, plain, a pass wait, the pass socket */
+		struct pollfd pfd[8]; /* each leg's: net, plain, its pass eventfd, the pass socket */
 		size_t i, np = 0;
 		bool moved = false, live = false;
 		int k;
@@ -781,9 +769,9 @@ static bool relay_until(struct leg *legs, size_t n, bool until_bulk)
 						     .events = l->net_ev };
 			pfd[np++] = (struct pollfd){ .fd = l->plain_ev || !l->ending ? l->plain : -1,
 						     .events = l->plain_ev };
-			/* a pass: the ring's other side (the client's leg
-			 * always: a pass's start is told it so), and (the
-			 * server's leg) the supervisor's requests, or its end */
+			/* a pass: the ring's other side (room for the server's
+			 * leg, bytes for the client's, and a pass's start), and
+			 * (the server's leg) the supervisor's requests, or its end */
 			pfd[np++] = (struct pollfd){ .fd = !l->pass	 ? -1 :
 								   l->server ? l->pass->ev_room :
 									       l->pass->ev_data,
@@ -930,8 +918,10 @@ static void handshake(SSL *up, int up_fd, SSL *cl, int cl_fd, struct ward_tls_pe
 }
 
 /* fd as the SSL's transport: read straight from (records read ahead,
- * runtime/tls/tls.c), written through a buffer (LEG_BUF; see above) that
- * the handshake's flights and each step flush. */
+ * runtime/tls/tls.c), written through a buffer that the handshake's flights
+ * and each step flush: one write for many records, not one each (a record
+ * is at most 16 KiB, and each write to a TCP socket wakes its reader).
+ * LEG_BUF while the leg is small, LEG_BUF_BIG once grown. */
 static bool set_bios(SSL *s, int fd)
 {
 	BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE), *buf = BIO_new(BIO_f_buffer());
