@@ -139,7 +139,8 @@ $(B)/runtime/cli/mcp.o: runtime/cli/mcp-tools.json
 
 # The built-in seccomp profiles compiled once, at build time, into libward
 # (filters/seccomp/seccomp-internal.h says why).
-EMBED_SRCS := filters/seccomp/gen/embed.c filters/seccomp/compile.c filters/seccomp/profile.c \
+EMBED_SRCS := filters/seccomp/gen/embed.c filters/seccomp/bpf.c filters/seccomp/compile.c \
+	      filters/seccomp/profile.c \
 	      runtime/util/error.c runtime/util/hostpath.c runtime/util/util.c
 $(B)/gen/seccomp-embed: $(EMBED_SRCS) $(HEADERS) filters/seccomp/seccomp-internal.h \
 			   $(wildcard filters/seccomp/*.profile) | deps-quiet

@@ -1,225 +1,23 @@
-/* compile.c — profile to BPF with libseccomp, the per-process cache,
- * and loading (the only part that runs in the sandbox).
+/* compile.c — the per-process cache of compiled profiles, and loading (the
+ * only part that runs in the sandbox).
  *
- * Compiling is separate from loading, as minijail's compile_filter() does:
- * the supervisor compiles once per profile, the sandbox's init only hands the
- * ready sock_fprog to seccomp(2). */
+ * Compiling (bpf.c) is separate from loading, as minijail's compile_filter()
+ * does: the supervisor compiles once per profile, the sandbox's init only
+ * hands the ready sock_fprog to seccomp(2). */
 #include "filters/seccomp/seccomp-internal.h"
 #include "ward/seccomp.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util/util-internal.h"
-
-/* Rules a single line may expand to ("in"/"notin" lists become one rule per
- * aligned block of values). */
-#define MAX_EXPANDED 1024
-
-struct expand {
-	scmp_filter_ctx ctx;
-	const struct ward_seccomp_rule *rule;
-	struct scmp_arg_cmp cmp[WARD_SECCOMP_MAX_CONDS];
-	unsigned count;
-};
-
-static enum scmp_compare scmp_op(enum ward_seccomp_op op)
-{
-	switch (op) {
-	case WARD_SECCOMP_EQ:
-		return SCMP_CMP_EQ;
-	case WARD_SECCOMP_NE:
-		return SCMP_CMP_NE;
-	case WARD_SECCOMP_LT:
-		return SCMP_CMP_LT;
-	case WARD_SECCOMP_LE:
-		return SCMP_CMP_LE;
-	case WARD_SECCOMP_GT:
-		return SCMP_CMP_GT;
-	case WARD_SECCOMP_GE:
-		return SCMP_CMP_GE;
-	case WARD_SECCOMP_MASKED_EQ:
-	case WARD_SECCOMP_IN:
-		return SCMP_CMP_MASKED_EQ;
-	}
-	return SCMP_CMP_EQ;
-}
-
-/* Add one rule per combination of the conditions' alternatives: a range
- * becomes the aligned power-of-two blocks that cover it, each one masked
- * equality on the low 32 bits (libseccomp allows one comparison per
- * argument in a rule, so a range cannot be two comparisons). */
-static int expand(struct expand *x, unsigned i)
-{
-	const struct ward_seccomp_cond *c;
-
-	if (i == x->rule->n_conds) {
-		if (++x->count > MAX_EXPANDED)
-			return -E2BIG;
-		return seccomp_rule_add_array(x->ctx, x->rule->action, x->rule->nr,
-					      x->rule->n_conds, x->cmp);
-	}
-	c = &x->rule->conds[i];
-	if (c->op != WARD_SECCOMP_IN) {
-		x->cmp[i] = (struct scmp_arg_cmp){ c->arg, scmp_op(c->op), c->mask, c->value };
-		if (c->op != WARD_SECCOMP_MASKED_EQ)
-			x->cmp[i].datum_a = c->value;
-		return expand(x, i + 1);
-	}
-	for (unsigned r = 0; r < c->n_ranges; r++) {
-		uint64_t lo = c->lo[r], hi = c->hi[r];
-
-		while (lo <= hi) {
-			uint64_t size = lo ? lo & -lo : 0x100000000ull;
-			int ret;
-
-			while (lo + size - 1 > hi)
-				size >>= 1;
-			x->cmp[i] = (struct scmp_arg_cmp){ c->arg, SCMP_CMP_MASKED_EQ,
-							   0xffffffffull & ~(size - 1), lo };
-			ret = expand(x, i + 1);
-			if (ret < 0)
-				return ret;
-			lo += size;
-		}
-	}
-	return 0;
-}
-
-static bool lifted(const struct ward_seccomp_rule *rule, const struct ward_seccomp_options *opts)
-{
-	return opts && ((opts->allow_ptrace && strcmp(rule->tag, "ptrace") == 0) ||
-			(opts->allow_nested && strcmp(rule->tag, "nested") == 0));
-}
-
-/* Export the BPF through a memfd and read it back. */
-static int export_bpf(scmp_filter_ctx ctx, const char *name, struct ward_seccomp_program *prog,
-		      struct ward_error **err)
-{
-	_cleanup_close_ int fd = memfd_create("ward-seccomp", MFD_CLOEXEC);
-	struct sock_filter *insns;
-	struct stat st;
-	size_t got = 0;
-	int r;
-
-	if (fd < 0)
-		return ward_error_make(err, errno, "seccomp profile '%s': memfd_create", name);
-	r = seccomp_export_bpf(ctx, fd);
-	if (r < 0)
-		return ward_error_make(err, -r, "seccomp profile '%s': seccomp_export_bpf", name);
-	if (fstat(fd, &st) < 0)
-		return ward_error_make(err, errno, "seccomp profile '%s': stat memfd", name);
-	if (st.st_size == 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
-	    st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return ward_error_make(err, EINVAL,
-				       "seccomp profile '%s': exported program of %lld bytes", name,
-				       (long long)st.st_size);
-	insns = malloc((size_t)st.st_size);
-	if (!insns)
-		return ward_error_make(err, ENOMEM, "seccomp profile '%s'", name);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = pread(fd, (char *)insns + got, (size_t)st.st_size - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(insns);
-			return ward_error_make(err, n < 0 ? errno : EIO,
-					       "seccomp profile '%s': read exported program", name);
-		}
-		got += (size_t)n;
-	}
-	prog->fprog.filter = insns;
-	prog->fprog.len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
-	return 0;
-}
-
-int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
-			 const struct ward_seccomp_options *opts, struct ward_seccomp_program **out,
-			 struct ward_error **err)
-{
-	struct ward_seccomp_program *prog;
-	scmp_filter_ctx ctx;
-	int r;
-
-	*out = NULL;
-	ctx = seccomp_init(profile->default_action);
-	if (!ctx)
-		return ward_error_make(err, EINVAL, "seccomp profile '%s': seccomp_init",
-				       profile->name);
-	/* Only the native ABI is in the filter; a call made for any other ABI
-	 * (int 0x80 on x86-64, an x32 number, 32-bit arm) kills the process. */
-	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	/* ward sets no_new_privs itself, before Landlock. */
-	if (r == 0)
-		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	if (r < 0) {
-		seccomp_release(ctx);
-		return ward_error_make(err, -r, "seccomp profile '%s': seccomp_attr_set",
-				       profile->name);
-	}
-	/* A binary tree keeps the per-call cost logarithmic in the rule count;
-	 * older libseccomp without it falls back to a linear list. */
-	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-
-	for (size_t i = 0; i < profile->n_rules; i++) {
-		const struct ward_seccomp_rule *rule = &profile->rules[i];
-		struct expand x = { .ctx = ctx, .rule = rule };
-
-		if (lifted(rule, opts))
-			continue;
-		r = expand(&x, 0);
-		if (r < 0) {
-			seccomp_release(ctx);
-			if (r == -E2BIG)
-				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-							    "seccomp profile '%s' line %u: '%s' "
-							    "expands to more than %d rules",
-							    rule->source, rule->line, rule->syscall,
-							    MAX_EXPANDED);
-			if (r == -EEXIST)
-				return ward_error_make_kind(err, WARD_ERR_INVALID_PARAMETERS, 0,
-							    "seccomp profile '%s' line %u: '%s' has "
-							    "the same conditions as an earlier rule "
-							    "with another action",
-							    rule->source, rule->line, rule->syscall);
-			return ward_error_make(err, -r, "seccomp profile '%s' line %u: add rule for '%s'",
-					       rule->source, rule->line, rule->syscall);
-		}
-	}
-
-	prog = calloc(1, sizeof(*prog));
-	if (!prog) {
-		seccomp_release(ctx);
-		return ward_error_make(err, ENOMEM, "seccomp profile '%s'", profile->name);
-	}
-	snprintf(prog->name, sizeof(prog->name), "%s", profile->name);
-	r = export_bpf(ctx, profile->name, prog, err);
-	seccomp_release(ctx);
-	if (r < 0) {
-		free(prog);
-		return -1;
-	}
-	*out = prog;
-	return 0;
-}
-
-void ward_seccomp_program_free(struct ward_seccomp_program *prog)
-{
-	if (!prog)
-		return;
-	free(prog->fprog.filter);
-	free(prog);
-}
 
 /* ---- the cache ------------------------------------------------------------------- */
 

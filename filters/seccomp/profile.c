@@ -575,9 +575,41 @@ static const char *action_name(uint32_t action, char *buf, size_t size)
 	return "?";
 }
 
-/* What libseccomp would refuse or resolve silently, said with the line:
- * a rule whose action is the default, and a call with an unconditional rule
- * and another rule of a different action (which one wins is not obvious). */
+static bool same_cond(const struct ward_seccomp_cond *a, const struct ward_seccomp_cond *b)
+{
+	if (a->arg != b->arg || a->op != b->op)
+		return false;
+	if (a->op != WARD_SECCOMP_IN)
+		return a->value == b->value && (a->op != WARD_SECCOMP_MASKED_EQ || a->mask == b->mask);
+	if (a->n_ranges != b->n_ranges)
+		return false;
+	for (unsigned i = 0; i < a->n_ranges; i++)
+		if (a->lo[i] != b->lo[i] || a->hi[i] != b->hi[i])
+			return false;
+	return true;
+}
+
+/* The same conditions, in any order (an argument is compared once a rule). */
+static bool same_conds(const struct ward_seccomp_rule *a, const struct ward_seccomp_rule *b)
+{
+	if (a->n_conds != b->n_conds)
+		return false;
+	for (unsigned i = 0; i < a->n_conds; i++) {
+		unsigned j;
+
+		for (j = 0; j < b->n_conds && b->conds[j].arg != a->conds[i].arg; j++)
+			;
+		if (j == b->n_conds || !same_cond(&a->conds[i], &b->conds[j]))
+			return false;
+	}
+	return true;
+}
+
+/* What is most likely a mistake, said with the line: a rule whose action
+ * is the default, and a call with two rules of different actions where
+ * one always takes the call (no conditions) or both take the same calls.
+ * (Otherwise, where rules of different actions both match, the most
+ * restrictive action wins: bpf.c.) */
 static int check_rules(struct parser *ps)
 {
 	const struct ward_seccomp_profile *p = ps->p;
@@ -594,9 +626,15 @@ static int check_rules(struct parser *ps)
 		for (size_t j = 0; j < i; j++) {
 			const struct ward_seccomp_rule *q = &p->rules[j];
 
-			if (q->nr != r->nr || q->action == r->action ||
-			    (q->n_conds && r->n_conds))
+			if (q->nr != r->nr || q->action == r->action)
 				continue;
+			if (q->n_conds && r->n_conds) {
+				if (!same_conds(q, r))
+					continue;
+				return fail(ps, "'%s' has the same conditions as an earlier rule "
+						"with another action (profile '%s' line %u)",
+					    r->syscall, q->source, q->line);
+			}
 			return fail(ps, "'%s %s' conflicts with '%s %s' (profile '%s' line %u): "
 					"a rule without conditions takes every call",
 				    r->syscall, action_name(r->action, buf, sizeof(buf)), q->syscall,

@@ -18,9 +18,12 @@
  *
  *     SYSCALL ACTION [CONDITION...] [@TAG]
  *
- * Compiling turns it into a classic BPF program (struct sock_fprog) with
- * libseccomp for the native architecture (x86-64 or aarch64); every other
- * ABI the machine can run (i386 and x32 on x86-64, arm on aarch64) is killed.
+ * Compiling turns it into a classic BPF program (struct sock_fprog) for the
+ * native architecture (x86-64 or aarch64), written by ward itself and kept
+ * short (the kernel compiles it again at every load); every other ABI the
+ * machine can run (i386 and x32 on x86-64, arm on aarch64) is killed. Where
+ * several rules of one call match, the most restrictive action wins (kill,
+ * trap, errno, ..., allow), as between stacked filters in the kernel.
  * Loading is one seccomp(2) call: no allocation, so it is safe after fork.
  */
 #ifndef WARD_SECCOMP_H
@@ -116,12 +119,11 @@ WARD_API int ward_seccomp_profile_load_file(const char *path, struct ward_seccom
 
 WARD_API void ward_seccomp_profile_free(struct ward_seccomp_profile *profile);
 
-/* Compile with libseccomp and export the BPF. opts may be NULL (defaults).
- * On success *out owns a new program (ward_seccomp_program_free). Fails with
- * -1 and err: kind InvalidParameters naming the profile line for a rule with
- * the same conditions as an earlier one but another action, or one whose
- * in/notin lists expand to more than 1024 rules; kind ExecutionFailed naming
- * the line or the libseccomp call that failed, with its errno, otherwise. */
+/* Compile to classic BPF. opts may be NULL (defaults). Pure. On success
+ * *out owns a new program (ward_seccomp_program_free). Fails with -1 and
+ * err: kind InvalidParameters naming the profile for a program longer than
+ * the kernel's BPF_MAXINSNS (4096) instructions, or the line of a call
+ * with more than 64 rules; ENOMEM otherwise. */
 WARD_API int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 				  const struct ward_seccomp_options *opts,
 				  struct ward_seccomp_program **out, struct ward_error **err);

@@ -1,6 +1,6 @@
 /* test-seccomp-builtin.c — the profiles compiled into libward at build time
- * are exactly what libseccomp makes of the profile tables now, and they are
- * what ward uses. */
+ * are exactly what ward's compiler (filters/seccomp/bpf.c) makes of the
+ * profile tables now, and they are what ward uses. */
 #include "harness.h"
 #include "filters/seccomp/seccomp-internal.h"
 #include "ward/seccomp.h"

@@ -1,5 +1,5 @@
 /* gen/embed.c — build-time generator: compile the built-in seccomp
- * profiles with libseccomp and print them as C for libward (see
+ * profiles (filters/seccomp/bpf.c) and print them as C for libward (see
  * filters/seccomp/seccomp-internal.h). Linked with a copy of the compiler built
  * without the embedded table (WARD_SECCOMP_NO_BUILTIN). */
 #include <stdio.h>
