@@ -347,7 +347,7 @@ int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 	qsort(calls, n_calls, sizeof(*calls), by_nr);
 
 	/* backwards: the calls' rules, the search, the number's checks, the
-   * architecture's */
+	 * architecture's */
 	ret(e, profile->default_action);
 	for (i = n_calls; i-- > 0;)
 		calls[i].body = body(e, &calls[i], profile->default_action);
@@ -355,7 +355,7 @@ int ward_seccomp_compile(const struct ward_seccomp_profile *profile,
 		       : ret(e, profile->default_action);
 #ifdef X32_SYSCALL_BIT
 	/* x32's numbers have bit 30 set; -1 is no call at all (a tracer's
-   * skip), left to the default */
+	 * skip), left to the default */
 	kill = ret(e, SECCOMP_RET_KILL_PROCESS);
 	t = jump(e, BPF_JEQ, UINT32_MAX, tree, kill);
 	tree = jump(e, BPF_JGE, X32_SYSCALL_BIT, t, tree);
