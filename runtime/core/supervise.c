@@ -8,6 +8,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "runtime/net/net-internal.h"
@@ -79,12 +80,13 @@ static bool sink_write(int fd, const char *p, size_t n)
  * end of file (a pty master says EIO when the last slave is gone), or when
  * the sink is gone: closing the source then gives the command EPIPE, as if
  * it wrote to the host's pipe itself. */
-static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
+static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, bool *moved)
 {
 	for (;;) {
 		ssize_t n = read(fd, chunk, READ_CHUNK);
 
 		if (n > 0) {
+			*moved = true;
 			if (sink >= 0) {
 				if (!sink_write(sink, chunk, (size_t)n))
 					return false;
@@ -101,6 +103,52 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk)
 			return true;
 		return false;
 	}
+}
+
+/* Answers of the host's terminal to what the command wrote there (a
+ * cursor position report, a title or a colour read back, a device
+ * attribute) that arrive after the command ended would be read by the
+ * host's shell as typed input: bytes the command chose, in the input of a
+ * program outside. So, when the command wrote to the terminal, ward asks
+ * the terminal for its primary device attributes (DA1, which every
+ * terminal answers, and only after everything asked before it), drops
+ * what comes until that answer or for ANSWER_WAIT_NS at most, then
+ * whatever is still queued. Keys typed after the command ended go too. */
+#define ANSWER_WAIT_NS (250 * 1000000LL)
+
+static void drop_answers(int tty)
+{
+	static const char da1[] = "\033[c";
+	long long until = ward_now_ns() + ANSWER_WAIT_NS;
+	int state = 0; /* of "ESC [ ? digits-and-semicolons c" */
+	char buf[256];
+
+	if (write(tty, da1, sizeof(da1) - 1) != (ssize_t)sizeof(da1) - 1)
+		goto flush;
+	for (;;) {
+		long long now = ward_now_ns();
+		struct pollfd pf = { .fd = tty, .events = POLLIN };
+		ssize_t n;
+
+		if (now >= until || poll(&pf, 1, (int)((until - now + 999999) / 1000000)) <= 0)
+			break;
+		n = read(tty, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (state == 3 && c == 'c')
+				goto flush;
+			if (state == 3 && ((c >= '0' && c <= '9') || c == ';'))
+				continue;
+			state = (state == 1 && c == '[') ? 2 : (state == 2 && c == '?') ? 3 : c == '\033';
+		}
+	}
+flush:
+	tcflush(tty, TCIFLUSH);
 }
 
 /* What a pipe holds now, at most what the largest pipe holds (a job writing
@@ -301,7 +349,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	_cleanup_free_ char *inbuf = NULL;
 	struct in_relay in = { .src = s->in_src, .dst = s->in_dst };
 	sigset_t fwd, blk, old;
-	bool exited = false, masked = false, raw = false;
+	bool exited = false, masked = false, raw = false, tty_written = false, moved;
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
 	long long drain_until = 0, next_tick = 0;
 	uint64_t ticked = 0;
@@ -454,15 +502,15 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			}
 			switch (evs[i].data.u32) {
 			case EV_OUT:
-				if (!pump(s->out_fd, s->out, s->out_sink, chunk))
+				if (!pump(s->out_fd, s->out, s->out_sink, chunk, &moved))
 					stop_watching(ep, &s->out_fd);
 				break;
 			case EV_ERR:
-				if (!pump(s->err_fd, s->err, s->err_sink, chunk))
+				if (!pump(s->err_fd, s->err, s->err_sink, chunk, &moved))
 					stop_watching(ep, &s->err_fd);
 				break;
 			case EV_PTY:
-				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk))
+				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk, &tty_written))
 					stop_watching(ep, &s->pty_fd);
 				break;
 			case EV_IN:
@@ -545,8 +593,11 @@ out:
 		}
 	in_arm(ep, &in, true);
 	/* Exactly as it was, whichever way the loop ended. */
-	if (raw)
+	if (raw) {
+		if (tty_written)
+			drop_answers(s->tty_fd);
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
+	}
 	if (masked) {
 		/* What we blocked and is still pending would hit us once
 		 * unblocked: taken here (a SIGPIPE from a relay write, a

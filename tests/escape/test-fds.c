@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *ward, *workdir, *probe;
@@ -497,7 +498,7 @@ static void tty_start(struct tty_run *t, unsigned short rows, unsigned short col
 
 /* Read until marker shows (after `from`), or end of file when marker is
  * NULL. Returns whether it did. */
-static bool tty_wait(struct tty_run *t, const char *marker)
+static bool tty_wait_ms(struct tty_run *t, const char *marker, int ms)
 {
 	for (;;) {
 		struct pollfd pf = { t->master, POLLIN, 0 };
@@ -505,7 +506,7 @@ static bool tty_wait(struct tty_run *t, const char *marker)
 
 		if (marker && strstr(t->seen, marker))
 			return true;
-		if (poll(&pf, 1, 60000) <= 0)
+		if (poll(&pf, 1, ms) <= 0)
 			return false;
 		n = read(t->master, t->seen + t->got, sizeof(t->seen) - 1 - t->got);
 		if (n <= 0)
@@ -513,6 +514,11 @@ static bool tty_wait(struct tty_run *t, const char *marker)
 		t->got += (size_t)n;
 		t->seen[t->got] = '\0';
 	}
+}
+
+static bool tty_wait(struct tty_run *t, const char *marker)
+{
+	return tty_wait_ms(t, marker, 60000);
 }
 
 static void tty_type(struct tty_run *t, const char *keys)
@@ -749,6 +755,61 @@ START_TEST(test_tty_restored_on_signals)
 }
 END_TEST
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What the host's terminal answers to queries the command wrote (here a
+ * cursor position report, then "typed" text), arriving after the command
+ * ended, is not left for the host's next reader (its shell): ward asks the
+ * terminal for its device attributes and drops what comes before that
+ * answer; and a terminal that never answers costs a short wait, not a
+ * hang, with what it sent dropped all the same. */
+START_TEST(test_tty_late_answers_dropped)
+{
+	const char *args[] = { "-c", "printf 'RE''ADY\\033[6n'", NULL };
+	const char late[] = "\033[12;1Recho INJECTED\r";
+	struct tty_run t;
+	int answers;
+
+	for (answers = 1; answers >= 0; answers--) {
+		struct pollfd pf;
+		struct termios after;
+		long long start;
+		int slave, status;
+
+		phase = answers ? "a terminal that answers" : "a terminal that does not";
+		tty_start(&t, 24, 80, args);
+		slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+		ck_assert_int_ge(slave, 0);
+		ck_assert_msg(tty_wait(&t, "READY\033[6n"), "%s: seen:\n%s", phase, t.seen);
+		/* ward's own question comes once the command is gone (the
+		 * late answer goes all the same: what stays queued is the test) */
+		tty_wait_ms(&t, "\033[c", 2000);
+		start = now_ms();
+		tty_type(&t, late);
+		if (answers)
+			tty_type(&t, "\033[?62;22c");
+		status = tty_end(&t);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d\n%s",
+			      phase, status, t.seen);
+		ck_assert_msg(now_ms() - start < 5000, "%s: ward waited %lld ms", phase,
+			      now_ms() - start);
+		ck_assert_int_eq(tcgetattr(slave, &after), 0);
+		assert_same_modes(&t.before, &after);
+		/* the slave is canonical again: a whole line would be readable */
+		pf = (struct pollfd){ .fd = slave, .events = POLLIN };
+		ck_assert_msg(poll(&pf, 1, 300) == 0, "%s: the late answer is still queued", phase);
+		close(slave);
+		close(t.master);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fds");
@@ -768,5 +829,6 @@ int main(void)
 	tcase_add_test(tc, test_tty_interactive_sh);
 	tcase_add_test(tc, test_tty_keys_as_typed);
 	tcase_add_test(tc, test_tty_restored_on_signals);
+	tcase_add_test(tc, test_tty_late_answers_dropped);
 	return harness_main(s);
 }
