@@ -2,6 +2,7 @@
  * the terminal for a command that needs approval. */
 #include <stdio.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "runtime/cli/cli-internal.h"
@@ -16,6 +17,9 @@ static bool ask_tty(void *ctx, const struct ward_verdict *v)
 	(void)ctx;
 	if (!tty)
 		return false;
+	/* only what is typed once the question shows answers it: not keys
+	 * typed ahead, nor a terminal's answer to an earlier command's query */
+	tcflush(fileno(tty), TCIFLUSH);
 	/* the command as the person must see it: a carriage return or an
 	 * erase-line sequence must not show them another command */
 	fprintf(tty, "ward: '%s' needs approval (%s: %s)\nrun it? [y/N] ", ward_shown(v->segment),

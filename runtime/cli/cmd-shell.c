@@ -325,6 +325,8 @@ static bool ask_person(void *ctx, const char *command, const struct ward_verdict
 	char answer[16] = "";
 
 	(void)ctx;
+	/* only what is typed once the question shows answers it */
+	tcflush(0, TCIFLUSH);
 	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ", ward_shown(command),
 		ward_shown(v->rule ? v->rule : ""));
 	fflush(stderr);
@@ -440,6 +442,10 @@ int ward_cmd_shell(int argc, char **argv)
 				status = WARD_EXIT_OWN_ERROR;
 			} else {
 				print_result(&r);
+				/* the terminal's late answers to what it printed are
+				 * not keys for the next line */
+				if (tty && r.run.output_len)
+					ward_tty_drop_answers(0);
 				status = r.run.exit_code;
 				ward_session_result_release(&r);
 			}

@@ -105,52 +105,6 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, bool *mov
 	}
 }
 
-/* Answers of the host's terminal to what the command wrote there (a
- * cursor position report, a title or a colour read back, a device
- * attribute) that arrive after the command ended would be read by the
- * host's shell as typed input: bytes the command chose, in the input of a
- * program outside. So, when the command wrote to the terminal, ward asks
- * the terminal for its primary device attributes (DA1, which every
- * terminal answers, and only after everything asked before it), drops
- * what comes until that answer or for ANSWER_WAIT_NS at most, then
- * whatever is still queued. Keys typed after the command ended go too. */
-#define ANSWER_WAIT_NS (250 * 1000000LL)
-
-static void drop_answers(int tty)
-{
-	static const char da1[] = "\033[c";
-	long long until = ward_now_ns() + ANSWER_WAIT_NS;
-	int state = 0; /* of "ESC [ ? digits-and-semicolons c" */
-	char buf[256];
-
-	if (write(tty, da1, sizeof(da1) - 1) != (ssize_t)sizeof(da1) - 1)
-		goto flush;
-	for (;;) {
-		long long now = ward_now_ns();
-		struct pollfd pf = { .fd = tty, .events = POLLIN };
-		ssize_t n;
-
-		if (now >= until || poll(&pf, 1, (int)((until - now + 999999) / 1000000)) <= 0)
-			break;
-		n = read(tty, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n; i++) {
-			char c = buf[i];
-
-			if (state == 3 && c == 'c')
-				goto flush;
-			if (state == 3 && ((c >= '0' && c <= '9') || c == ';'))
-				continue;
-			state = (state == 1 && c == '[') ? 2 : (state == 2 && c == '?') ? 3 : c == '\033';
-		}
-	}
-flush:
-	tcflush(tty, TCIFLUSH);
-}
-
 /* What a pipe holds now, at most what the largest pipe holds (a job writing
  * as fast as we read must not keep us here); false at its end. */
 static bool drain_now(int fd, struct ward_outbuf *b, int sink, char *chunk)
@@ -594,8 +548,8 @@ out:
 	in_arm(ep, &in, true);
 	/* Exactly as it was, whichever way the loop ended. */
 	if (raw) {
-		if (tty_written)
-			drop_answers(s->tty_fd);
+		if (tty_written) /* its late answers: not for the host's shell */
+			ward_tty_drop_answers(s->tty_fd);
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}
 	if (masked) {

@@ -99,6 +99,17 @@ int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath);
 /* Monotonic clock in nanoseconds. */
 long long ward_now_ns(void);
 
+/* Answers of a terminal to what a command wrote there (a cursor position
+ * report, a title or a colour read back, a device attribute), arriving
+ * after the command ended, would be read by the terminal's next reader (the
+ * host's shell, ward shell's line editor, a y/N question) as typed input:
+ * bytes the command chose. So: ask the terminal at fd tty for its primary
+ * device attributes (DA1, which every terminal answers, and only after
+ * everything asked before it), drop what comes until that answer or for
+ * 250 ms at most, then whatever is still queued. Keys typed meanwhile go
+ * too. The terminal's modes are as they were on return. */
+void ward_tty_drop_answers(int tty);
+
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,
  * for messages naming a wrong type (jschema.c). */
 struct json_t;

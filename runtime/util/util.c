@@ -2,6 +2,7 @@
 #include "runtime/util/util-internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -307,4 +309,55 @@ int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath)
 	if (fd < 0 && errno == ENOSYS)
 		return open_walk(dirfd, path, flags, beneath);
 	return fd;
+}
+
+/* ---- a terminal's answers ---------------------------------------------------- */
+
+#define ANSWER_WAIT_NS (250 * 1000000LL)
+
+void ward_tty_drop_answers(int tty)
+{
+	static const char da1[] = "\033[c";
+	long long until = ward_now_ns() + ANSWER_WAIT_NS;
+	struct termios saved, t;
+	bool restore = false;
+	int state = 0; /* of "ESC [ ? digits-and-semicolons c" */
+	char buf[256];
+
+	/* the answers read as they come, and not echoed */
+	if (tcgetattr(tty, &saved) == 0 && (saved.c_lflag & (ICANON | ECHO))) {
+		t = saved;
+		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		restore = tcsetattr(tty, TCSANOW, &t) == 0;
+	}
+	if (write(tty, da1, sizeof(da1) - 1) != (ssize_t)sizeof(da1) - 1)
+		goto flush;
+	for (;;) {
+		long long now = ward_now_ns();
+		struct pollfd pf = { .fd = tty, .events = POLLIN };
+		ssize_t n;
+
+		if (now >= until || poll(&pf, 1, (int)((until - now + 999999) / 1000000)) <= 0)
+			break;
+		n = read(tty, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (state == 3 && c == 'c')
+				goto flush;
+			if (state == 3 && ((c >= '0' && c <= '9') || c == ';'))
+				continue;
+			state = (state == 1 && c == '[') ? 2 : (state == 2 && c == '?') ? 3 : c == '\033';
+		}
+	}
+flush:
+	tcflush(tty, TCIFLUSH);
+	if (restore)
+		tcsetattr(tty, TCSANOW, &saved);
 }

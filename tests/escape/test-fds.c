@@ -455,8 +455,18 @@ struct tty_run {
 
 /* ward run ARGS... on a new pty as its controlling terminal (a session of
  * its own, in the foreground), window rows x cols. */
+static void tty_start_verb(struct tty_run *t, unsigned short rows, unsigned short cols,
+			   const char *verb, const char *const *args);
+
 static void tty_start(struct tty_run *t, unsigned short rows, unsigned short cols,
 		      const char *const *args)
+{
+	tty_start_verb(t, rows, cols, "run", args);
+}
+
+/* ward VERB ARGS... ("run" or "shell") */
+static void tty_start_verb(struct tty_run *t, unsigned short rows, unsigned short cols,
+			   const char *verb, const char *const *args)
 {
 	struct winsize ws = { .ws_row = rows, .ws_col = cols };
 	const char *argv[24];
@@ -470,7 +480,7 @@ static void tty_start(struct tty_run *t, unsigned short rows, unsigned short col
 	ck_assert_int_eq(ioctl(t->master, TIOCSWINSZ, &ws), 0);
 	ck_assert_int_eq(tcgetattr(t->master, &t->before), 0);
 	argv[n++] = ward;
-	argv[n++] = "run";
+	argv[n++] = verb;
 	argv[n++] = harness_fences_policy_opt();
 	argv[n++] = "-C";
 	argv[n++] = workdir;
@@ -810,6 +820,34 @@ START_TEST(test_tty_late_answers_dropped)
 }
 END_TEST
 
+/* The same in ward shell, whose next reader is its own line editor: a
+ * late answer carrying a command line and a carriage return does not run
+ * it. */
+START_TEST(test_tty_shell_late_answers_dropped)
+{
+	const char *args[] = { NULL };
+	struct tty_run t;
+	char *made = path_in("injected");
+
+	tty_start_verb(&t, 24, 80, "shell", args);
+	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
+	tty_type(&t, "printf 'RE''ADY\\033[6n'\r");
+	ck_assert_msg(tty_wait(&t, "READY\033[6n"), "seen:\n%s", t.seen);
+	tty_wait_ms(&t, "\033[c", 2000);
+	tty_type(&t, "\033[12;1Rtouch injected\r\033[?62;22c");
+	/* the next prompt, then a line of the person's own */
+	usleep(300 * 1000);
+	tty_type(&t, "echo F''INE\r");
+	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
+	usleep(300 * 1000); /* (this terminal does not answer: keys meanwhile would go) */
+	tty_type(&t, "exit\r");
+	tty_end(&t);
+	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
+	free(made);
+	close(t.master);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fds");
@@ -830,5 +868,6 @@ int main(void)
 	tcase_add_test(tc, test_tty_keys_as_typed);
 	tcase_add_test(tc, test_tty_restored_on_signals);
 	tcase_add_test(tc, test_tty_late_answers_dropped);
+	tcase_add_test(tc, test_tty_shell_late_answers_dropped);
 	return harness_main(s);
 }

@@ -173,8 +173,18 @@ START_TEST(test_approve_flag)
 }
 END_TEST
 
-/* At a terminal ward asks; `answer` is typed when the question shows. */
+/* At a terminal ward asks; `ahead` (or NULL) is typed at once, `answer`
+ * when the question shows. */
+static int run_on_tty_ahead(const char *cmd, const char *ahead, const char *answer, char *seen,
+			    size_t size);
+
 static int run_on_tty(const char *cmd, const char *answer, char *seen, size_t size)
+{
+	return run_on_tty_ahead(cmd, NULL, answer, seen, size);
+}
+
+static int run_on_tty_ahead(const char *cmd, const char *ahead, const char *answer, char *seen,
+			    size_t size)
 {
 	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
 	size_t got = 0;
@@ -197,6 +207,8 @@ static int run_on_tty(const char *cmd, const char *answer, char *seen, size_t si
 		execl(ward, ward, "run", "-C", workdir, "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+	if (ahead)
+		ck_assert_int_eq(write(master, ahead, strlen(ahead)), (ssize_t)strlen(ahead));
 	for (;;) {
 		struct pollfd pf = { master, POLLIN, 0 };
 		ssize_t n;
@@ -230,6 +242,12 @@ START_TEST(test_prompt_on_terminal)
 	ck_assert(!exists("ran") && exists("sub"));
 	ck_assert_int_eq(run_on_tty("touch ran; rm -rf sub", "y\n", seen, sizeof(seen)), 0);
 	ck_assert(exists("ran") && !exists("sub"));
+	/* keys typed before the question (or a terminal's late answer to an
+	 * earlier command) do not answer it */
+	ck_assert_int_eq(run_on_tty_ahead("touch ran2; rm -rf sub", "y\n", "n\n", seen,
+					  sizeof(seen)),
+			 125);
+	ck_assert(!exists("ran2"));
 	/* a refusal is not a question */
 	ck_assert_int_eq(run_on_tty("cat /etc/shadow", "y\n", seen, sizeof(seen)), 125);
 	ck_assert_ptr_null(strstr(seen, "[y/N]"));
