@@ -1904,6 +1904,36 @@ static int mitm_judge(struct mitm *m, struct ward_http_request *req, bool expect
 	return 0;
 }
 
+/* Between requests: the client's next one, or the server's end. A server
+ * may close a connection it holds idle (its keep-alive timeout) without
+ * having said so; ending the client's connection then, as that server's
+ * close would have without the proxy, lets the client open a fresh one for
+ * its next request, where keeping it open would have that request answered
+ * 502 by a connection with no server behind it (and the proxy waiting the
+ * head timeout for it). false: end the connection now. */
+static bool await_request(struct mitm *m, long long deadline)
+{
+	struct pollfd pf[2] = { { .fd = m->cl_fd, .events = POLLIN },
+				{ .fd = m->up_fd, .events = POLLIN | POLLRDHUP } };
+
+	if (m->in_len || m->ub_len || m->up_fd < 0)
+		return true;
+	for (;;) {
+		long long ms = (deadline - ward_now_ns()) / 1000000;
+		int n;
+
+		if (ms <= 0)
+			return true; /* the read says it is too late */
+		n = poll(pf, 2, ms > INT_MAX ? INT_MAX : (int)ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || pf[0].revents)
+			return true;
+		if (pf[1].revents) /* its end, or bytes no request asked for */
+			return false;
+	}
+}
+
 /* One request and its response. false when the connection ends after it. */
 static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason)
 {
@@ -1924,6 +1954,8 @@ static bool mitm_request(struct mitm *m, bool upstream_ok, const char *up_reason
 	snprintf(r.host, sizeof(r.host), "%s", m->peer.host);
 	r.port = m->port;
 	snprintf(r.address, sizeof(r.address), "%s", m->rec.address);
+	if (upstream_ok && !await_request(m, deadline))
+		return false;
 	while ((rc = ward_http_parse_origin(m->in, m->in_len, m->peer.host, m->peer.literal, m->port,
 					    &req, &status, reason, sizeof(reason))) == 0) {
 		ssize_t n;

@@ -12,6 +12,7 @@ once it accepts. Paths:
   /short?n=BYTES  200, Content-Length BYTES, then half of them and the end of
                   the connection
   /closing?n=BYTES  as /big, with "Connection: close", and the connection's end
+  /quiet?n=BYTES  as /big, then the connection's end, unsaid (an idle close)
   /chunked        200, a chunked body of three chunks
   /early          200 at once, the body left unread (read as the next request)
   /git/...        git smart HTTP through `git http-backend` (CGI), when
@@ -88,6 +89,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _any(self):
         if self.path.startswith("/git/") and len(sys.argv) > 4:
             return self._git()
+        if self.path.startswith("/quiet"):
+            n = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)["n"][0])
+            self._send(200, b"q" * n)
+            self.close_connection = True
+            return
         if self.path.startswith("/big") or self.path.startswith("/closing"):
             n = int(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)["n"][0])
             self.send_response(200)

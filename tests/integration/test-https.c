@@ -985,6 +985,50 @@ START_TEST(test_pass_after_server_end)
 }
 END_TEST
 
+/* A server that closes a kept-alive connection without saying so (its
+ * idle timeout), after a small body and after one passed by ward-tls: the
+ * client's connection ends with it, at once rather than at the proxy's
+ * 30 s head timeout, so that its next request goes on a fresh connection
+ * instead of one with no server behind it. */
+START_TEST(test_server_idle_close)
+{
+	struct ward_config cfg;
+	struct ward_result res;
+
+	world_up();
+	config(&cfg, true, "api.test");
+	run(&cfg, "/usr/bin/python3 -c '\n"
+		  "import os, socket, ssl, time\n"
+		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
+		  "for n in (1000, 2000000):\n"
+		  "    s = socket.socket()\n"
+		  "    s.connect((p[0], int(p[1])))\n"
+		  "    s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
+		  "    assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
+		  "    t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\")\n"
+		  "    t.sendall(b\"GET /quiet?n=%d HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\" % n)\n"
+		  "    t.settimeout(12)\n"
+		  "    b = b\"\"\n"
+		  "    t0 = time.time()\n"
+		  "    while True:\n"
+		  "        try:\n"
+		  "            d = t.recv(65536)\n"
+		  "        except (ssl.SSLError, OSError) as e:\n"
+		  "            d = b\"\"\n"
+		  "        if not d: break\n"
+		  "        b += d\n"
+		  "    print(\"body\", len(b.partition(b\"\\r\\n\\r\\n\")[2]),\n"
+		  "          \"ended in time\" if time.time() - t0 < 10 else \"ended late\")\n'",
+	    &res);
+	dump(&res);
+	contains(res.output, "body 1000 ended in time\n");
+	contains(res.output, "body 2000000 ended in time\n");
+	ward_result_release(&res);
+	ward_config_release(&cfg);
+	world_down();
+}
+END_TEST
+
 /* git clone over HTTPS (smart HTTP through git http-backend), intercepted. */
 START_TEST(test_git_clone)
 {
@@ -1279,6 +1323,7 @@ int main(void)
 	tcase_add_test(tc, test_bodies_passed);
 	tc = harness_tcase(s, "tls-pass-eof", "userns tlsclients");
 	tcase_add_test(tc, test_pass_after_server_end);
+	tcase_add_test(tc, test_server_idle_close);
 	if (!getenv("WARD_TEST_LIST_TAGS") && !have_clients())
 		make_material();
 	rc = harness_main(s);
