@@ -917,11 +917,14 @@ static bool kernel_accepts(const struct sock_fprog *f)
 	if (pid == 0) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, f) < 0)
-			_exit(1);
+			_exit(42);
+		/* loaded: the filter may now deny, trap or kill exit_group
+		 * itself (a profile whose default is not allow), so how the
+		 * child ends from here says nothing */
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 42);
 }
 
 /* Random profiles, small to near the kernel's limit: every jump's
@@ -936,9 +939,11 @@ START_TEST(test_random_profiles)
 	char *text = malloc(256 * 1024);
 	int parsed = 0;
 
-	srandom(11);
 	for (int round = 0; round < 300; round++) {
-		int n_rules = 1 + (int)(random() % (round < 100 ? 40 : 250));
+		/* seeded each round: agree() reseeds random(), and one seed for
+		 * the loop drew 27 distinct profiles in 300 rounds */
+		int n_rules = (srandom(11u + (unsigned)round),
+			       1 + (int)(random() % (round < 100 ? 40 : 250)));
 		char *t = text;
 		struct ward_seccomp_profile *p;
 		struct ward_seccomp_program *prog;
@@ -999,6 +1004,322 @@ START_TEST(test_random_profiles)
 		parsed++;
 	}
 	ck_assert_int_gt(parsed, 30);
+	free(text);
+}
+END_TEST
+
+/* ---- review: harder random profiles ---------------------------------------- */
+
+static uint64_t review_value(void)
+{
+	static const uint32_t words[] = { 0, 1, 2, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
+	uint32_t hi = random() % 3 ? words[random() % 7] : (uint32_t)random64();
+	uint32_t lo = random() % 3 ? words[random() % 7] : (uint32_t)random64();
+
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* One random rule for nr into t; returns the end. */
+static char *review_rule(char *t, const char *name, const char *action)
+{
+	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
+	int n_conds = random() % 64 ? 1 + (int)(random() % 3) : 0;
+	bool used[WARD_SECCOMP_MAX_CONDS] = { false };
+
+	t += sprintf(t, "%s %s", name, action);
+	for (int c = 0; c < n_conds; c++) {
+		unsigned a = (unsigned)(random() % WARD_SECCOMP_MAX_CONDS);
+
+		if (used[a])
+			continue;
+		used[a] = true;
+		switch (random() % 4) {
+		case 0:
+			t += sprintf(t, " arg%u%s%#llx", a, ops[random() % 6],
+				     (unsigned long long)review_value());
+			break;
+		case 1: {
+			uint64_t m = random() % 2 ? review_value() : (1ull << (random() % 64));
+			uint64_t v = random() % 2 ? m : review_value() & m;
+
+			t += sprintf(t, " arg%u&%#llx==%#llx", a, (unsigned long long)m,
+				     (unsigned long long)v);
+			break;
+		}
+		default: {
+			int n = 1 + (int)(random() % 16);
+
+			t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
+			for (int r = 0; r < n; r++) {
+				uint32_t lo = random() % 4 ? (uint32_t)random() % 64 : (uint32_t)review_value();
+				uint32_t hi = random() % 2 ? lo : lo + (uint32_t)(random() % 8);
+
+				if (hi < lo)
+					hi = 0xffffffff;
+				t += sprintf(t, "%s%u..%u", r ? "," : "", lo, hi);
+			}
+		}
+		}
+	}
+	return t + sprintf(t, "\n");
+}
+
+START_TEST(test_review_stress)
+{
+	static const char *const actions[] = {
+		"EPERM", "EACCES", "ENOENT", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF",
+		"ECHILD", "EAGAIN", "ENOMEM", "EFAULT", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+		"ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "kill", "kill-thread", "trap", "log", "allow"
+	};
+	char *text = malloc(1024 * 1024);
+	int parsed = 0, long_ones = 0;
+	unsigned longest = 0;
+
+	int rounds = getenv("REVIEW_ROUNDS") ? atoi(getenv("REVIEW_ROUNDS")) : 250;
+	unsigned seed0 = getenv("REVIEW_SEED") ? (unsigned)atoi(getenv("REVIEW_SEED")) : 1234u;
+
+	for (int round = 0; round < rounds; round++) {
+		int n_rules = (srandom(seed0 + (unsigned)round), /* (agree() reseeds) */
+			       1 + (int)(random() % (round < 80 ? 60 : 450)));
+		int n_names = 1 + (int)(random() % (round % 3 ? 400 : 8));
+		const char *deflt = actions[random() % 25];
+		char *t = text;
+		struct ward_seccomp_profile *p;
+		struct ward_seccomp_program *prog;
+		struct ward_error *err = NULL;
+
+		t += sprintf(t, "@default %s\n", deflt);
+		for (int i = 0; i < n_rules; i++) {
+			const char *name = NULL, *action;
+
+			while (!name)
+				name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
+									(int)(random() % n_names));
+			do
+				action = actions[random() % 25];
+			while (action == deflt);
+			t = review_rule(t, name, action);
+		}
+		if (ward_seccomp_profile_parse("stress", text, &p, &err) < 0) {
+			if (getenv("REVIEW_VERBOSE"))
+				fprintf(stderr, "parse: %s\n", err->message);
+			ward_error_free(err);
+			err = NULL;
+			continue;
+		}
+		if (ward_seccomp_compile(p, NULL, &prog, &err) < 0) {
+			if (getenv("REVIEW_VERBOSE"))
+				fprintf(stderr, "compile: %s\n", err->message);
+			ck_assert_msg(strstr(err->message, "longer than") ||
+					      strstr(err->message, "more than 64"),
+				      "%s", err->message);
+			ward_error_free(err);
+			ward_seccomp_profile_free(p);
+			continue;
+		}
+		if (prog->fprog.len > longest)
+			longest = prog->fprog.len;
+		long_ones += prog->fprog.len > 1024;
+		ck_assert_msg(kernel_accepts(&prog->fprog), "refused (%u insns): %s", prog->fprog.len, text);
+		ward_seccomp_program_free(prog);
+		ward_seccomp_profile_free(p);
+		agree("stress", text, NULL, false, 200);
+		parsed++;
+	}
+	fprintf(stderr, "review stress: %d profiles, %d over 1024 insns, longest %u\n", parsed,
+		long_ones, longest);
+	ck_assert_int_gt(parsed, 50);
+	free(text);
+}
+END_TEST
+
+/* A program of exactly BPF_MAXINSNS instructions: compiled, taken by the
+ * kernel, deciding as the rules say; one more rule is refused, not cut. */
+START_TEST(test_review_maxinsns)
+{
+	static const char *const actions[] = { "EPERM", "EACCES", "kill", "trap", "ENOENT" };
+	char *text = calloc(1, 1024 * 1024), line[512];
+	size_t len = 0;
+	unsigned got = 0;
+	bool over = false;
+
+	{
+		/* kernel_accepts used to call a program refused when it denied
+		 * the child's own exit_group */
+		struct ward_seccomp_program *deny = compile_text("@default EPERM\nread allow\n", false);
+
+		ck_assert(kernel_accepts(&deny->fprog));
+		ward_seccomp_program_free(deny);
+	}
+	srandom(99);
+	for (int tries = 0; tries < 20000 && got != BPF_MAXINSNS; tries++) {
+		struct ward_seccomp_profile *p;
+		struct ward_seccomp_program *prog;
+		struct ward_error *err = NULL;
+		const char *name = NULL;
+		char *end;
+
+		while (!name)
+			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
+								(int)(random() % 400));
+		end = review_rule(line, name, actions[random() % 5]);
+		if (!strstr(line, " arg"))
+			continue; /* no conditions: it would take every call */
+		memcpy(text + len, line, (size_t)(end - line) + 1);
+		if (ward_seccomp_profile_parse("max", text, &p, &err) < 0) {
+			text[len] = '\0';
+			ward_error_free(err);
+			continue;
+		}
+		if (ward_seccomp_compile(p, NULL, &prog, &err) < 0) {
+			ck_assert_msg(strstr(err->message, "longer than") != NULL, "%s", err->message);
+			over = true;
+			text[len] = '\0';
+			ward_error_free(err);
+			ward_seccomp_profile_free(p);
+			continue;
+		}
+		got = prog->fprog.len;
+		len += (size_t)(end - line);
+		ward_seccomp_program_free(prog);
+		ward_seccomp_profile_free(p);
+	}
+	fprintf(stderr, "review maxinsns: %u instructions, %zu bytes of rules\n", got, len);
+	ck_assert(over);
+	ck_assert_uint_eq(got, BPF_MAXINSNS);
+	{
+		struct ward_seccomp_program *prog = compile_text(text, false);
+
+		ck_assert_uint_eq(prog->fprog.len, BPF_MAXINSNS);
+		ck_assert(kernel_accepts(&prog->fprog));
+		ward_seccomp_program_free(prog);
+	}
+	agree("max", text, NULL, false, 300);
+	free(text);
+}
+END_TEST
+
+/* The kernel decides as run_bpf does: random profiles over calls that
+ * ignore their arguments (errno actions only, more than 16 of them, and
+ * trampolines), loaded in a child that makes each call for real. */
+START_TEST(test_review_kernel_decides)
+{
+	static const char *const names[] = { "getpid", "getppid", "getuid", "geteuid",
+					     "getgid", "getegid", "sched_yield", "getpgrp",
+					     "gettid" };
+	static const char *const actions[] = {
+		"EPERM", "EACCES", "ENOENT", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF",
+		"ECHILD", "EAGAIN", "ENOMEM", "EFAULT", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+		"ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY"
+	};
+	enum { N_CALLS = 3000 };
+	static struct seccomp_data d[N_CALLS];
+	static uint32_t want[N_CALLS];
+	char *text = malloc(512 * 1024);
+	int loaded = 0;
+
+	for (int round = 0; round < 40; round++) {
+		struct ward_seccomp_profile *p;
+		struct ward_seccomp_program *prog;
+		struct ward_error *err = NULL;
+		uint64_t v[WARD_SECCOMP_MAX_CONDS][256];
+		size_t nv[WARD_SECCOMP_MAX_CONDS];
+		int n_rules = (srandom(777u + (unsigned)round), 1 + (int)(random() % 300));
+		char *t = text;
+		int fds[2], status;
+		pid_t pid;
+
+		for (int i = 0; i < n_rules; i++) {
+			const char *name = names[random() % 9];
+			char *start = t;
+
+			t = review_rule(t, name, actions[random() % 22]);
+			if (!strstr(start, " arg"))
+				*(t = start) = '\0';
+		}
+		*t = '\0';
+		if (ward_seccomp_profile_parse("kernel", text, &p, &err) < 0) {
+			ward_error_free(err);
+			continue;
+		}
+		if (ward_seccomp_compile(p, NULL, &prog, &err) < 0) {
+			ward_error_free(err);
+			ward_seccomp_profile_free(p);
+			continue;
+		}
+		for (int i = 0; i < N_CALLS; i++) {
+			int nr = seccomp_syscall_resolve_name(names[random() % 9]);
+
+			for (unsigned a = 0; a < WARD_SECCOMP_MAX_CONDS; a++)
+				nv[a] = edges(p, nr, a, v[a], 256);
+			d[i] = (struct seccomp_data){ .nr = nr, .arch = NATIVE_ARCH };
+			for (unsigned a = 0; a < WARD_SECCOMP_MAX_CONDS; a++)
+				d[i].args[a] = random() % 8 == 0 ? random64() :
+								   v[a][(size_t)random() % nv[a]];
+			want[i] = run_bpf(&prog->fprog, &d[i]);
+			ck_assert_uint_eq(want[i], spec(p, NULL, &d[i]));
+		}
+		ck_assert_int_eq(pipe(fds), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			static int32_t got[N_CALLS];
+
+			close(fds[0]);
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog->fprog) < 0)
+				_exit(42);
+			for (int i = 0; i < N_CALLS; i++) {
+				long r = syscall(d[i].nr, d[i].args[0], d[i].args[1], d[i].args[2],
+						 d[i].args[3], d[i].args[4], d[i].args[5]);
+
+				got[i] = r < 0 ? errno : 0;
+			}
+			for (size_t off = 0; off < sizeof(got);) {
+				ssize_t n = write(fds[1], (char *)got + off, sizeof(got) - off);
+
+				if (n <= 0)
+					_exit(43);
+				off += (size_t)n;
+			}
+			_exit(0);
+		}
+		close(fds[1]);
+		{
+			static int32_t got[N_CALLS];
+			size_t off = 0;
+			ssize_t n;
+
+			while (off < sizeof(got) &&
+			       (n = read(fds[0], (char *)got + off, sizeof(got) - off)) > 0)
+				off += (size_t)n;
+			close(fds[0]);
+			ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+			ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+				      "child status 0x%x (%u insns)", status, prog->fprog.len);
+			ck_assert_uint_eq(off, sizeof(got));
+			for (int i = 0; i < N_CALLS; i++) {
+				uint32_t w = want[i] == SECCOMP_RET_ALLOW ?
+						     0 :
+						     want[i] & SECCOMP_RET_DATA;
+
+				ck_assert_msg((uint32_t)got[i] == w,
+					      "call %d (%#llx %#llx %#llx %#llx %#llx %#llx): "
+					      "kernel %d, run_bpf %#x\n%s",
+					      d[i].nr, (unsigned long long)d[i].args[0],
+					      (unsigned long long)d[i].args[1],
+					      (unsigned long long)d[i].args[2],
+					      (unsigned long long)d[i].args[3],
+					      (unsigned long long)d[i].args[4],
+					      (unsigned long long)d[i].args[5], got[i], want[i], text);
+			}
+		}
+		loaded++;
+		ward_seccomp_program_free(prog);
+		ward_seccomp_profile_free(p);
+	}
+	fprintf(stderr, "review kernel: %d profiles run by the kernel\n", loaded);
+	ck_assert_int_gt(loaded, 20);
 	free(text);
 }
 END_TEST
@@ -1112,6 +1433,9 @@ int main(void)
 	tcase_add_test(tc, test_compile_errors);
 	tcase_add_test(tc, test_against_rules);
 	tcase_add_test(tc, test_random_profiles);
+	tcase_add_test(tc, test_review_stress);
+	tcase_add_test(tc, test_review_maxinsns);
+	tcase_add_test(tc, test_review_kernel_decides);
 	tcase_add_test(tc, test_cache);
 	return harness_main(s);
 }
