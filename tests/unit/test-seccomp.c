@@ -1008,9 +1008,9 @@ START_TEST(test_random_profiles)
 }
 END_TEST
 
-/* ---- review: harder random profiles ---------------------------------------- */
+/* ---- harder random profiles -------------------------------------------- */
 
-static uint64_t review_value(void)
+static uint64_t edge_value(void)
 {
 	static const uint32_t words[] = { 0, 1, 2, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
 	uint32_t hi = random() % 3 ? words[random() % 7] : (uint32_t)random64();
@@ -1020,7 +1020,7 @@ static uint64_t review_value(void)
 }
 
 /* One random rule for nr into t; returns the end. */
-static char *review_rule(char *t, const char *name, const char *action)
+static char *random_rule(char *t, const char *name, const char *action)
 {
 	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
 	int n_conds = random() % 64 ? 1 + (int)(random() % 3) : 0;
@@ -1036,11 +1036,11 @@ static char *review_rule(char *t, const char *name, const char *action)
 		switch (random() % 4) {
 		case 0:
 			t += sprintf(t, " arg%u%s%#llx", a, ops[random() % 6],
-				     (unsigned long long)review_value());
+				     (unsigned long long)edge_value());
 			break;
 		case 1: {
-			uint64_t m = random() % 2 ? review_value() : (1ull << (random() % 64));
-			uint64_t v = random() % 2 ? m : review_value() & m;
+			uint64_t m = random() % 2 ? edge_value() : (1ull << (random() % 64));
+			uint64_t v = random() % 2 ? m : edge_value() & m;
 
 			t += sprintf(t, " arg%u&%#llx==%#llx", a, (unsigned long long)m,
 				     (unsigned long long)v);
@@ -1051,7 +1051,7 @@ static char *review_rule(char *t, const char *name, const char *action)
 
 			t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
 			for (int r = 0; r < n; r++) {
-				uint32_t lo = random() % 4 ? (uint32_t)random() % 64 : (uint32_t)review_value();
+				uint32_t lo = random() % 4 ? (uint32_t)random() % 64 : (uint32_t)edge_value();
 				uint32_t hi = random() % 2 ? lo : lo + (uint32_t)(random() % 8);
 
 				if (hi < lo)
@@ -1064,7 +1064,7 @@ static char *review_rule(char *t, const char *name, const char *action)
 	return t + sprintf(t, "\n");
 }
 
-START_TEST(test_review_stress)
+START_TEST(test_random_hard_profiles)
 {
 	static const char *const actions[] = {
 		"EPERM", "EACCES", "ENOENT", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF",
@@ -1075,8 +1075,8 @@ START_TEST(test_review_stress)
 	int parsed = 0, long_ones = 0;
 	unsigned longest = 0;
 
-	int rounds = getenv("REVIEW_ROUNDS") ? atoi(getenv("REVIEW_ROUNDS")) : 250;
-	unsigned seed0 = getenv("REVIEW_SEED") ? (unsigned)atoi(getenv("REVIEW_SEED")) : 1234u;
+	int rounds = getenv("WARD_SECCOMP_ROUNDS") ? atoi(getenv("WARD_SECCOMP_ROUNDS")) : 250;
+	unsigned seed0 = getenv("WARD_SECCOMP_SEED") ? (unsigned)atoi(getenv("WARD_SECCOMP_SEED")) : 1234u;
 
 	for (int round = 0; round < rounds; round++) {
 		int n_rules = (srandom(seed0 + (unsigned)round), /* (agree() reseeds) */
@@ -1098,17 +1098,17 @@ START_TEST(test_review_stress)
 			do
 				action = actions[random() % 25];
 			while (action == deflt);
-			t = review_rule(t, name, action);
+			t = random_rule(t, name, action);
 		}
 		if (ward_seccomp_profile_parse("stress", text, &p, &err) < 0) {
-			if (getenv("REVIEW_VERBOSE"))
+			if (getenv("WARD_SECCOMP_VERBOSE"))
 				fprintf(stderr, "parse: %s\n", err->message);
 			ward_error_free(err);
 			err = NULL;
 			continue;
 		}
 		if (ward_seccomp_compile(p, NULL, &prog, &err) < 0) {
-			if (getenv("REVIEW_VERBOSE"))
+			if (getenv("WARD_SECCOMP_VERBOSE"))
 				fprintf(stderr, "compile: %s\n", err->message);
 			ck_assert_msg(strstr(err->message, "longer than") ||
 					      strstr(err->message, "more than 64"),
@@ -1126,7 +1126,7 @@ START_TEST(test_review_stress)
 		agree("stress", text, NULL, false, 200);
 		parsed++;
 	}
-	fprintf(stderr, "review stress: %d profiles, %d over 1024 insns, longest %u\n", parsed,
+	fprintf(stderr, "hard profiles: %d profiles, %d over 1024 insns, longest %u\n", parsed,
 		long_ones, longest);
 	ck_assert_int_gt(parsed, 50);
 	free(text);
@@ -1135,7 +1135,7 @@ END_TEST
 
 /* A program of exactly BPF_MAXINSNS instructions: compiled, taken by the
  * kernel, deciding as the rules say; one more rule is refused, not cut. */
-START_TEST(test_review_maxinsns)
+START_TEST(test_longest_program)
 {
 	static const char *const actions[] = { "EPERM", "EACCES", "kill", "trap", "ENOENT" };
 	char *text = calloc(1, 1024 * 1024), line[512];
@@ -1162,7 +1162,7 @@ START_TEST(test_review_maxinsns)
 		while (!name)
 			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
 								(int)(random() % 400));
-		end = review_rule(line, name, actions[random() % 5]);
+		end = random_rule(line, name, actions[random() % 5]);
 		if (!strstr(line, " arg"))
 			continue; /* no conditions: it would take every call */
 		memcpy(text + len, line, (size_t)(end - line) + 1);
@@ -1184,7 +1184,7 @@ START_TEST(test_review_maxinsns)
 		ward_seccomp_program_free(prog);
 		ward_seccomp_profile_free(p);
 	}
-	fprintf(stderr, "review maxinsns: %u instructions, %zu bytes of rules\n", got, len);
+	fprintf(stderr, "longest program: %u instructions, %zu bytes of rules\n", got, len);
 	ck_assert(over);
 	ck_assert_uint_eq(got, BPF_MAXINSNS);
 	{
@@ -1202,7 +1202,7 @@ END_TEST
 /* The kernel decides as run_bpf does: random profiles over calls that
  * ignore their arguments (errno actions only, more than 16 of them, and
  * trampolines), loaded in a child that makes each call for real. */
-START_TEST(test_review_kernel_decides)
+START_TEST(test_kernel_decides)
 {
 	static const char *const names[] = { "getpid", "getppid", "getuid", "geteuid",
 					     "getgid", "getegid", "sched_yield", "getpgrp",
@@ -1233,7 +1233,7 @@ START_TEST(test_review_kernel_decides)
 			const char *name = names[random() % 9];
 			char *start = t;
 
-			t = review_rule(t, name, actions[random() % 22]);
+			t = random_rule(t, name, actions[random() % 22]);
 			if (!strstr(start, " arg"))
 				*(t = start) = '\0';
 		}
@@ -1318,7 +1318,7 @@ START_TEST(test_review_kernel_decides)
 		ward_seccomp_program_free(prog);
 		ward_seccomp_profile_free(p);
 	}
-	fprintf(stderr, "review kernel: %d profiles run by the kernel\n", loaded);
+	fprintf(stderr, "kernel decides: %d profiles run by the kernel\n", loaded);
 	ck_assert_int_gt(loaded, 20);
 	free(text);
 }
@@ -1433,9 +1433,9 @@ int main(void)
 	tcase_add_test(tc, test_compile_errors);
 	tcase_add_test(tc, test_against_rules);
 	tcase_add_test(tc, test_random_profiles);
-	tcase_add_test(tc, test_review_stress);
-	tcase_add_test(tc, test_review_maxinsns);
-	tcase_add_test(tc, test_review_kernel_decides);
+	tcase_add_test(tc, test_random_hard_profiles);
+	tcase_add_test(tc, test_longest_program);
+	tcase_add_test(tc, test_kernel_decides);
 	tcase_add_test(tc, test_cache);
 	return harness_main(s);
 }
