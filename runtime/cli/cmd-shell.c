@@ -81,11 +81,18 @@ static void redraw(const char *prompt, const char *buf, size_t len, size_t pos)
 	}
 }
 
+/* Keys typed while the terminal's late answers were read (see print_result
+ * in the loop): the line editor's first input. */
+static char typed_ahead[512];
+static size_t n_typed_ahead, typed_ahead_at;
+
 static int read_key(void)
 {
 	unsigned char c;
 	ssize_t n;
 
+	if (typed_ahead_at < n_typed_ahead)
+		return (unsigned char)typed_ahead[typed_ahead_at++];
 	do
 		n = read(0, &c, 1);
 	while (n < 0 && errno == EINTR && !stop_requested);
@@ -327,6 +334,7 @@ static bool ask_person(void *ctx, const char *command, const struct ward_verdict
 	(void)ctx;
 	/* only what is typed once the question shows answers it */
 	tcflush(0, TCIFLUSH);
+	n_typed_ahead = typed_ahead_at = 0;
 	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ", ward_shown(command),
 		ward_shown(v->rule ? v->rule : ""));
 	fflush(stderr);
@@ -443,9 +451,17 @@ int ward_cmd_shell(int argc, char **argv)
 			} else {
 				print_result(&r);
 				/* the terminal's late answers to what it printed are
-				 * not keys for the next line */
-				if (tty && r.run.output_len)
-					ward_tty_drop_answers(0);
+				 * not keys for the next line; keys typed ahead are */
+				if (tty && r.run.output_len) {
+					/* after what the editor has not read yet */
+					n_typed_ahead -= typed_ahead_at;
+					memmove(typed_ahead, typed_ahead + typed_ahead_at,
+						n_typed_ahead);
+					typed_ahead_at = 0;
+					n_typed_ahead += ward_tty_take_answers(
+						0, typed_ahead + n_typed_ahead,
+						sizeof(typed_ahead) - n_typed_ahead);
+				}
 				status = r.run.exit_code;
 				ward_session_result_release(&r);
 			}

@@ -549,7 +549,7 @@ out:
 	/* Exactly as it was, whichever way the loop ended. */
 	if (raw) {
 		if (tty_written) /* its late answers: not for the host's shell */
-			ward_tty_drop_answers(s->tty_fd);
+			ward_tty_take_answers(s->tty_fd, NULL, 0);
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}
 	if (masked) {

@@ -105,10 +105,13 @@ long long ward_now_ns(void);
  * host's shell, ward shell's line editor, a y/N question) as typed input:
  * bytes the command chose. So: ask the terminal at fd tty for its primary
  * device attributes (DA1, which every terminal answers, and only after
- * everything asked before it), drop what comes until that answer or for
- * 250 ms at most, then whatever is still queued. Keys typed meanwhile go
- * too. The terminal's modes are as they were on return. */
-void ward_tty_drop_answers(int tty);
+ * everything asked before it) and read what comes until that answer (250 ms
+ * at most): the terminal's reports in it are dropped, the keys typed meanwhile
+ * copied to keep (at most cap bytes; keep NULL: dropped too). What follows
+ * the answer stays queued; without an answer, what is queued is dropped (it
+ * may be late answers still). The terminal's modes are as they were on
+ * return. Returns the count of bytes kept. */
+size_t ward_tty_take_answers(int tty, char *keep, size_t cap);
 
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,
  * for messages naming a wrong type (jschema.c). */

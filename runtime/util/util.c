@@ -314,15 +314,92 @@ int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath)
 /* ---- a terminal's answers ---------------------------------------------------- */
 
 #define ANSWER_WAIT_NS (250 * 1000000LL)
+#define SEQ_MAX 64
 
-void ward_tty_drop_answers(int tty)
+/* What the terminal sends, split into reports (dropped) and keys (kept).
+ * Reports: CSI sequences ending in R (a cursor position), c (device
+ * attributes), t (window reports), n (status), x or y (parameters, modes);
+ * and OSC, DCS, APC, PM, SOS strings (a colour, a title, a setting), which
+ * no key sends. Everything else, arrow and function keys included, is
+ * kept. */
+struct reports {
+	enum { R_TEXT, R_ESC, R_CSI, R_STRING, R_STRING_ESC } state;
+	char seq[SEQ_MAX];
+	size_t seq_len;
+	char *keep;
+	size_t cap, kept;
+	bool da1; /* the answer to ward's own question: the end */
+};
+
+static void keep_bytes(struct reports *r, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n && r->keep && r->kept < r->cap; i++)
+		r->keep[r->kept++] = b[i];
+}
+
+static void report_byte(struct reports *r, char c)
+{
+	switch (r->state) {
+	case R_TEXT:
+		if (c == '\033')
+			r->state = R_ESC;
+		else
+			keep_bytes(r, &c, 1);
+		return;
+	case R_ESC:
+		if (c == '[') {
+			r->state = R_CSI;
+			r->seq_len = 0;
+		} else if (c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X') {
+			r->state = R_STRING;
+		} else if (c == '\033') {
+			keep_bytes(r, "\033", 1); /* a lone ESC, another follows */
+		} else {
+			keep_bytes(r, "\033", 1);
+			keep_bytes(r, &c, 1);
+			r->state = R_TEXT;
+		}
+		return;
+	case R_CSI:
+		if (c >= 0x20 && c <= 0x3f && r->seq_len < SEQ_MAX) {
+			r->seq[r->seq_len++] = c;
+			return;
+		}
+		r->state = R_TEXT;
+		if (c == 'c' && r->seq_len && r->seq[0] == '?') {
+			r->da1 = true;
+			return;
+		}
+		if (c == 'R' || c == 'c' || c == 't' || c == 'n' || c == 'x' || c == 'y')
+			return;
+		keep_bytes(r, "\033[", 2);
+		keep_bytes(r, r->seq, r->seq_len);
+		keep_bytes(r, &c, 1);
+		return;
+	case R_STRING:
+		if (c == '\a')
+			r->state = R_TEXT;
+		else if (c == '\033')
+			r->state = R_STRING_ESC;
+		return;
+	case R_STRING_ESC:
+		if (c == '\\') {
+			r->state = R_TEXT;
+			return;
+		}
+		r->state = R_ESC; /* the string cut short: a new sequence */
+		report_byte(r, c);
+		return;
+	}
+}
+
+size_t ward_tty_take_answers(int tty, char *keep, size_t cap)
 {
 	static const char da1[] = "\033[c";
 	long long until = ward_now_ns() + ANSWER_WAIT_NS;
+	struct reports r = { .state = R_TEXT, .keep = keep, .cap = cap };
 	struct termios saved, t;
 	bool restore = false;
-	int state = 0; /* of "ESC [ ? digits-and-semicolons c" */
-	char buf[256];
 
 	/* the answers read as they come, and not echoed */
 	if (tcgetattr(tty, &saved) == 0 && (saved.c_lflag & (ICANON | ECHO))) {
@@ -332,32 +409,29 @@ void ward_tty_drop_answers(int tty)
 		t.c_cc[VTIME] = 0;
 		restore = tcsetattr(tty, TCSANOW, &t) == 0;
 	}
-	if (write(tty, da1, sizeof(da1) - 1) != (ssize_t)sizeof(da1) - 1)
-		goto flush;
-	for (;;) {
-		long long now = ward_now_ns();
-		struct pollfd pf = { .fd = tty, .events = POLLIN };
-		ssize_t n;
+	if (write(tty, da1, sizeof(da1) - 1) == (ssize_t)sizeof(da1) - 1) {
+		/* a byte at a time: what follows the answer stays queued */
+		while (!r.da1) {
+			long long now = ward_now_ns();
+			struct pollfd pf = { .fd = tty, .events = POLLIN };
+			char c;
+			ssize_t n;
 
-		if (now >= until || poll(&pf, 1, (int)((until - now + 999999) / 1000000)) <= 0)
-			break;
-		n = read(tty, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n; i++) {
-			char c = buf[i];
-
-			if (state == 3 && c == 'c')
-				goto flush;
-			if (state == 3 && ((c >= '0' && c <= '9') || c == ';'))
+			if (now >= until ||
+			    poll(&pf, 1, (int)((until - now + 999999) / 1000000)) <= 0)
+				break;
+			n = read(tty, &c, 1);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
-			state = (state == 1 && c == '[') ? 2 : (state == 2 && c == '?') ? 3 : c == '\033';
+			if (n <= 0)
+				break;
+			report_byte(&r, c);
 		}
 	}
-flush:
-	tcflush(tty, TCIFLUSH);
+	/* no answer: what is queued may be late answers still */
+	if (!r.da1)
+		tcflush(tty, TCIFLUSH);
 	if (restore)
 		tcsetattr(tty, TCSANOW, &saved);
+	return r.kept;
 }
