@@ -205,10 +205,27 @@ static char *read_plain(void)
 
 /* ---- the session's own commands ------------------------------------------------ */
 
+/* At a terminal (the line editor in use). */
+static bool at_tty;
+
 static void print_result(const struct ward_session_result *r)
 {
+	struct ward_tty_scan q = { 0 };
+
 	fflush(stdout);
 	ward_write_all(1, r->run.output, r->run.output_len);
+	/* The terminal's late answers to what this asked are not keys for the
+	 * next line; the keys typed ahead meanwhile are, after those the
+	 * editor has not read yet. */
+	if (at_tty)
+		ward_tty_scan(&q, r->run.output, r->run.output_len);
+	if (q.asked) {
+		n_typed_ahead -= typed_ahead_at;
+		memmove(typed_ahead, typed_ahead + typed_ahead_at, n_typed_ahead);
+		typed_ahead_at = 0;
+		n_typed_ahead += ward_tty_take_answers(0, typed_ahead + n_typed_ahead,
+						       sizeof(typed_ahead) - n_typed_ahead);
+	}
 	if (r->run.output_len && r->run.output[r->run.output_len - 1] != '\n')
 		ward_write_all(1, "\n", 1);
 	if (r->run.error)
@@ -371,6 +388,7 @@ int ward_cmd_shell(int argc, char **argv)
 	bool help, tty = isatty(0) && isatty(1);
 	int status = 0;
 
+	at_tty = tty;
 	memset(&ed, 0, sizeof(ed));
 	if (serve_options_parse(argc, argv, &o, &help, &err) < 0) {
 		fprintf(stderr, "ward shell: %s\ntry 'ward shell --help'\n", ward_shown(err->message));
@@ -450,18 +468,6 @@ int ward_cmd_shell(int argc, char **argv)
 				status = WARD_EXIT_OWN_ERROR;
 			} else {
 				print_result(&r);
-				/* the terminal's late answers to what it printed are
-				 * not keys for the next line; keys typed ahead are */
-				if (tty && r.run.output_len) {
-					/* after what the editor has not read yet */
-					n_typed_ahead -= typed_ahead_at;
-					memmove(typed_ahead, typed_ahead + typed_ahead_at,
-						n_typed_ahead);
-					typed_ahead_at = 0;
-					n_typed_ahead += ward_tty_take_answers(
-						0, typed_ahead + n_typed_ahead,
-						sizeof(typed_ahead) - n_typed_ahead);
-				}
 				status = r.run.exit_code;
 				ward_session_result_release(&r);
 			}

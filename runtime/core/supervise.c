@@ -80,13 +80,14 @@ static bool sink_write(int fd, const char *p, size_t n)
  * end of file (a pty master says EIO when the last slave is gone), or when
  * the sink is gone: closing the source then gives the command EPIPE, as if
  * it wrote to the host's pipe itself. */
-static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, bool *moved)
+static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, struct ward_tty_scan *q)
 {
 	for (;;) {
 		ssize_t n = read(fd, chunk, READ_CHUNK);
 
 		if (n > 0) {
-			*moved = true;
+			if (q)
+				ward_tty_scan(q, chunk, (size_t)n);
 			if (sink >= 0) {
 				if (!sink_write(sink, chunk, (size_t)n))
 					return false;
@@ -303,7 +304,8 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	_cleanup_free_ char *inbuf = NULL;
 	struct in_relay in = { .src = s->in_src, .dst = s->in_dst };
 	sigset_t fwd, blk, old;
-	bool exited = false, masked = false, raw = false, tty_written = false, moved;
+	bool exited = false, masked = false, raw = false;
+	struct ward_tty_scan asked = { 0 };
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
 	long long drain_until = 0, next_tick = 0;
 	uint64_t ticked = 0;
@@ -456,15 +458,15 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			}
 			switch (evs[i].data.u32) {
 			case EV_OUT:
-				if (!pump(s->out_fd, s->out, s->out_sink, chunk, &moved))
+				if (!pump(s->out_fd, s->out, s->out_sink, chunk, NULL))
 					stop_watching(ep, &s->out_fd);
 				break;
 			case EV_ERR:
-				if (!pump(s->err_fd, s->err, s->err_sink, chunk, &moved))
+				if (!pump(s->err_fd, s->err, s->err_sink, chunk, NULL))
 					stop_watching(ep, &s->err_fd);
 				break;
 			case EV_PTY:
-				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk, &tty_written))
+				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk, &asked))
 					stop_watching(ep, &s->pty_fd);
 				break;
 			case EV_IN:
@@ -548,7 +550,7 @@ out:
 	in_arm(ep, &in, true);
 	/* Exactly as it was, whichever way the loop ended. */
 	if (raw) {
-		if (tty_written) /* its late answers: not for the host's shell */
+		if (asked.asked) /* its late answers: not for the host's shell */
 			ward_tty_take_answers(s->tty_fd, NULL, 0);
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}

@@ -113,6 +113,18 @@ long long ward_now_ns(void);
  * return. Returns the count of bytes kept. */
 size_t ward_tty_take_answers(int tty, char *keep, size_t cap);
 
+/* Whether output bound for a terminal asks it anything (a cursor position,
+ * device attributes, a colour, a setting, the answerback message): only
+ * then can answers come, and ward_tty_take_answers() is worth its round
+ * trip (250 ms at a terminal that never answers, a program's pty). Fed in
+ * pieces; asked stays true once seen. Zero-initialise. */
+struct ward_tty_scan {
+	int state;
+	bool dollar;
+	bool asked;
+};
+void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n);
+
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,
  * for messages naming a wrong type (jschema.c). */
 struct json_t;

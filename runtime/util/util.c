@@ -435,3 +435,55 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap)
 		tcsetattr(tty, TCSANOW, &saved);
 	return r.kept;
 }
+
+void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n && !q->asked; i++) {
+		unsigned char c = (unsigned char)b[i];
+
+		switch (q->state) {
+		case 0: /* text */
+			if (c == 0x05) /* ENQ: the answerback message */
+				q->asked = true;
+			else if (c == 0x1b)
+				q->state = 1;
+			else if (c == 0x9b) /* 8-bit CSI */
+				q->state = 2, q->dollar = false;
+			else if (c == 0x90) /* 8-bit DCS */
+				q->asked = true;
+			else if (c == 0x9d) /* 8-bit OSC */
+				q->state = 3;
+			break;
+		case 1: /* ESC */
+			if (c == '[')
+				q->state = 2, q->dollar = false;
+			else if (c == ']')
+				q->state = 3;
+			else if (c == 'P' || c == 'Z') /* DCS (DECRQSS, XTGETTCAP); DECID */
+				q->asked = true;
+			else if (c != 0x1b)
+				q->state = 0;
+			break;
+		case 2: /* CSI: parameters, intermediates, then the final byte */
+			if (c == '$')
+				q->dollar = true;
+			if (c >= 0x20 && c <= 0x3f)
+				break;
+			/* DSR, DA, window reports, DECREQTPARM, XTVERSION (and a
+			 * cursor style), DECRQM */
+			if (c == 'n' || c == 'c' || c == 't' || c == 'x' || c == 'q' ||
+			    (c == 'p' && q->dollar))
+				q->asked = true;
+			q->state = c == 0x1b ? 1 : 0;
+			break;
+		case 3: /* OSC: a '?' asks (a colour, the clipboard) */
+			if (c == '?')
+				q->asked = true;
+			else if (c == 0x07 || c == 0x9c)
+				q->state = 0;
+			else if (c == 0x1b)
+				q->state = 1;
+			break;
+		}
+	}
+}

@@ -600,6 +600,9 @@ START_TEST(test_tty_own_terminal)
 		      t.seen);
 	ck_assert_int_eq(tcgetattr(slave, &after), 0);
 	assert_same_modes(&t.before, &after);
+	/* it asked the terminal nothing: ward asks nothing either (a round
+	 * trip, 250 ms at a terminal that does not answer) */
+	ck_assert_msg(!strstr(t.seen, "\033[c"), "ward asked the terminal; seen:\n%s", t.seen);
 	report = slurp(rp);
 	ck_assert_msg(strstr(report, "fd 0 "), "no report: %s", report);
 	assert_not_host(report, &st, 1);

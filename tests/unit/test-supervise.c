@@ -133,10 +133,50 @@ START_TEST(test_no_child_deadline_kills_through_caller)
 }
 END_TEST
 
+/* What asks a terminal for an answer, and what does not: colours, titles,
+ * cursor moves and clears ask nothing (no round trip after them); every
+ * query does, whole or split anywhere across pieces. */
+START_TEST(test_tty_queries)
+{
+	static const char *const quiet[] = {
+		"plain text\r\n", "\033[1;31mred\033[0m", "\033]0;a title\a", "\033]2;t\033\\",
+		"\033[2J\033[H", "\033[?25l\033[?25h", "\033[?1049h\033[?1049l", "\033(B\017",
+		"\033[10;20H\033[K", "\033[!p", "\033]8;;http://x/\033\\link\033]8;;\033\\",
+	};
+	static const char *const queries[] = {
+		"\033[6n", "\033[5n", "\033[c", "\033[>c", "\033[=c", "\033[21t", "\033[14t",
+		"\033]11;?\a", "\033]4;1;?\033\\", "\033]52;c;?\a", "\033P$qm\033\\",
+		"\033P+q544e\033\\", "\033[>0q", "\033[?2004$p", "\033[x", "\005", "\033Z",
+		"\2336n", "\235" "11;?\a", "text\033[1m\033[6n",
+	};
+
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		struct ward_tty_scan q = { 0 };
+
+		ward_tty_scan(&q, quiet[i], strlen(quiet[i]));
+		ck_assert_msg(!q.asked, "'%s' asks", quiet[i] + 1);
+	}
+	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		size_t n = strlen(queries[i]);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			struct ward_tty_scan q = { 0 };
+
+			ward_tty_scan(&q, "\033[0m", 4); /* after a whole sequence */
+			ward_tty_scan(&q, queries[i], cut);
+			ward_tty_scan(&q, queries[i] + cut, n - cut);
+			ck_assert_msg(q.asked, "'%s' cut at %zu does not ask", queries[i] + 1, cut);
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("supervise");
 	TCase *tc = harness_tcase(s, "supervise", NULL);
+
+	tcase_add_test(tc, test_tty_queries);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
