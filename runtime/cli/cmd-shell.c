@@ -83,7 +83,7 @@ static void redraw(const char *prompt, const char *buf, size_t len, size_t pos)
 
 /* Keys typed while the terminal's late answers were read (see print_result
  * in the loop): the line editor's first input. */
-static char typed_ahead[512];
+static char typed_ahead[8192]; /* a terminal queues 4 KiB at most */
 static size_t n_typed_ahead, typed_ahead_at;
 
 static int read_key(void)
