@@ -927,15 +927,84 @@ static bool kernel_accepts(const struct sock_fprog *f)
 	return !(WIFEXITED(status) && WEXITSTATUS(status) == 42);
 }
 
+static uint64_t edge_value(void)
+{
+	static const uint32_t words[] = { 0, 1, 2, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
+	uint32_t hi = random() % 3 ? words[random() % 7] : (uint32_t)random64();
+	uint32_t lo = random() % 3 ? words[random() % 7] : (uint32_t)random64();
+
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* One random rule of name into t; returns the end. Simple: values from a
+ * few (so that rules meet), short sorted lists; else edge values on both
+ * words, masks across both, lists of up to 16 ranges, and some rules
+ * without conditions. */
+static char *random_rule(char *t, const char *name, const char *action, bool simple)
+{
+	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
+	static const uint64_t values[] = { 0, 1, 2, 5, 0xff, 0x100000000ull, 0x100000005ull,
+					   0xffffffffull, 0xffffffff00000000ull };
+	int n_conds = simple || random() % 64 ? 1 + (int)(random() % 3) : 0;
+	bool used[WARD_SECCOMP_MAX_CONDS] = { false };
+
+	t += sprintf(t, "%s %s", name, action);
+	for (int c = 0; c < n_conds; c++) {
+		unsigned a = (unsigned)(random() % WARD_SECCOMP_MAX_CONDS);
+
+		if (used[a])
+			continue;
+		used[a] = true;
+		switch (random() % (simple ? 3 : 4)) {
+		case 0:
+			t += sprintf(t, " arg%u%s%#llx", a, ops[random() % 6],
+				     (unsigned long long)(simple ? values[random() % 9] : edge_value()));
+			break;
+		case 1: {
+			uint64_t m = simple ? values[random() % 9] | 4 :
+				     random() % 2 ? edge_value() : (1ull << (random() % 64));
+			uint64_t v = simple ? values[random() % 9] & 4 :
+				     random() % 2 ? m : edge_value() & m;
+
+			t += sprintf(t, " arg%u&%#llx==%#llx", a, (unsigned long long)m,
+				     (unsigned long long)v);
+			break;
+		}
+		default:
+			if (simple) {
+				int n = 1 + (int)(random() % 6);
+				unsigned lo = (unsigned)(random() % 4);
+
+				t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
+				for (int r = 0; r < n; r++) {
+					unsigned hi = lo + (unsigned)(random() % 3);
+
+					t += sprintf(t, "%s%u..%u", r ? "," : "", lo, hi);
+					lo = hi + 2 + (unsigned)(random() % 5);
+				}
+				break;
+			}
+			t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
+			for (int r = 0, n = 1 + (int)(random() % 16); r < n; r++) {
+				uint32_t lo = random() % 4 ? (uint32_t)random() % 64 :
+							     (uint32_t)edge_value();
+				uint32_t hi = random() % 2 ? lo : lo + (uint32_t)(random() % 8);
+
+				if (hi < lo)
+					hi = 0xffffffff;
+				t += sprintf(t, "%s%u..%u", r ? "," : "", lo, hi);
+			}
+		}
+	}
+	return t + sprintf(t, "\n");
+}
+
 /* Random profiles, small to near the kernel's limit: every jump's
  * distance, trampolines included, lands where it should, and the kernel
  * takes every program. */
 START_TEST(test_random_profiles)
 {
 	static const char *const actions[] = { "EPERM", "EACCES", "kill", "trap", "log" };
-	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
-	static const uint64_t values[] = { 0, 1, 2, 5, 0xff, 0x100000000ull, 0x100000005ull,
-					   0xffffffffull, 0xffffffff00000000ull };
 	char *text = malloc(256 * 1024);
 	int parsed = 0;
 
@@ -951,44 +1020,11 @@ START_TEST(test_random_profiles)
 
 		for (int i = 0; i < n_rules; i++) {
 			const char *name = NULL;
-			int n_conds = 1 + (int)(random() % 3);
-			bool used[WARD_SECCOMP_MAX_CONDS] = { false };
 
 			while (!name)
 				name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
 									(int)(random() % 120));
-			t += sprintf(t, "%s %s", name, actions[random() % 5]);
-			for (int c = 0; c < n_conds; c++) {
-				unsigned a = (unsigned)(random() % WARD_SECCOMP_MAX_CONDS);
-
-				if (used[a])
-					continue;
-				used[a] = true;
-				switch (random() % 3) {
-				case 0:
-					t += sprintf(t, " arg%u%s%#llx", a, ops[random() % 6],
-						     (unsigned long long)values[random() % 9]);
-					break;
-				case 1:
-					t += sprintf(t, " arg%u&%#llx==%#llx", a,
-						     (unsigned long long)values[random() % 9] | 4,
-						     (unsigned long long)values[random() % 9] & 4);
-					break;
-				default: {
-					int n = 1 + (int)(random() % 6);
-					unsigned lo = (unsigned)(random() % 4);
-
-					t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
-					for (int r = 0; r < n; r++) {
-						unsigned hi = lo + (unsigned)(random() % 3);
-
-						t += sprintf(t, "%s%u..%u", r ? "," : "", lo, hi);
-						lo = hi + 2 + (unsigned)(random() % 5);
-					}
-				}
-				}
-			}
-			t += sprintf(t, "\n");
+			t = random_rule(t, name, actions[random() % 5], true);
 		}
 		/* (a profile the parser refuses, two rules taking the same
 		 * calls with different actions, is drawn again) */
@@ -1007,62 +1043,6 @@ START_TEST(test_random_profiles)
 	free(text);
 }
 END_TEST
-
-/* ---- harder random profiles -------------------------------------------- */
-
-static uint64_t edge_value(void)
-{
-	static const uint32_t words[] = { 0, 1, 2, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
-	uint32_t hi = random() % 3 ? words[random() % 7] : (uint32_t)random64();
-	uint32_t lo = random() % 3 ? words[random() % 7] : (uint32_t)random64();
-
-	return (uint64_t)hi << 32 | lo;
-}
-
-/* One random rule for nr into t; returns the end. */
-static char *random_rule(char *t, const char *name, const char *action)
-{
-	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
-	int n_conds = random() % 64 ? 1 + (int)(random() % 3) : 0;
-	bool used[WARD_SECCOMP_MAX_CONDS] = { false };
-
-	t += sprintf(t, "%s %s", name, action);
-	for (int c = 0; c < n_conds; c++) {
-		unsigned a = (unsigned)(random() % WARD_SECCOMP_MAX_CONDS);
-
-		if (used[a])
-			continue;
-		used[a] = true;
-		switch (random() % 4) {
-		case 0:
-			t += sprintf(t, " arg%u%s%#llx", a, ops[random() % 6],
-				     (unsigned long long)edge_value());
-			break;
-		case 1: {
-			uint64_t m = random() % 2 ? edge_value() : (1ull << (random() % 64));
-			uint64_t v = random() % 2 ? m : edge_value() & m;
-
-			t += sprintf(t, " arg%u&%#llx==%#llx", a, (unsigned long long)m,
-				     (unsigned long long)v);
-			break;
-		}
-		default: {
-			int n = 1 + (int)(random() % 16);
-
-			t += sprintf(t, " arg%u %s ", a, random() % 2 ? "in" : "notin");
-			for (int r = 0; r < n; r++) {
-				uint32_t lo = random() % 4 ? (uint32_t)random() % 64 : (uint32_t)edge_value();
-				uint32_t hi = random() % 2 ? lo : lo + (uint32_t)(random() % 8);
-
-				if (hi < lo)
-					hi = 0xffffffff;
-				t += sprintf(t, "%s%u..%u", r ? "," : "", lo, hi);
-			}
-		}
-		}
-	}
-	return t + sprintf(t, "\n");
-}
 
 START_TEST(test_random_hard_profiles)
 {
@@ -1098,7 +1078,7 @@ START_TEST(test_random_hard_profiles)
 			do
 				action = actions[random() % 25];
 			while (action == deflt);
-			t = random_rule(t, name, action);
+			t = random_rule(t, name, action, false);
 		}
 		if (ward_seccomp_profile_parse("stress", text, &p, &err) < 0) {
 			if (getenv("WARD_SECCOMP_VERBOSE"))
@@ -1162,7 +1142,7 @@ START_TEST(test_longest_program)
 		while (!name)
 			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
 								(int)(random() % 400));
-		end = random_rule(line, name, actions[random() % 5]);
+		end = random_rule(line, name, actions[random() % 5], false);
 		if (!strstr(line, " arg"))
 			continue; /* no conditions: it would take every call */
 		memcpy(text + len, line, (size_t)(end - line) + 1);
@@ -1233,7 +1213,7 @@ START_TEST(test_kernel_decides)
 			const char *name = names[random() % 9];
 			char *start = t;
 
-			t = random_rule(t, name, actions[random() % 22]);
+			t = random_rule(t, name, actions[random() % 22], false);
 			if (!strstr(start, " arg"))
 				*(t = start) = '\0';
 		}
