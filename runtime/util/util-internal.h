@@ -121,6 +121,8 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap);
 struct ward_tty_scan {
 	int state;
 	bool dollar;
+	char inter; /* CSI: the last of ? * # & */
+	int osc;    /* OSC: its number so far, -1 past it */
 	bool asked;
 };
 void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n);

@@ -441,6 +441,14 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 	for (size_t i = 0; i < n && !q->asked; i++) {
 		unsigned char c = (unsigned char)b[i];
 
+		/* Inside a sequence, a terminal carries out a C0 control and goes
+		 * on with the sequence (ECMA-48, every VT parser: ESC [ CR 6 n is
+		 * a DSR); DEL is ignored; CAN and SUB cancel. */
+		if (q->state && q->state != 3 && (c < 0x20 || c == 0x7f) && c != 0x1b) {
+			if (c == 0x18 || c == 0x1a)
+				q->state = 0;
+			continue;
+		}
 		switch (q->state) {
 		case 0: /* text */
 			if (c == 0x05) /* ENQ: the answerback message */
@@ -448,18 +456,20 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 			else if (c == 0x1b)
 				q->state = 1;
 			else if (c == 0x9b) /* 8-bit CSI */
-				q->state = 2, q->dollar = false;
-			else if (c == 0x90) /* 8-bit DCS */
+				q->state = 2, q->dollar = false, q->inter = 0;
+			else if (c == 0x90 || c == 0x9f) /* 8-bit DCS, APC */
 				q->asked = true;
 			else if (c == 0x9d) /* 8-bit OSC */
-				q->state = 3;
+				q->state = 3, q->osc = 0;
 			break;
 		case 1: /* ESC */
 			if (c == '[')
-				q->state = 2, q->dollar = false;
+				q->state = 2, q->dollar = false, q->inter = 0;
 			else if (c == ']')
-				q->state = 3;
-			else if (c == 'P' || c == 'Z') /* DCS (DECRQSS, XTGETTCAP); DECID */
+				q->state = 3, q->osc = 0;
+			else if (c == 'P' || c == 'Z' || c == '_')
+				/* DCS (DECRQSS, XTGETTCAP); DECID; APC (kitty's
+				 * graphics queries) */
 				q->asked = true;
 			else if (c != 0x1b)
 				q->state = 0;
@@ -467,22 +477,40 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 		case 2: /* CSI: parameters, intermediates, then the final byte */
 			if (c == '$')
 				q->dollar = true;
+			else if (c == '?' || c == '*' || c == '#' || c == '&')
+				q->inter = (char)c;
 			if (c >= 0x20 && c <= 0x3f)
 				break;
 			/* DSR, DA, window reports, DECREQTPARM, XTVERSION (and a
-			 * cursor style), DECRQM */
+			 * cursor style), DECRQM, DECRQPSR, DECRQTSR, DECRQUPSS,
+			 * kitty's keyboard flags, DECRQCRA, XTQMODKEYS,
+			 * XTSMGRAPHICS, XTREPORTSGR */
 			if (c == 'n' || c == 'c' || c == 't' || c == 'x' || c == 'q' ||
-			    (c == 'p' && q->dollar))
+			    ((c == 'p' || c == 'w') && q->dollar) ||
+			    (c == 'u' && (q->dollar || q->inter == '?' || q->inter == '&')) ||
+			    (c == 'y' && q->inter == '*') ||
+			    ((c == 'm' || c == 'S') && q->inter == '?') ||
+			    (c == '|' && q->inter == '#'))
 				q->asked = true;
 			q->state = c == 0x1b ? 1 : 0;
 			break;
-		case 3: /* OSC: a '?' asks (a colour, the clipboard) */
-			if (c == '?')
+		case 3: /* OSC: a '?' asks (a colour, the clipboard); so do
+			 * iTerm2's reports (1337) and kitty's file transfer and
+			 * clipboard (5113, 5522) */
+			if (c == '?') {
 				q->asked = true;
-			else if (c == 0x07 || c == 0x9c)
+			} else if (c == 0x07 || c == 0x18 || c == 0x1a) {
 				q->state = 0;
-			else if (c == 0x1b)
+			} else if (c == 0x1b) {
 				q->state = 1;
+			} else if (q->osc >= 0 && c >= '0' && c <= '9') {
+				q->osc = q->osc > 100000 ? -1 : q->osc * 10 + (c - '0');
+			} else if (q->osc >= 0) {
+				if (q->osc == 1337 || q->osc == 5113 || q->osc == 5522)
+					q->asked = true;
+				q->osc = -1;
+			}
+			/* no 0x9c as ST: in UTF-8 it is a character's byte */
 			break;
 		}
 	}

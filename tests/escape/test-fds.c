@@ -823,6 +823,60 @@ START_TEST(test_tty_late_answers_dropped)
 }
 END_TEST
 
+/* A late answer left queued after `ward run ARGS` at a terminal that answers
+ * ward's own question: what the host's shell would read. Returns whether
+ * anything stayed queued. first: typed as the late answers, before the
+ * answer to ward's question. */
+static bool tty_late_left(const char *const *args, const char *ready, const char *first)
+{
+	struct tty_run t;
+	struct pollfd pf;
+	int slave, status;
+	bool left;
+
+	tty_start(&t, 24, 80, args);
+	slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ck_assert_int_ge(slave, 0);
+	ck_assert_msg(tty_wait(&t, ready), "%s: seen:\n%s", phase, t.seen);
+	/* ward's question, if it asks (1 s at most: it waits 250 ms) */
+	for (size_t from = (size_t)(strstr(t.seen, ready) - t.seen) + strlen(ready);
+	     !strstr(t.seen + from, "\033[c");) {
+		struct pollfd wp = { t.master, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&wp, 1, 1000) <= 0)
+			break;
+		n = read(t.master, t.seen + t.got, sizeof(t.seen) - 1 - t.got);
+		if (n <= 0)
+			break;
+		t.got += (size_t)n;
+		t.seen[t.got] = '\0';
+	}
+	tty_type(&t, first);
+	tty_type(&t, "\033[?62;22c");
+	status = tty_end(&t);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d\n%s", phase,
+		      status, t.seen);
+	pf = (struct pollfd){ .fd = slave, .events = POLLIN };
+	left = poll(&pf, 1, 300) != 0;
+	close(slave);
+	close(t.master);
+	return left;
+}
+
+/* A query with a control character inside it (the terminal carries it out
+ * and goes on with the sequence: ECMA-48 and every VT parser) asks all the
+ * same: its late answer is not left for the host's shell. */
+START_TEST(test_tty_query_with_control_inside)
+{
+	const char *args[] = { "-c", "printf 'RE''ADY\\033[\\r6n'", NULL };
+
+	phase = "CSI CR 6 n";
+	ck_assert_msg(!tty_late_left(args, "READY\033[\r6n", "\033[12;1Recho INJECTED\r"),
+		      "the late answer is left for the host's shell");
+}
+END_TEST
+
 /* The same in ward shell, whose next reader is its own line editor: text
  * inside a late answer (a title read back) does not land on the next line,
  * while keys typed meanwhile do. */
@@ -870,5 +924,6 @@ int main(void)
 	tcase_add_test(tc, test_tty_restored_on_signals);
 	tcase_add_test(tc, test_tty_late_answers_dropped);
 	tcase_add_test(tc, test_tty_shell_late_answers_dropped);
+	tcase_add_test(tc, test_tty_query_with_control_inside);
 	return harness_main(s);
 }
