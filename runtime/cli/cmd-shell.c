@@ -224,7 +224,8 @@ static void print_result(const struct ward_session_result *r)
 		memmove(typed_ahead, typed_ahead + typed_ahead_at, n_typed_ahead);
 		typed_ahead_at = 0;
 		n_typed_ahead += ward_tty_take_answers(0, typed_ahead + n_typed_ahead,
-						       sizeof(typed_ahead) - n_typed_ahead);
+						       sizeof(typed_ahead) - n_typed_ahead,
+						       ward_tty_owed(&q));
 	}
 	if (r->run.output_len && r->run.output[r->run.output_len - 1] != '\n')
 		ward_write_all(1, "\n", 1);

@@ -171,6 +171,7 @@ struct in_relay {
 	bool src_polled, src_on, dst_on, eof;
 	size_t len, off;
 	char *buf;
+	struct ward_tty_scan *q; /* the terminal's answers the command takes */
 };
 
 static void set_watch(int ep, int fd, int id, uint32_t events, bool want, bool *on)
@@ -193,6 +194,8 @@ static void in_fill(struct in_relay *r)
 		if (n > 0) {
 			r->len = (size_t)n;
 			r->off = 0;
+			if (r->q)
+				ward_tty_scan_input(r->q, r->buf, r->len);
 			return;
 		}
 		if (n < 0 && errno == EINTR)
@@ -313,6 +316,8 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	size_t k;
 
 	s->in_dst = -1; /* the relay's now: closed when it ends */
+	if (s->tty_fd >= 0 && s->pty_fd >= 0)
+		in.q = &asked;
 	if (ep < 0 || !chunk) {
 		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
 		goto out;
@@ -551,7 +556,7 @@ out:
 	/* Exactly as it was, whichever way the loop ended. */
 	if (raw) {
 		if (asked.asked) /* its late answers: not for the host's shell */
-			ward_tty_take_answers(s->tty_fd, NULL, 0);
+			ward_tty_take_answers(s->tty_fd, NULL, 0, ward_tty_owed(&asked));
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}
 	if (masked) {

@@ -110,8 +110,10 @@ long long ward_now_ns(void);
  * copied to keep (at most cap bytes; keep NULL: dropped too). What follows
  * the answer stays queued; without an answer, what is queued is dropped (it
  * may be late answers still). The terminal's modes are as they were on
- * return. Returns the count of bytes kept. */
-size_t ward_tty_take_answers(int tty, char *keep, size_t cap);
+ * return. Returns the count of bytes kept. owed: how many answers to DA1
+ * questions of the command's own come first (ward_tty_owed()): the end is
+ * the answer after those, not one the command had the terminal send. */
+size_t ward_tty_take_answers(int tty, char *keep, size_t cap, unsigned owed);
 
 /* Whether output bound for a terminal asks it anything (a cursor position,
  * device attributes, a colour, a setting, the answerback message): only
@@ -121,11 +123,19 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap);
 struct ward_tty_scan {
 	int state;
 	bool dollar;
-	char inter; /* CSI: the last of ? * # & */
+	char inter; /* CSI: the last of ? * # & > = */
 	int osc;    /* OSC: its number so far, -1 past it */
 	bool asked;
+	unsigned da1s;	  /* DA1 questions asked (CSI c, CSI 0 c, DECID) */
+	int in_state;	  /* ward_tty_scan_input()'s */
+	unsigned da1s_in; /* DA1 answers the command was given */
 };
 void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n);
+/* What the terminal sent the command (relayed while it ran): the answers to
+ * its DA1 questions it took itself. */
+void ward_tty_scan_input(struct ward_tty_scan *q, const char *b, size_t n);
+/* The command's DA1 questions whose answers are still to come. */
+unsigned ward_tty_owed(const struct ward_tty_scan *q);
 
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,
  * for messages naming a wrong type (jschema.c). */

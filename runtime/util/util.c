@@ -328,7 +328,8 @@ struct reports {
 	size_t seq_len;
 	char *keep;
 	size_t cap, kept;
-	bool da1; /* the answer to ward's own question: the end */
+	unsigned owed; /* answers to the command's own DA1 questions first */
+	bool da1;      /* the answer to ward's own question: the end */
 };
 
 static void keep_bytes(struct reports *r, const char *b, size_t n)
@@ -367,7 +368,10 @@ static void report_byte(struct reports *r, char c)
 		}
 		r->state = R_TEXT;
 		if (c == 'c' && r->seq_len && r->seq[0] == '?') {
-			r->da1 = true;
+			if (r->owed)
+				r->owed--; /* the command's question's: dropped */
+			else
+				r->da1 = true;
 			return;
 		}
 		if (c == 'R' || c == 'c' || c == 't' || c == 'n' || c == 'x' || c == 'y')
@@ -393,11 +397,11 @@ static void report_byte(struct reports *r, char c)
 	}
 }
 
-size_t ward_tty_take_answers(int tty, char *keep, size_t cap)
+size_t ward_tty_take_answers(int tty, char *keep, size_t cap, unsigned owed)
 {
 	static const char da1[] = "\033[c";
 	long long until = ward_now_ns() + ANSWER_WAIT_NS;
-	struct reports r = { .state = R_TEXT, .keep = keep, .cap = cap };
+	struct reports r = { .state = R_TEXT, .keep = keep, .cap = cap, .owed = owed };
 	struct termios saved, t;
 	bool restore = false;
 
@@ -438,7 +442,7 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap)
 
 void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 {
-	for (size_t i = 0; i < n && !q->asked; i++) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)b[i];
 
 		/* Inside a sequence, a terminal carries out a C0 control and goes
@@ -468,16 +472,16 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 			else if (c == ']')
 				q->state = 3, q->osc = 0;
 			else if (c == 'P' || c == 'Z' || c == '_')
-				/* DCS (DECRQSS, XTGETTCAP); DECID; APC (kitty's
-				 * graphics queries) */
-				q->asked = true;
+				/* DCS (DECRQSS, XTGETTCAP); DECID (answered as
+				 * DA1); APC (kitty's graphics queries) */
+				q->asked = true, q->da1s += c == 'Z', q->state = 0;
 			else if (c != 0x1b)
 				q->state = 0;
 			break;
 		case 2: /* CSI: parameters, intermediates, then the final byte */
 			if (c == '$')
 				q->dollar = true;
-			else if (c == '?' || c == '*' || c == '#' || c == '&')
+			else if (c == '?' || c == '*' || c == '#' || c == '&' || c == '>' || c == '=')
 				q->inter = (char)c;
 			if (c >= 0x20 && c <= 0x3f)
 				break;
@@ -492,6 +496,8 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 			    ((c == 'm' || c == 'S') && q->inter == '?') ||
 			    (c == '|' && q->inter == '#'))
 				q->asked = true;
+			if (c == 'c' && !q->inter)
+				q->da1s++; /* its answer: like the one to ward's */
 			q->state = c == 0x1b ? 1 : 0;
 			break;
 		case 3: /* OSC: a '?' asks (a colour, the clipboard); so do
@@ -514,4 +520,36 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 			break;
 		}
 	}
+}
+
+void ward_tty_scan_input(struct ward_tty_scan *q, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)b[i];
+
+		switch (q->in_state) {
+		case 0:
+			q->in_state = c == 0x1b ? 1 : c == 0x9b ? 2 : 0;
+			break;
+		case 1:
+			q->in_state = c == '[' ? 2 : c == 0x1b ? 1 : 0;
+			break;
+		case 2: /* CSI's first byte: '?' for a DA1 answer */
+			q->in_state = c == '?' ? 3 : c >= 0x20 && c <= 0x3f ? 4 : c == 0x1b ? 1 : 0;
+			break;
+		case 3:
+		case 4:
+			if (c >= 0x20 && c <= 0x3f)
+				break;
+			if (c == 'c' && q->in_state == 3)
+				q->da1s_in++;
+			q->in_state = c == 0x1b ? 1 : 0;
+			break;
+		}
+	}
+}
+
+unsigned ward_tty_owed(const struct ward_tty_scan *q)
+{
+	return q->da1s > q->da1s_in ? q->da1s - q->da1s_in : 0;
 }

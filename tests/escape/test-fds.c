@@ -877,6 +877,20 @@ START_TEST(test_tty_query_with_control_inside)
 }
 END_TEST
 
+/* The command's own device-attributes question, answered late, is not the
+ * answer to ward's: the answers after it (a title read back with a line in
+ * it) are not left for the host's shell. */
+START_TEST(test_tty_command_da1_not_wards)
+{
+	const char *args[] = { "-c", "printf 'RE''ADY\\033[c\\033[21t'", NULL };
+
+	phase = "the command's DA1";
+	ck_assert_msg(!tty_late_left(args, "READY\033[c\033[21t",
+				     "\033[?62;22c\033]lecho INJECTED\r\033\\"),
+		      "the late answer is left for the host's shell");
+}
+END_TEST
+
 /* The same in ward shell, whose next reader is its own line editor: text
  * inside a late answer (a title read back) does not land on the next line,
  * while keys typed meanwhile do. */
@@ -895,6 +909,31 @@ START_TEST(test_tty_shell_late_answers_dropped)
 	tty_type(&t, "\033[12;1R\033]ltouch injected; \033\\echo F''INE\r\033[?62;22c");
 	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
 	usleep(300 * 1000); /* (this terminal does not answer: keys meanwhile would go) */
+	tty_type(&t, "exit\r");
+	tty_end(&t);
+	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
+	free(made);
+	close(t.master);
+}
+END_TEST
+
+/* ward shell: the command's own DA1 question, answered late, is not the
+ * answer to ward's; a title read back after it (";touch injected" and a
+ * carriage return) does not run as ward shell's next line. */
+START_TEST(test_tty_shell_command_da1_not_wards)
+{
+	const char *args[] = { NULL };
+	struct tty_run t;
+	char *made = path_in("injected");
+
+	tty_start_verb(&t, 24, 80, "shell", args);
+	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
+	tty_type(&t, "printf 'RE''ADY\\033[c\\033[21t'\r");
+	ck_assert_msg(tty_wait(&t, "READY\033[c\033[21t"), "seen:\n%s", t.seen);
+	usleep(100 * 1000);
+	tty_type(&t, "\033[?62;22c\033]l;touch injected\r\033\\echo F''INE\r\033[?62;22c");
+	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
+	usleep(300 * 1000);
 	tty_type(&t, "exit\r");
 	tty_end(&t);
 	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
@@ -925,5 +964,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_late_answers_dropped);
 	tcase_add_test(tc, test_tty_shell_late_answers_dropped);
 	tcase_add_test(tc, test_tty_query_with_control_inside);
+	tcase_add_test(tc, test_tty_command_da1_not_wards);
+	tcase_add_test(tc, test_tty_shell_command_da1_not_wards);
 	return harness_main(s);
 }

@@ -194,12 +194,36 @@ START_TEST(test_tty_queries)
 }
 END_TEST
 
+/* The command's own DA1 questions (CSI c, CSI 0 c, DECID; not DA2, DA3),
+ * less the answers it was given while it ran: what comes before the answer
+ * to ward's question. */
+START_TEST(test_tty_da1_owed)
+{
+	static const char out[] = "\033[c\033[0c\033[>c\033[=c\033Z\033[6n\2330c";
+	static const char in[] = "\033[?62;22c\033[>1;10;0cx\033[?6";
+
+	for (size_t cut = 0; cut <= sizeof(out) - 1; cut++) {
+		struct ward_tty_scan q = { 0 };
+
+		ward_tty_scan(&q, out, cut);
+		ward_tty_scan(&q, out + cut, sizeof(out) - 1 - cut);
+		ck_assert_uint_eq(q.da1s, 4);
+		ck_assert_uint_eq(ward_tty_owed(&q), 4);
+		ward_tty_scan_input(&q, in, cut % sizeof(in));
+		ward_tty_scan_input(&q, in + cut % sizeof(in), sizeof(in) - 1 - cut % sizeof(in));
+		ward_tty_scan_input(&q, "2c", 2);
+		ck_assert_uint_eq(ward_tty_owed(&q), 2);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("supervise");
 	TCase *tc = harness_tcase(s, "supervise", NULL);
 
 	tcase_add_test(tc, test_tty_queries);
+	tcase_add_test(tc, test_tty_da1_owed);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
