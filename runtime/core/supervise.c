@@ -309,6 +309,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	sigset_t fwd, blk, old;
 	bool exited = false, masked = false, raw = false;
 	struct ward_tty_scan asked = { 0 };
+	int answers_fd = -1; /* a terminal the output goes to through a pipe */
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
 	long long drain_until = 0, next_tick = 0;
 	uint64_t ticked = 0;
@@ -318,6 +319,17 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	s->in_dst = -1; /* the relay's now: closed when it ends */
 	if (s->tty_fd >= 0 && s->pty_fd >= 0)
 		in.q = &asked;
+	if (s->tty_fd < 0) {
+		/* No terminal of the command's own, but output relayed to the
+		 * terminal we are in the foreground of (stdin not that
+		 * terminal): its queries' answers wait there for the host's
+		 * shell, the command's own DA1 questions' ones included. */
+		if (s->out_sink >= 0 && isatty(s->out_sink) && tcgetpgrp(s->out_sink) == getpgrp())
+			answers_fd = s->out_sink;
+		else if (s->err_sink >= 0 && isatty(s->err_sink) &&
+			 tcgetpgrp(s->err_sink) == getpgrp())
+			answers_fd = s->err_sink;
+	}
 	if (ep < 0 || !chunk) {
 		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
 		goto out;
@@ -463,11 +475,13 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			}
 			switch (evs[i].data.u32) {
 			case EV_OUT:
-				if (!pump(s->out_fd, s->out, s->out_sink, chunk, NULL))
+				if (!pump(s->out_fd, s->out, s->out_sink, chunk,
+					  answers_fd >= 0 && s->out_sink >= 0 ? &asked : NULL))
 					stop_watching(ep, &s->out_fd);
 				break;
 			case EV_ERR:
-				if (!pump(s->err_fd, s->err, s->err_sink, chunk, NULL))
+				if (!pump(s->err_fd, s->err, s->err_sink, chunk,
+					  answers_fd >= 0 && s->err_sink >= 0 ? &asked : NULL))
 					stop_watching(ep, &s->err_fd);
 				break;
 			case EV_PTY:
@@ -559,6 +573,8 @@ out:
 			ward_tty_take_answers(s->tty_fd, NULL, 0, ward_tty_owed(&asked));
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}
+	if (answers_fd >= 0 && asked.asked)
+		ward_tty_take_answers(answers_fd, NULL, 0, ward_tty_owed(&asked));
 	if (masked) {
 		/* What we blocked and is still pending would hit us once
 		 * unblocked: taken here (a SIGPIPE from a relay write, a

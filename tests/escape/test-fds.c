@@ -942,6 +942,54 @@ START_TEST(test_tty_shell_command_da1_not_wards)
 }
 END_TEST
 
+/* stdin not the terminal (ward run ... </dev/null, a pipeline's last
+ * stage), stdout and stderr the terminal: the command's output reaches the
+ * terminal through a pipe, and its queries' late answers must not be left
+ * for the host's shell either. */
+START_TEST(test_tty_stdout_only_late_answers)
+{
+	const char *argv[] = { ward, "run", harness_fences_policy_opt(), "-C", workdir, "-c",
+			       "printf 'RE''ADY\\033[6n'", NULL };
+	struct tty_run t;
+	struct pollfd pf;
+	int slave, status;
+
+	memset(&t, 0, sizeof(t));
+	t.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ck_assert_int_ge(t.master, 0);
+	ck_assert_int_eq(grantpt(t.master), 0);
+	ck_assert_int_eq(unlockpt(t.master), 0);
+	t.pid = fork();
+	ck_assert_int_ge(t.pid, 0);
+	if (t.pid == 0) {
+		int tty, null = open("/dev/null", O_RDONLY);
+
+		setsid();
+		tty = open(ptsname(t.master), O_RDWR);
+		if (tty < 0 || null < 0 || ioctl(tty, TIOCSCTTY, 0) < 0)
+			_exit(126);
+		dup2(null, 0);
+		dup2(tty, 1);
+		dup2(tty, 2);
+		execv(ward, (char *const *)argv);
+		_exit(127);
+	}
+	slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ck_assert_int_ge(slave, 0);
+	ck_assert_msg(tty_wait(&t, "READY\033[6n"), "seen:\n%s", t.seen);
+	tty_wait_ms(&t, "READY\033[6n\033[c", 1000);
+	tty_type(&t, "\033[12;1Recho INJECTED\r");
+	tty_type(&t, "\033[?62;22c");
+	status = tty_end(&t);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d\n%s", status,
+		      t.seen);
+	pf = (struct pollfd){ .fd = slave, .events = POLLIN };
+	ck_assert_msg(poll(&pf, 1, 300) == 0, "the late answer is left for the host's shell");
+	close(slave);
+	close(t.master);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fds");
@@ -966,5 +1014,6 @@ int main(void)
 	tcase_add_test(tc, test_tty_query_with_control_inside);
 	tcase_add_test(tc, test_tty_command_da1_not_wards);
 	tcase_add_test(tc, test_tty_shell_command_da1_not_wards);
+	tcase_add_test(tc, test_tty_stdout_only_late_answers);
 	return harness_main(s);
 }
