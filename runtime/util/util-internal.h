@@ -109,7 +109,8 @@ long long ward_now_ns(void);
  * at most): the terminal's reports in it are dropped, the keys typed meanwhile
  * copied to keep (at most cap bytes; keep NULL: dropped too). What follows
  * the answer stays queued; without an answer, what is queued is dropped (it
- * may be late answers still). The terminal's modes are as they were on
+ * may be late answers still), and nothing is kept. Answers in 8-bit form
+ * (S8C1T; raw or UTF-8 C1 controls) are reports too. The terminal's modes are as they were on
  * return. Returns the count of bytes kept. owed: how many answers to DA1
  * questions of the command's own come first (ward_tty_owed()): the end is
  * the answer after those, not one the command had the terminal send. */

@@ -329,6 +329,8 @@ struct reports {
 	char *keep;
 	size_t cap, kept;
 	unsigned owed; /* answers to the command's own DA1 questions first */
+	unsigned cont; /* a UTF-8 character's bytes still to come */
+	bool c2;       /* a 0xc2 held: U+0080..U+009F, a C1 control, may follow */
 	bool da1;      /* the answer to ward's own question: the end */
 };
 
@@ -338,7 +340,7 @@ static void keep_bytes(struct reports *r, const char *b, size_t n)
 		r->keep[r->kept++] = b[i];
 }
 
-static void report_byte(struct reports *r, char c)
+static void report_plain(struct reports *r, char c)
 {
 	switch (r->state) {
 	case R_TEXT:
@@ -392,9 +394,51 @@ static void report_byte(struct reports *r, char c)
 			return;
 		}
 		r->state = R_ESC; /* the string cut short: a new sequence */
-		report_byte(r, c);
+		report_plain(r, c);
 		return;
 	}
+}
+
+/* A C1 control (S8C1T: xterm's answers in 8 bits, or in UTF-8 as C2 xx),
+ * which no key sends: CSI, the strings' starts and ST. */
+static void report_c1(struct reports *r, unsigned char c)
+{
+	if (c == 0x9b) {
+		r->state = R_CSI;
+		r->seq_len = 0;
+	} else if (c == 0x90 || c == 0x9d || c == 0x9e || c == 0x9f || c == 0x98) {
+		r->state = R_STRING;
+	} else if (c == 0x9c && (r->state == R_STRING || r->state == R_STRING_ESC)) {
+		r->state = R_TEXT;
+	}
+}
+
+static void report_byte(struct reports *r, char c)
+{
+	unsigned char u = (unsigned char)c;
+
+	if (r->c2) {
+		r->c2 = false;
+		if (u >= 0x80 && u <= 0x9f) {
+			report_c1(r, u);
+			return;
+		}
+		report_plain(r, (char)0xc2);
+		r->cont = 1;
+	} else if (u == 0xc2) {
+		r->c2 = true;
+		return;
+	} else if (u >= 0x80 && u <= 0x9f && !r->cont) {
+		report_c1(r, u);
+		return;
+	}
+	if (u >= 0xc0 && u < 0xf8)
+		r->cont = u >= 0xf0 ? 3 : u >= 0xe0 ? 2 : 1;
+	else if (u >= 0x80 && u < 0xc0 && r->cont)
+		r->cont--;
+	else
+		r->cont = 0;
+	report_plain(r, c);
 }
 
 size_t ward_tty_take_answers(int tty, char *keep, size_t cap, unsigned owed)
@@ -432,9 +476,12 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap, unsigned owed)
 			report_byte(&r, c);
 		}
 	}
-	/* no answer: what is queued may be late answers still */
-	if (!r.da1)
+	/* no answer: what is queued, and what was read, may be late answers
+	 * still (in a form not known here) */
+	if (!r.da1) {
 		tcflush(tty, TCIFLUSH);
+		r.kept = 0;
+	}
 	if (restore)
 		tcsetattr(tty, TCSANOW, &saved);
 	return r.kept;

@@ -990,6 +990,35 @@ START_TEST(test_tty_stdout_only_late_answers)
 }
 END_TEST
 
+/* A terminal told to send 8-bit controls (S8C1T, ESC SP G: xterm's, in
+ * UTF-8 as C2 9x) answers ward's question and the command's in that form:
+ * a title read back is still a report, not keys for ward shell's next line,
+ * and the answer to ward's question still ends the wait. */
+START_TEST(test_tty_shell_8bit_answers)
+{
+	const char *args[] = { NULL };
+	struct tty_run t;
+	char *made = path_in("injected");
+	long long start;
+
+	tty_start_verb(&t, 24, 80, "shell", args);
+	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
+	tty_type(&t, "printf 'RE''ADY\\033 G\\033[21t'\r");
+	ck_assert_msg(tty_wait(&t, "READY\033 G\033[21t"), "seen:\n%s", t.seen);
+	tty_wait_ms(&t, "READY\033 G\033[21t\033[c", 1000);
+	start = now_ms();
+	tty_type(&t, "\302\235l;touch injected\r\302\234echo F''INE\r\302\233?62;22c");
+	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
+	ck_assert_msg(now_ms() - start < 200, "the 8-bit answer to ward's question was not seen");
+	usleep(300 * 1000);
+	tty_type(&t, "exit\r");
+	tty_end(&t);
+	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
+	free(made);
+	close(t.master);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fds");
@@ -1015,5 +1044,6 @@ int main(void)
 	tcase_add_test(tc, test_tty_command_da1_not_wards);
 	tcase_add_test(tc, test_tty_shell_command_da1_not_wards);
 	tcase_add_test(tc, test_tty_stdout_only_late_answers);
+	tcase_add_test(tc, test_tty_shell_8bit_answers);
 	return harness_main(s);
 }
