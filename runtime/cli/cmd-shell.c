@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
@@ -352,6 +353,7 @@ static bool ask_person(void *ctx, const char *command, const struct ward_verdict
 	(void)ctx;
 	/* only what is typed once the question shows answers it */
 	tcflush(0, TCIFLUSH);
+	__fpurge(stdin); /* the rest of an earlier answer's line, read ahead */
 	n_typed_ahead = typed_ahead_at = 0;
 	fprintf(stderr, "ward: '%s' needs approval (%s). Run it? [y/N] ", ward_shown(command),
 		ward_shown(v->rule ? v->rule : ""));

@@ -255,6 +255,74 @@ START_TEST(test_prompt_on_terminal)
 }
 END_TEST
 
+/* Read from ward shell's terminal until marker shows (or 3 s pass). */
+static bool shell_wait(int master, const char *marker, char *seen, size_t size, size_t *got)
+{
+	for (;;) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (strstr(seen, marker))
+			return true;
+		if (poll(&pf, 1, 3000) <= 0)
+			return false;
+		n = read(master, seen + *got, size - 1 - *got);
+		if (n <= 0)
+			return false;
+		*got += (size_t)n;
+		seen[*got] = '\0';
+	}
+}
+
+/* ward shell's y/N question: the rest of a long answer line (past what the
+ * question reads) is not the answer to the next question. */
+START_TEST(test_shell_answer_rest_not_next_answer)
+{
+	static char seen[65536];
+	char d[4300];
+	size_t got = 0;
+	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
+	pid_t pid;
+
+	snprintf(d, sizeof(d), "%s/sub1", workdir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	snprintf(d, sizeof(d), "%s/sub2", workdir);
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	seen[0] = '\0';
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	pid = fork();
+	if (pid == 0) {
+		int slave;
+
+		setsid();
+		slave = open(ptsname(master), O_RDWR);
+		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+			_exit(126);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		execl(ward, ward, "shell", "-C", workdir, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_msg(shell_wait(master, "$ ", seen, sizeof(seen), &got), "%s", seen);
+	ck_assert_int_eq(write(master, "rm -rf sub1\r", 12), 12);
+	ck_assert_msg(shell_wait(master, "[y/N] ", seen, sizeof(seen), &got), "%s", seen);
+	/* no, at length; its last word a y */
+	ck_assert_int_eq(write(master, "nnnnnnnnnnnnnnnyes\r", 19), 19);
+	ck_assert_msg(shell_wait(master, "nyes\r\n", seen, sizeof(seen), &got), "%s", seen);
+	usleep(500 * 1000);
+	ck_assert_int_eq(write(master, "rm -rf sub2\r", 12), 12);
+	shell_wait(master, "NEVER", seen, sizeof(seen), &got); /* 3 s: the question stays */
+	ck_assert_msg(exists("sub1"), "sub1 removed on a no:\n%s", seen);
+	ck_assert_msg(exists("sub2"), "sub2 removed with no answer given:\n%s", seen);
+	ck_assert_int_eq(write(master, "n\rexit\r", 7), 7);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(master);
+}
+END_TEST
+
 START_TEST(test_rate_limit_across_invocations)
 {
 	char *state = harness_tmpdir(), *pol = policy("{\"rate_limit\": {\"per_minute\": 3}}");
@@ -637,6 +705,7 @@ int main(void)
 	tcase_add_test(tc, test_json_refusal_and_approval);
 	tcase_add_test(tc, test_approve_flag);
 	tcase_add_test(tc, test_prompt_on_terminal);
+	tcase_add_test(tc, test_shell_answer_rest_not_next_answer);
 	tcase_add_test(tc, test_rate_limit_across_invocations);
 	tcase_add_test(tc, test_rate_limit_concurrent);
 	tcase_add_test(tc, test_cli_no_rate_limit_by_default);
