@@ -891,29 +891,41 @@ START_TEST(test_tty_command_da1_not_wards)
 }
 END_TEST
 
+/* ward shell at the test's terminal: `line` run, `shown` awaited in its
+ * output, then `typed` sent (the terminal's late answers and a line of the
+ * person's own, `echo FINE`). Whether the answers made "injected". */
+static bool shell_injected(const char *line, const char *shown, const char *typed)
+{
+	const char *args[] = { NULL };
+	struct tty_run t;
+	char *made = path_in("injected");
+	bool injected;
+
+	tty_start_verb(&t, 24, 80, "shell", args);
+	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
+	tty_type(&t, line);
+	ck_assert_msg(tty_wait(&t, shown), "seen:\n%s", t.seen);
+	tty_wait_ms(&t, "\033[c", 2000); /* ward's question (or the command's) */
+	tty_type(&t, typed);
+	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
+	usleep(300 * 1000); /* (this terminal does not answer: keys meanwhile would go) */
+	tty_type(&t, "exit\r");
+	tty_end(&t);
+	injected = access(made, F_OK) == 0;
+	free(made);
+	close(t.master);
+	return injected;
+}
+
 /* The same in ward shell, whose next reader is its own line editor: text
  * inside a late answer (a title read back) does not land on the next line,
  * while keys typed meanwhile do. */
 START_TEST(test_tty_shell_late_answers_dropped)
 {
-	const char *args[] = { NULL };
-	struct tty_run t;
-	char *made = path_in("injected");
-
-	tty_start_verb(&t, 24, 80, "shell", args);
-	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
-	tty_type(&t, "printf 'RE''ADY\\033[6n'\r");
-	ck_assert_msg(tty_wait(&t, "READY\033[6n"), "seen:\n%s", t.seen);
-	tty_wait_ms(&t, "\033[c", 2000);
-	/* the answers, a line typed meanwhile, the answer to ward's question */
-	tty_type(&t, "\033[12;1R\033]ltouch injected; \033\\echo F''INE\r\033[?62;22c");
-	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
-	usleep(300 * 1000); /* (this terminal does not answer: keys meanwhile would go) */
-	tty_type(&t, "exit\r");
-	tty_end(&t);
-	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
-	free(made);
-	close(t.master);
+	ck_assert_msg(!shell_injected("printf 'RE''ADY\\033[6n'\r", "READY\033[6n",
+				      "\033[12;1R\033]ltouch injected; \033\\echo F''INE\r"
+				      "\033[?62;22c"),
+		      "the late answer ran");
 }
 END_TEST
 
@@ -922,23 +934,10 @@ END_TEST
  * carriage return) does not run as ward shell's next line. */
 START_TEST(test_tty_shell_command_da1_not_wards)
 {
-	const char *args[] = { NULL };
-	struct tty_run t;
-	char *made = path_in("injected");
-
-	tty_start_verb(&t, 24, 80, "shell", args);
-	ck_assert_msg(tty_wait(&t, "$ "), "no prompt; seen:\n%s", t.seen);
-	tty_type(&t, "printf 'RE''ADY\\033[c\\033[21t'\r");
-	ck_assert_msg(tty_wait(&t, "READY\033[c\033[21t"), "seen:\n%s", t.seen);
-	usleep(100 * 1000);
-	tty_type(&t, "\033[?62;22c\033]l;touch injected\r\033\\echo F''INE\r\033[?62;22c");
-	ck_assert_msg(tty_wait(&t, "FINE"), "seen:\n%s", t.seen);
-	usleep(300 * 1000);
-	tty_type(&t, "exit\r");
-	tty_end(&t);
-	ck_assert_msg(access(made, F_OK) < 0, "the late answer ran; seen:\n%s", t.seen);
-	free(made);
-	close(t.master);
+	ck_assert_msg(!shell_injected("printf 'RE''ADY\\033[c\\033[21t'\r", "READY\033[c\033[21t",
+				      "\033[?62;22c\033]l;touch injected\r\033\\echo F''INE\r"
+				      "\033[?62;22c"),
+		      "the late answer ran");
 }
 END_TEST
 

@@ -183,30 +183,46 @@ static int run_on_tty(const char *cmd, const char *answer, char *seen, size_t si
 	return run_on_tty_ahead(cmd, NULL, answer, seen, size);
 }
 
-static int run_on_tty_ahead(const char *cmd, const char *ahead, const char *answer, char *seen,
-			    size_t size)
+/* ward ARGV... (argv[0] is ward's first argument) on a new pty as its
+ * controlling terminal; *master gets the pty's master. */
+static pid_t start_on_tty(const char *const *argv, int *master)
 {
-	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
-	size_t got = 0;
+	const char *args[16] = { ward };
 	pid_t pid;
+	int n = 1;
 
-	ck_assert_int_ge(master, 0);
-	ck_assert_int_eq(grantpt(master), 0);
-	ck_assert_int_eq(unlockpt(master), 0);
+	while (*argv && n < 15)
+		args[n++] = *argv++;
+	*master = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(*master, 0);
+	ck_assert_int_eq(grantpt(*master), 0);
+	ck_assert_int_eq(unlockpt(*master), 0);
 	pid = fork();
 	if (pid == 0) {
 		int slave;
 
 		setsid();
-		slave = open(ptsname(master), O_RDWR);
+		slave = open(ptsname(*master), O_RDWR);
 		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
 			_exit(126);
 		dup2(slave, 0);
 		dup2(slave, 1);
 		dup2(slave, 2);
-		execl(ward, ward, "run", "-C", workdir, "-c", cmd, (char *)NULL);
+		execv(ward, (char *const *)args);
 		_exit(127);
 	}
+	ck_assert_int_ge(pid, 0);
+	return pid;
+}
+
+static int run_on_tty_ahead(const char *cmd, const char *ahead, const char *answer, char *seen,
+			    size_t size)
+{
+	const char *argv[] = { "run", "-C", workdir, "-c", cmd, NULL };
+	int master, status;
+	size_t got = 0;
+	pid_t pid = start_on_tty(argv, &master);
+
 	if (ahead)
 		ck_assert_int_eq(write(master, ahead, strlen(ahead)), (ssize_t)strlen(ahead));
 	for (;;) {
@@ -281,7 +297,8 @@ START_TEST(test_shell_answer_rest_not_next_answer)
 	static char seen[65536];
 	char d[4300];
 	size_t got = 0;
-	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
+	const char *argv[] = { "shell", "-C", workdir, NULL };
+	int master, status;
 	pid_t pid;
 
 	snprintf(d, sizeof(d), "%s/sub1", workdir);
@@ -289,23 +306,7 @@ START_TEST(test_shell_answer_rest_not_next_answer)
 	snprintf(d, sizeof(d), "%s/sub2", workdir);
 	ck_assert_int_eq(mkdir(d, 0755), 0);
 	seen[0] = '\0';
-	ck_assert_int_ge(master, 0);
-	ck_assert_int_eq(grantpt(master), 0);
-	ck_assert_int_eq(unlockpt(master), 0);
-	pid = fork();
-	if (pid == 0) {
-		int slave;
-
-		setsid();
-		slave = open(ptsname(master), O_RDWR);
-		if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
-			_exit(126);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		execl(ward, ward, "shell", "-C", workdir, (char *)NULL);
-		_exit(127);
-	}
+	pid = start_on_tty(argv, &master);
 	ck_assert_msg(shell_wait(master, "$ ", seen, sizeof(seen), &got), "%s", seen);
 	ck_assert_int_eq(write(master, "rm -rf sub1\r", 12), 12);
 	ck_assert_msg(shell_wait(master, "[y/N] ", seen, sizeof(seen), &got), "%s", seen);

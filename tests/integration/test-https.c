@@ -792,6 +792,21 @@ START_TEST(test_tls_helper)
 }
 END_TEST
 
+/* The start of a python client of the sandbox's own: tunnel(setup, **kw)
+ * opens a connection to the proxy (setup(s) first, for socket options),
+ * CONNECTs to api.test:8443 and returns it wrapped in TLS (kw for
+ * wrap_socket). Inside a single-quoted `python3 -c`. */
+#define PY_TUNNEL                                                                                 \
+	"import os, socket, ssl, time\n"                                                          \
+	"p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"           \
+	"def tunnel(setup=None, **kw):\n"                                                         \
+	"    s = socket.socket()\n"                                                               \
+	"    if setup: setup(s)\n"                                                                \
+	"    s.connect((p[0], int(p[1])))\n"                                                      \
+	"    s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"                           \
+	"    assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"                                  \
+	"    return ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\", **kw)\n"
+
 /* A reader of a response the connection ends after gets all of it, though
  * it was slow: what the proxy wrote before it let go still goes out, and
  * then a close_notify (a TLS end without one reads as an attack on the
@@ -810,17 +825,11 @@ START_TEST(test_tls_drain)
 	 * they and the helper's plaintext socket and buffer do, the client
 	 * keeps them small: small segments and a small window (the send buffer
 	 * starts at twice ten segments; a client that reads grows it to MiBs). */
-	run(&cfg, "/usr/bin/python3 -c '\n"
-		  "import os, socket, ssl, time\n"
-		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
-		  "s = socket.socket()\n"
-		  "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)\n"
-		  "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)\n"
-		  "s.connect((p[0], int(p[1])))\n"
-		  "s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
-		  "assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
-		  "t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\",\n"
-		  "                                             suppress_ragged_eofs=False)\n"
+	run(&cfg, "/usr/bin/python3 -c '\n" PY_TUNNEL
+		  "def small(s):\n"
+		  "    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)\n"
+		  "    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)\n"
+		  "t = tunnel(small, suppress_ragged_eofs=False)\n"
 		  "t.sendall(b\"GET /big?n=196608 HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n\")\n"
 		  "time.sleep(0.5)\n"
 		  "data = []\n"
@@ -953,14 +962,8 @@ START_TEST(test_pass_after_server_end)
 
 	world_up();
 	config(&cfg, true, "api.test");
-	run(&cfg, "/usr/bin/python3 -c '\n"
-		  "import os, socket, ssl, time\n"
-		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
-		  "s = socket.socket()\n"
-		  "s.connect((p[0], int(p[1])))\n"
-		  "s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
-		  "assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
-		  "t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\")\n"
+	run(&cfg, "/usr/bin/python3 -c '\n" PY_TUNNEL
+		  "t = tunnel()\n"
 		  "q = b\"GET /big?n=1000000 HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\" * 6\n"
 		  "q += b\"GET /closing?n=1150000 HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\"\n"
 		  "t.sendall(q)\n"
@@ -997,15 +1000,9 @@ START_TEST(test_server_idle_close)
 
 	world_up();
 	config(&cfg, true, "api.test");
-	run(&cfg, "/usr/bin/python3 -c '\n"
-		  "import os, socket, ssl, time\n"
-		  "p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rstrip(\"/\").split(\":\")\n"
+	run(&cfg, "/usr/bin/python3 -c '\n" PY_TUNNEL
 		  "for n in (1000, 2000000):\n"
-		  "    s = socket.socket()\n"
-		  "    s.connect((p[0], int(p[1])))\n"
-		  "    s.sendall(b\"CONNECT api.test:8443 HTTP/1.1\\r\\n\\r\\n\")\n"
-		  "    assert s.recv(100).startswith(b\"HTTP/1.1 200\")\n"
-		  "    t = ssl.create_default_context().wrap_socket(s, server_hostname=\"api.test\")\n"
+		  "    t = tunnel()\n"
 		  "    t.sendall(b\"GET /quiet?n=%d HTTP/1.1\\r\\nHost: api.test:8443\\r\\n\\r\\n\" % n)\n"
 		  "    t.settimeout(12)\n"
 		  "    b = b\"\"\n"
