@@ -11,7 +11,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define ANSWER_WAIT_NS (250 * 1000000LL)
+/* Long enough for an answer over a slow link; waited in full only at a
+ * terminal that never answers DA1 (a program's pty), and only after a
+ * command that asked it something. */
+#define ANSWER_WAIT_NS (1000 * 1000000LL)
 #define SEQ_MAX 64
 
 /* What the terminal sends, split into reports (dropped) and keys (kept).

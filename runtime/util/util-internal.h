@@ -105,7 +105,7 @@ long long ward_now_ns(void);
  * host's shell, ward shell's line editor, a y/N question) as typed input:
  * bytes the command chose. So: ask the terminal at fd tty for its primary
  * device attributes (DA1, which every terminal answers, and only after
- * everything asked before it) and read what comes until that answer (250 ms
+ * everything asked before it) and read what comes until that answer (1 s
  * at most): the terminal's reports in it are dropped, the keys typed meanwhile
  * copied to keep (at most cap bytes; keep NULL: dropped too). What follows
  * the answer stays queued; without an answer, what is queued is dropped (it
@@ -119,7 +119,7 @@ size_t ward_tty_take_answers(int tty, char *keep, size_t cap, unsigned owed);
 /* Whether output bound for a terminal asks it anything (a cursor position,
  * device attributes, a colour, a setting, the answerback message): only
  * then can answers come, and ward_tty_take_answers() is worth its round
- * trip (250 ms at a terminal that never answers, a program's pty). Fed in
+ * trip (1 s at a terminal that never answers, a program's pty). Fed in
  * pieces; asked stays true once seen. Zero-initialise. */
 struct ward_tty_scan {
 	int state;

@@ -601,7 +601,7 @@ START_TEST(test_tty_own_terminal)
 	ck_assert_int_eq(tcgetattr(slave, &after), 0);
 	assert_same_modes(&t.before, &after);
 	/* it asked the terminal nothing: ward asks nothing either (a round
-	 * trip, 250 ms at a terminal that does not answer) */
+	 * trip, 1 s at a terminal that does not answer) */
 	ck_assert_msg(!strstr(t.seen, "\033[c"), "ward asked the terminal; seen:\n%s", t.seen);
 	report = slurp(rp);
 	ck_assert_msg(strstr(report, "fd 0 "), "no report: %s", report);
@@ -838,7 +838,7 @@ static bool tty_late_left(const char *const *args, const char *ready, const char
 	slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);
 	ck_assert_int_ge(slave, 0);
 	ck_assert_msg(tty_wait(&t, ready), "%s: seen:\n%s", phase, t.seen);
-	/* ward's question, if it asks (1 s at most: it waits 250 ms) */
+	/* ward's question, if it asks (it asks at once) */
 	for (size_t from = (size_t)(strstr(t.seen, ready) - t.seen) + strlen(ready);
 	     !strstr(t.seen + from, "\033[c");) {
 		struct pollfd wp = { t.master, POLLIN, 0 };
