@@ -16,7 +16,9 @@
 # and unsigned int arguments, so garbage in a register's upper half cannot
 # slip a value past them. Values are numbers (decimal or 0x hex) or the
 # constant names ward knows (AF_*, CLONE_NEW*, TIOC*, NETLINK_*, SOCK_*,
-# PER_LINUX, S_ISUID, S_ISGID, O_CREAT, O_TMPFILE), joined with |. Several rules for one call are alternatives.
+# PER_LINUX, S_ISUID, S_ISGID, O_CREAT, O_TMPFILE), joined with |. Several rules for one call are
+# alternatives; where rules with different actions all match, the most restrictive action wins
+# (kill, kill-thread, trap, an errno, log, allow), as between stacked filters in the kernel.
 # @TAG marks a rule an option lifts: @ptrace is lifted by ward's allow-ptrace
 # option (debuggers inside the sandbox), @nested by allow-nested.
 # Directives: "@default ACTION" sets the action for every call no rule
