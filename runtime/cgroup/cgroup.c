@@ -292,7 +292,34 @@ static bool delegated(const char *dir, bool in_ns)
 	return stat(parent, &pst) == 0 && pst.st_uid != st.st_uid;
 }
 
-/* Whether every process in dir's cgroup.procs is this one. */
+/* The parent of pid (a number from cgroup.procs), from /proc/PID/stat, or -1.
+ * The command name in parentheses may hold anything: the fields after its
+ * last ')' are read. */
+static long parent_of(long pid)
+{
+	char path[48], buf[512], *p;
+	long ppid = -1;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/* Whether every process in dir's cgroup.procs is this one or a child of it:
+ * a helper another thread's command cloned (the idmap's user namespace, a
+ * command being set up), which move_us() takes along. */
 static bool only_us(const char *dir)
 {
 	char buf[4096], *p;
@@ -306,11 +333,40 @@ static bool only_us(const char *dir)
 
 		if (end == p)
 			break;
-		if (pid != me)
+		if (pid != me && parent_of(pid) != me)
 			return false;
 		p = end + strspn(end, "\n");
 	}
 	return true;
+}
+
+/* Move this process into sup, then its children still in dir: those cloned
+ * before the move (by other threads' commands). A fork cannot race the
+ * move: the kernel holds forks off while a process migrates, so a child
+ * is either listed in dir afterwards or was born in sup. One that has
+ * exited meanwhile is no longer there to move. */
+static int move_us(const char *dir, const char *sup, struct ward_error **err)
+{
+	char buf[4096], *p;
+	long me = (long)getpid();
+
+	if (write_at(sup, "cgroup.procs", "0") < 0)
+		return ward_error_make(err, errno, "move ward into '%s'", sup);
+	if (read_at(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
+		return ward_error_make(err, errno, "read '%s/cgroup.procs'", dir);
+	for (p = buf; *p;) {
+		char *end;
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		p = end + strspn(end, "\n");
+		if (parent_of(pid) != me)
+			continue;
+		if (write_at(sup, "cgroup.procs", "%ld", pid) < 0 && errno != ESRCH)
+			return ward_error_make(err, errno, "move ward's child %ld into '%s'", pid, sup);
+	}
+	return 0;
 }
 
 static void probe_v2(struct cgroup_probe *p)
@@ -698,8 +754,8 @@ static int create_v2(struct ward_cgroup *cg, const struct cgroup_probe *p,
 		snprintf(sup, sizeof(sup), "%s/ward-supervisor", p->v2_base);
 		if (mkdir(sup, 0755) < 0 && errno != EEXIST)
 			return ward_error_make(err, errno, "mkdir '%s'", sup);
-		if (write_at(sup, "cgroup.procs", "0") < 0)
-			return ward_error_make(err, errno, "move ward into '%s'", sup);
+		if (move_us(p->v2_base, sup, err) < 0)
+			return -1;
 	}
 	cg->own_parent = p->v2_root;
 	snprintf(cg->dir, sizeof(cg->dir), "%s/%s", p->v2_base, cg->name);

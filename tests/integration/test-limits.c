@@ -911,19 +911,36 @@ static int enter_container(const char *ctr, unsigned long mflags)
 
 /* Fork a process that enters the container of ctr (enter_container()),
  * becomes uid 1000 when as_user, and execs argv with stdin from the file in
- * and stdout to the file out: the container's only process. */
-static pid_t exec_in_container(const char *ctr, bool as_user, const char *in, const char *out,
-			       char *const argv[])
+ * and stdout to the file out: the container's only process, or with
+ * own_child, one with a child of its own beside it (forked before the exec,
+ * so the child of ward: as another thread's command's helper is), which
+ * ends when ward does. */
+static pid_t exec_in_container(const char *ctr, bool as_user, bool own_child, const char *in,
+			       const char *out, char *const argv[])
 {
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		int alive[2];
 
 		if (i < 0 || o < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 ||
 		    enter_container(ctr, 0) < 0)
 			_exit(99);
+		if (own_child) {
+			char c;
+
+			if (pipe(alive) < 0)
+				_exit(96);
+			if (fork() == 0) {
+				close(alive[1]);
+				while (read(alive[0], &c, 1) < 0 && errno == EINTR)
+					;
+				_exit(0);
+			}
+			close(alive[0]); /* alive[1] stays open in ward until it ends */
+		}
 		if (as_user) {
 			if (setgroups(0, NULL) < 0 || setgid(1000) < 0 || setuid(1000) < 0)
 				_exit(98);
@@ -988,7 +1005,7 @@ static void container_cgroup(bool as_user)
 				       (char *)"--pids", (char *)"16", (char *)"--timeout",
 				       (char *)"60", NULL };
 
-		pid = exec_in_container(ctr, as_user, req, out, argv);
+		pid = exec_in_container(ctr, as_user, false, req, out, argv);
 	}
 	/* the command is running once it opens the FIFO to read */
 	for (n = 0; fd < 0 && n < 20000; n++) {
@@ -1286,7 +1303,7 @@ START_TEST(test_container_serve)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, mcp, strlen(mcp)), (ssize_t)strlen(mcp));
 	close(fd);
-	pid = exec_in_container(ctr, false, req, out, argv);
+	pid = exec_in_container(ctr, false, false, req, out, argv);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	r = harness_slurp(out);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, r);
@@ -1303,6 +1320,53 @@ START_TEST(test_container_serve)
 	ck_assert_int_eq(n, 2);
 	snprintf(path, sizeof(path), "%s/ward-supervisor", ctr);
 	ck_assert_msg(rmdir(path) == 0, "rmdir '%s': %s", path, strerror(errno));
+	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s' (something left in it): %s", ctr,
+		      strerror(errno));
+	unlink(req);
+	unlink(out);
+	free(r);
+	free(ward);
+}
+END_TEST
+
+/* ward in the container's cgroup beside a child of its own (in serve, one
+ * command's idmap helper while another command's cgroup is made): the
+ * cgroup still counts as ward's alone, and ward takes the child along into
+ * ward-supervisor, so controllers can be enabled below the container's. */
+START_TEST(test_container_own_child)
+{
+	static const char req_true[] = "{\"command\": \"echo ran\"}";
+	char ctr[128], req[PATH_MAX], out[PATH_MAX], path[PATH_MAX], *ward = harness_path("ward");
+	char *const argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--no-policy",
+			       (char *)"-C", workdir, (char *)"--pids", (char *)"16", NULL };
+	char *r;
+	int fd, status, n;
+	json_t *o;
+	pid_t pid;
+
+	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, sizeof(req), "%s.req", workdir);
+	snprintf(out, sizeof(out), "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
+	close(fd);
+	pid = exec_in_container(ctr, false, true, req, out, argv);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	r = harness_slurp(out);
+	o = json_loads(r, 0, NULL);
+	ck_assert_msg(o, "not JSON (status %d): %s", status, r);
+	ck_assert_msg(json_integer_value(json_object_get(o, "exit_code")) == 0, "%s", r);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "output")), "ran\n");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "layers"), "cgroup")),
+			 2);
+	json_decref(o);
+	/* the child ends with ward (its pipe's other end), in ward-supervisor */
+	snprintf(path, sizeof(path), "%s/ward-supervisor", ctr);
+	for (n = 0; rmdir(path) < 0 && errno == EBUSY && n < 500; n++)
+		usleep(10000);
+	ck_assert_msg(access(path, F_OK) < 0, "rmdir '%s': %s", path, strerror(errno));
 	ck_assert_msg(rmdir(ctr) == 0, "rmdir '%s' (something left in it): %s", ctr,
 		      strerror(errno));
 	unlink(req);
@@ -1359,6 +1423,7 @@ int main(void)
 	tcase_add_test(tc, test_container_shared);
 	tcase_add_test(tc, test_container_readonly);
 	tcase_add_test(tc, test_container_serve);
+	tcase_add_test(tc, test_container_own_child);
 	tc = harness_tcase(s, "rlimits", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rlimits);
