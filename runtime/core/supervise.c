@@ -76,11 +76,27 @@ static bool sink_write(int fd, const char *p, size_t n)
 	return true;
 }
 
+/* Where a pipe's output goes on to: a host descriptor, through the filter
+ * that cuts queries out when it is a terminal (ward_tty_filter()). */
+struct sink {
+	int fd;
+	struct ward_tty_filter *cut; /* NULL: as it comes */
+	char *buf;		     /* cut's output: READ_CHUNK + 1 bytes */
+};
+
+static bool sink_put(const struct sink *to, const char *p, size_t n)
+{
+	if (!to->cut)
+		return sink_write(to->fd, p, n);
+	return sink_write(to->fd, to->buf, ward_tty_filter(to->cut, p, n, to->buf));
+}
+
 /* Read what is there into the buffer, or on to the sink; returns false at
  * end of file (a pty master says EIO when the last slave is gone), or when
  * the sink is gone: closing the source then gives the command EPIPE, as if
  * it wrote to the host's pipe itself. */
-static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, struct ward_tty_scan *q)
+static bool pump(int fd, struct ward_outbuf *b, const struct sink *to, char *chunk,
+		 struct ward_tty_scan *q)
 {
 	for (;;) {
 		ssize_t n = read(fd, chunk, READ_CHUNK);
@@ -88,8 +104,8 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, struct wa
 		if (n > 0) {
 			if (q)
 				ward_tty_scan(q, chunk, (size_t)n);
-			if (sink >= 0) {
-				if (!sink_write(sink, chunk, (size_t)n))
+			if (to->fd >= 0) {
+				if (!sink_put(to, chunk, (size_t)n))
 					return false;
 			} else if (b) {
 				ward_outbuf_append(b, chunk, (size_t)n);
@@ -108,7 +124,7 @@ static bool pump(int fd, struct ward_outbuf *b, int sink, char *chunk, struct wa
 
 /* What a pipe holds now, at most what the largest pipe holds (a job writing
  * as fast as we read must not keep us here); false at its end. */
-static bool drain_now(int fd, struct ward_outbuf *b, int sink, char *chunk)
+static bool drain_now(int fd, struct ward_outbuf *b, const struct sink *to, char *chunk)
 {
 	size_t budget = 1 << 20;
 
@@ -116,8 +132,8 @@ static bool drain_now(int fd, struct ward_outbuf *b, int sink, char *chunk)
 		ssize_t n = read(fd, chunk, READ_CHUNK);
 
 		if (n > 0) {
-			if (sink >= 0)
-				sink_write(sink, chunk, (size_t)n);
+			if (to->fd >= 0)
+				sink_put(to, chunk, (size_t)n);
 			else if (b)
 				ward_outbuf_append(b, chunk, (size_t)n);
 			if ((size_t)n >= budget)
@@ -309,7 +325,10 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	sigset_t fwd, blk, old;
 	bool exited = false, masked = false, raw = false;
 	struct ward_tty_scan asked = { 0 };
-	int answers_fd = -1; /* a terminal the output goes to through a pipe */
+	struct ward_tty_filter cut_out = { 0 }, cut_err = { 0 };
+	struct sink out = { .fd = s->out_sink }, err_to = { .fd = s->err_sink };
+	struct sink pty = { .fd = s->pty_sink };
+	_cleanup_free_ char *cutbuf = NULL;
 	bool catch_sigs = s->forward_signals || s->tty_fd >= 0;
 	long long drain_until = 0, next_tick = 0;
 	uint64_t ticked = 0;
@@ -319,18 +338,17 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	s->in_dst = -1; /* the relay's now: closed when it ends */
 	if (s->tty_fd >= 0 && s->pty_fd >= 0)
 		in.q = &asked;
-	if (s->tty_fd < 0) {
-		/* No terminal of the command's own, but output relayed to the
-		 * terminal we are in the foreground of (stdin not that
-		 * terminal): its queries' answers wait there for the host's
-		 * shell, the command's own DA1 questions' ones included. */
-		if (s->out_sink >= 0 && isatty(s->out_sink) && tcgetpgrp(s->out_sink) == getpgrp())
-			answers_fd = s->out_sink;
-		else if (s->err_sink >= 0 && isatty(s->err_sink) &&
-			 tcgetpgrp(s->err_sink) == getpgrp())
-			answers_fd = s->err_sink;
+	/* Output relayed through a pipe to a terminal: the command cannot
+	 * read that terminal, so its queries are cut out on the way, their
+	 * answers due to the host's shell (ward in the background, or stdin
+	 * not the terminal). */
+	if ((s->out_sink >= 0 && isatty(s->out_sink)) || (s->err_sink >= 0 && isatty(s->err_sink))) {
+		cutbuf = malloc(READ_CHUNK + 1);
+		out.buf = err_to.buf = cutbuf;
+		out.cut = s->out_sink >= 0 && isatty(s->out_sink) ? &cut_out : NULL;
+		err_to.cut = s->err_sink >= 0 && isatty(s->err_sink) ? &cut_err : NULL;
 	}
-	if (ep < 0 || !chunk) {
+	if (ep < 0 || !chunk || (out.buf && !cutbuf)) {
 		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
 		goto out;
 	}
@@ -430,9 +448,9 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		timeout_ms = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
 		if (s->end_with_report && exited) {
 			/* what the pipes hold now, not what jobs write later */
-			if (s->out_fd >= 0 && !drain_now(s->out_fd, s->out, s->out_sink, chunk))
+			if (s->out_fd >= 0 && !drain_now(s->out_fd, s->out, &out, chunk))
 				stop_watching(ep, &s->out_fd);
-			if (s->err_fd >= 0 && !drain_now(s->err_fd, s->err, s->err_sink, chunk))
+			if (s->err_fd >= 0 && !drain_now(s->err_fd, s->err, &err_to, chunk))
 				stop_watching(ep, &s->err_fd);
 			break;
 		}
@@ -475,17 +493,15 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 			}
 			switch (evs[i].data.u32) {
 			case EV_OUT:
-				if (!pump(s->out_fd, s->out, s->out_sink, chunk,
-					  answers_fd >= 0 && s->out_sink >= 0 ? &asked : NULL))
+				if (!pump(s->out_fd, s->out, &out, chunk, NULL))
 					stop_watching(ep, &s->out_fd);
 				break;
 			case EV_ERR:
-				if (!pump(s->err_fd, s->err, s->err_sink, chunk,
-					  answers_fd >= 0 && s->err_sink >= 0 ? &asked : NULL))
+				if (!pump(s->err_fd, s->err, &err_to, chunk, NULL))
 					stop_watching(ep, &s->err_fd);
 				break;
 			case EV_PTY:
-				if (!pump(s->pty_fd, NULL, s->pty_sink, chunk, &asked))
+				if (!pump(s->pty_fd, NULL, &pty, chunk, &asked))
 					stop_watching(ep, &s->pty_fd);
 				break;
 			case EV_IN:
@@ -573,8 +589,15 @@ out:
 			ward_tty_take_answers(s->tty_fd, NULL, 0, ward_tty_owed(&asked));
 		tcsetattr(s->tty_fd, TCSANOW, &s->tty_saved);
 	}
-	if (answers_fd >= 0 && asked.asked)
-		ward_tty_take_answers(answers_fd, NULL, 0, ward_tty_owed(&asked));
+	{
+		char held;
+
+		/* what the filters held back for a sequence that never came */
+		if (out.cut && ward_tty_filter_end(out.cut, &held))
+			sink_write(out.fd, &held, 1);
+		if (err_to.cut && ward_tty_filter_end(err_to.cut, &held))
+			sink_write(err_to.fd, &held, 1);
+	}
 	if (masked) {
 		/* What we blocked and is still pending would hit us once
 		 * unblocked: taken here (a SIGPIPE from a relay write, a

@@ -1,7 +1,8 @@
 /* tty.c — a terminal's late answers: what asks a terminal something, in
  * a command's output, and the answers that come back after the command
- * ended, kept from the next reader of the terminal (util-internal.h says
- * why). */
+ * ended, kept from the next reader of the terminal; and the queries cut out
+ * of output that reaches a terminal through a pipe, where no answer can
+ * reach the command (util-internal.h says why). */
 #include "runtime/util/util-internal.h"
 
 #include <errno.h>
@@ -300,4 +301,228 @@ void ward_tty_scan_input(struct ward_tty_scan *q, const char *b, size_t n)
 unsigned ward_tty_owed(const struct ward_tty_scan *q)
 {
 	return q->da1s > q->da1s_in ? q->da1s - q->da1s_in : 0;
+}
+
+/* ---- cutting queries out of output ---------------------------------------- */
+
+enum {
+	F_TEXT,
+	F_ESC,	      /* an ESC held */
+	F_C2,	      /* a 0xc2 held: U+0080..U+009F, a C1 control, may follow */
+	F_CSI,	      /* passed on, up to its final byte */
+	F_OSC,	      /* passed on, up to its end */
+	F_OSC_Q,      /* a '?' held, after a ';': a query if the parameter ends there */
+	F_OSC_ESC,    /* an ESC held in an OSC string: ST, or a new sequence */
+	F_STRING,     /* cut: a query's OSC, a DCS, APC, PM or SOS, up to its end */
+	F_STRING_ESC, /* an ESC in one */
+};
+
+#define CAN 0x18
+#define SUB 0x1a
+
+/* A sequence starts (its introducer c after an ESC, or the C1 control c):
+ * what passes on of it. */
+static size_t filter_start(struct ward_tty_filter *f, unsigned char c, bool c1, char *out)
+{
+	static const struct ward_tty_scan fresh;
+	size_t k = 0;
+
+	switch (c1 ? c - 0x40 : c) {
+	case '[':
+		f->state = F_CSI;
+		f->q = fresh;
+		ward_tty_scan(&f->q, "\x1b[", 2);
+		break;
+	case ']':
+		f->state = F_OSC;
+		f->osc = 0;
+		f->prev = ']';
+		break;
+	case 'P': /* DCS (DECRQSS, XTGETTCAP), APC, PM, SOS: cut whole */
+	case '_':
+	case '^':
+	case 'X':
+		f->state = F_STRING;
+		return 0;
+	case 'Z': /* DECID, 8-bit SCI: answered as DA1 */
+		f->state = F_TEXT;
+		return 0;
+	default:
+		f->state = F_TEXT;
+		break;
+	}
+	if (c1 && f->utf8_c1)
+		out[k++] = (char)0xc2;
+	else if (!c1)
+		out[k++] = 0x1b;
+	out[k++] = (char)c;
+	return k;
+}
+
+/* An OSC string found to be a query at byte c: the terminal is told to drop
+ * what it has of it (CAN), the rest is cut up to its end. */
+static size_t cut_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+{
+	out[0] = CAN;
+	f->state = c == 0x1b ? F_STRING_ESC : c == 0x07 || c == CAN || c == SUB ? F_TEXT : F_STRING;
+	return 1;
+}
+
+/* A byte of an OSC string passed on so far: what passes on. Queries: a
+ * parameter that is '?' alone (a colour, the clipboard: OSC 4;1;? , 11;? ,
+ * 52;c;?), iTerm2's reports (1337) and kitty's file transfer and clipboard
+ * (5113, 5522), known by their number. A '?' inside a parameter (a
+ * hyperlink's URL) asks nothing. */
+static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+{
+	size_t k = 0;
+	bool end = c == 0x07 || c == 0x1b || c == CAN || c == SUB;
+
+	if ((c < 0x20 && !end) || c == 0x7f) {
+		out[k++] = (char)c; /* ignored inside the string by the terminal */
+		return k;
+	}
+	if (f->state == F_OSC_Q) {
+		if (end || c == ';')
+			return cut_osc(f, c, out);
+		out[k++] = '?';
+		f->prev = '?';
+		f->state = F_OSC;
+	}
+	if (f->osc >= 0 && c >= '0' && c <= '9') {
+		f->osc = f->osc > 100000 ? -1 : f->osc * 10 + (c - '0');
+	} else if (f->osc >= 0) {
+		bool asks = f->osc == 1337 || f->osc == 5113 || f->osc == 5522;
+
+		f->osc = -1;
+		if (asks)
+			return cut_osc(f, c, out);
+	}
+	if (c == 0x1b) {
+		f->state = F_OSC_ESC;
+		return k;
+	}
+	if (c == '?' && f->prev == ';') {
+		f->state = F_OSC_Q;
+		return k;
+	}
+	f->prev = c;
+	out[k++] = (char)c;
+	if (end)
+		f->state = F_TEXT;
+	return k;
+}
+
+size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		switch (f->state) {
+		case F_TEXT:
+			if (c == 0x1b) {
+				f->state = F_ESC;
+				f->cont = 0;
+			} else if (c == 0x05) {
+				/* ENQ: the answerback message, dropped */
+			} else if (c == 0xc2 && !f->cont) {
+				f->state = F_C2;
+			} else if (c >= 0x80 && c <= 0x9f && !f->cont) {
+				/* a raw C1 control, outside a UTF-8 character */
+				f->utf8_c1 = false;
+				k += filter_start(f, c, true, out + k);
+			} else {
+				if (c >= 0x80 && c <= 0xbf && f->cont)
+					f->cont--;
+				else
+					f->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+				out[k++] = (char)c;
+			}
+			break;
+		case F_ESC:
+			if (c == 0x1b) {
+				out[k++] = 0x1b; /* the first one is abandoned */
+			} else if (c < 0x20 && c != CAN && c != SUB) {
+				out[k++] = (char)c; /* carried out inside a sequence */
+			} else if (c >= 0x80) {
+				out[k++] = 0x1b;
+				f->state = F_TEXT;
+				i--; /* this byte, as text */
+			} else {
+				k += filter_start(f, c, false, out + k);
+			}
+			break;
+		case F_C2:
+			f->state = F_TEXT;
+			if (c >= 0x80 && c <= 0x9f) {
+				f->utf8_c1 = true;
+				k += filter_start(f, c, true, out + k);
+				break;
+			}
+			out[k++] = (char)0xc2;
+			f->cont = 1;
+			i--; /* this byte, as text */
+			break;
+		case F_CSI:
+			ward_tty_scan(&f->q, (const char *)&c, 1);
+			if (c == 0x1b) {
+				f->state = F_ESC; /* the CSI is abandoned */
+			} else if (c <= 0x3f || c == 0x7f) {
+				/* a parameter, or a control carried out inside */
+				out[k++] = (char)c;
+				if (c == CAN || c == SUB)
+					f->state = F_TEXT;
+			} else {
+				/* the final byte: a query's is replaced by CAN */
+				out[k++] = f->q.asked ? CAN : (char)c;
+				f->state = F_TEXT;
+			}
+			break;
+		case F_OSC:
+		case F_OSC_Q:
+			k += filter_osc(f, c, out + k);
+			break;
+		case F_OSC_ESC:
+			out[k++] = 0x1b;
+			if (c == '\\') {
+				out[k++] = (char)c;
+				f->state = F_TEXT;
+			} else {
+				f->state = F_ESC;
+				i--; /* a new sequence, the OSC abandoned */
+			}
+			break;
+		case F_STRING:
+			if (c == 0x1b)
+				f->state = F_STRING_ESC;
+			else if (c == 0x07 || c == CAN || c == SUB)
+				f->state = F_TEXT;
+			break;
+		case F_STRING_ESC:
+			if (c == '\\') {
+				f->state = F_TEXT;
+			} else {
+				f->state = F_ESC;
+				i--; /* a new sequence, the string abandoned */
+			}
+			break;
+		}
+	}
+	return k;
+}
+
+size_t ward_tty_filter_end(struct ward_tty_filter *f, char *out)
+{
+	size_t k = 0;
+
+	if (f->state == F_ESC || f->state == F_OSC_ESC)
+		out[k++] = 0x1b;
+	else if (f->state == F_C2)
+		out[k++] = (char)0xc2;
+	else if (f->state == F_OSC_Q)
+		out[k++] = CAN;
+	f->state = F_TEXT;
+	return k;
 }

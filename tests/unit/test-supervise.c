@@ -194,6 +194,77 @@ START_TEST(test_tty_queries)
 }
 END_TEST
 
+/* ward_tty_filter() fed in two pieces cut at cut, plus its end. */
+static size_t filtered(const char *in, size_t n, size_t cut, char *out)
+{
+	struct ward_tty_filter f = { 0 };
+	size_t k;
+
+	k = ward_tty_filter(&f, in, cut, out);
+	k += ward_tty_filter(&f, in + cut, n - cut, out + k);
+	k += ward_tty_filter_end(&f, out + k);
+	return k;
+}
+
+/* Output to a terminal through a pipe: what asks nothing passes as it is,
+ * split anywhere (UTF-8 text whose bytes look like C1 controls, a
+ * hyperlink with a '?' in its URL, a lone ESC at the end); every query
+ * test_tty_queries knows is cut, the text around it kept. */
+START_TEST(test_tty_filter)
+{
+	static const char *const quiet[] = {
+		"plain text\r\n", "\033[1;31mred\033[0m", "\033]0;a title\a", "\033]2;t\033\\",
+		"\033[2J\033[H", "\033[?25l\033[?25h", "\033[?1049h\033[?1049l", "\033(B\017",
+		"\033[10;20H\033[K", "\033[!p", "\033]8;;http://x/\033\\link\033]8;;\033\\",
+		"\033]8;;http://x/?a=1&b=?\033\\l\033]8;;\033\\", "\033]0;why?\a",
+		"\304\233\304\235\304\220\304\237 \302\251 \342\202\254 \360\237\230\200",
+		"\033[31m\304\233\033[0m", "tail\033", "\302", "\033\033[1m",
+	};
+	static const char *const queries[] = {
+		"\033[6n", "\033[5n", "\033[c", "\033[>c", "\033[=c", "\033[21t", "\033[14t",
+		"\033]11;?\a", "\033]4;1;?\033\\", "\033]52;c;?\a", "\033P$qm\033\\",
+		"\033P+q544e\033\\", "\033[>0q", "\033[?2004$p", "\033[x", "\005", "\033Z",
+		"\2336n", "\235" "11;?\a", "\302\2336n", "\302\235" "11;?\a", "\302\220$qm\033\\",
+		"\033[\r6n", "\033[6\bn", "\033\r[6n", "\033[2\0011t", "\033]11;\r?\a",
+		"\033[6\177n", "\033_Gi=31,a=q;AAAA\033\\", "\033[?u", "\033[?4m",
+		"\033[?1;1;0S", "\033[1$w", "\033[1$u", "\033[1;1;1;1;1;1*y",
+		"\033]10;\305\234;?\a", "\033]4;1;?;2;?\a", "\033]1337;ReportCellSize\a",
+		"\033]5522;type=read\033\\", "\033]11;?", "\033P$qm",
+	};
+	char out[256], in[256];
+
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		size_t n = strlen(quiet[i]);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			size_t k = filtered(quiet[i], n, cut, out);
+
+			ck_assert_msg(k == n && memcmp(out, quiet[i], n) == 0,
+				      "'%s' cut at %zu changed", quiet[i] + 1, cut);
+		}
+	}
+	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		size_t n = (size_t)snprintf(in, sizeof(in), "A%s", queries[i]);
+		bool unended = i + 2 >= sizeof(queries) / sizeof(queries[0]); /* the last two */
+
+		/* after it, text (an unended string swallows it, as the
+		 * terminal would) */
+		if (!unended)
+			n += (size_t)snprintf(in + n, sizeof(in) - n, "Z\033[1m");
+		for (size_t cut = 0; cut <= n; cut++) {
+			struct ward_tty_scan q = { 0 };
+			size_t k = filtered(in, n, cut, out);
+
+			ward_tty_scan(&q, out, k);
+			ck_assert_msg(!q.asked && out[0] == 'A', "query %zu cut at %zu still asks",
+				      i, cut);
+			ck_assert_msg(unended || (k >= 5 && memcmp(out + k - 5, "Z\033[1m", 5) == 0),
+				      "query %zu cut at %zu: what follows it lost", i, cut);
+		}
+	}
+}
+END_TEST
+
 /* The command's own DA1 questions (CSI c, CSI 0 c, DECID; not DA2, DA3),
  * less the answers it was given while it ran: what comes before the answer
  * to ward's question. */
@@ -224,6 +295,7 @@ int main(void)
 
 	tcase_add_test(tc, test_tty_queries);
 	tcase_add_test(tc, test_tty_da1_owed);
+	tcase_add_test(tc, test_tty_filter);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
