@@ -368,10 +368,11 @@ static bool keep(const struct ward_change *c, void *ctx)
 	 * its, and set-id bits have no business there */
 	odd = c->kind != WARD_CHANGE_DELETED &&
 	      (c->type == WARD_FT_SYMLINK || c->type == WARD_FT_OTHER || (c->mode & 06000));
-	/* a rebase's or a sequence's to-do list with a command in it: the
-	 * person's `git rebase --continue` would run it on the host */
-	if (!odd && c->kind != WARD_CHANGE_DELETED && ward_gitmeta_is_todo(c->path) &&
-	    ward_gitmeta_todo_refused(f->g->upper, c->path))
+	/* a rebase's or a sequence's to-do list with a command in it, or its
+	 * strategy a program of the command's: the person's
+	 * `git rebase --continue` would run it on the host */
+	if (!odd && c->kind != WARD_CHANGE_DELETED &&
+	    ward_gitmeta_state_refused(f->g->upper, c->path))
 		odd = true;
 	/* an index that makes a directory a submodule: the host's `git status`
 	 * would enter it and run what its own config says */

@@ -224,6 +224,22 @@ bool ward_gitmeta_todo_runs_code(const char *text, size_t len);
  * Opened without following a symbolic link. */
 bool ward_gitmeta_todo_refused(const char *base, const char *rel);
 
+/* Whether rel (relative to a git directory or to the workdir) is a state
+ * file naming the merge strategy a rebase or a sequence continues with
+ * (rebase-merge/strategy, rebase-apply/strategy, sequencer/opts): git runs
+ * `git merge-NAME`, and a NAME with a '/' is a path into the worktree. */
+bool ward_gitmeta_names_strategy(const char *rel);
+
+/* Whether such a file's text (len bytes) names anything but one of git's
+ * own strategies (ort, recursive, resolve, octopus, ours, subtree); for
+ * sequencer/opts, any mention of "strategy" not in the form git writes. */
+bool ward_gitmeta_strategy_runs_code(const char *rel, const char *text, size_t len);
+
+/* Whether base/rel must not reach the host because of what it says: a
+ * to-do list (ward_gitmeta_todo_refused()) or a strategy file naming a
+ * program of the command's; false for any other name. */
+bool ward_gitmeta_state_refused(const char *base, const char *rel);
+
 /* ---- gitindex.c: the submodules a git index names.
  *
  * A git index may hold "gitlinks": entries of mode 160000 that make a path

@@ -574,6 +574,68 @@ START_TEST(test_rebase_exec_planted)
 }
 END_TEST
 
+/* A rebase or a cherry-pick sequence left stopped inside, its strategy
+ * turned to a program of the command's: git runs a strategy as
+ * `git merge-NAME`, and "/x" as the path ./git-merge-/x in the worktree, so
+ * the host's `git rebase --continue` (or `cherry-pick --continue`) would
+ * run the file the command made. Neither the strategy file nor a
+ * sequencer/opts naming it is merged back (direct mode) or applied
+ * (overlay); a builtin strategy still is. */
+START_TEST(test_strategy_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	static const char *const plant[] = {
+		/* an interactive rebase stopped before its pick */
+		"GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" " G "rebase -i side >/dev/null 2>&1; "
+		"echo /x > .git/rebase-merge/strategy; echo done",
+		/* a cherry-pick sequence stopped at its first commit's editor */
+		"GIT_EDITOR=false " G "cherry-pick -e side~1 side >/dev/null 2>&1; "
+		"printf '[options]\\n\\tstrategy = /x\\n' > .git/sequencer/opts; echo done",
+	};
+	static const char *const cont[] = { "rebase", "cherry-pick" };
+	char mark[4400], *out;
+	json_t *r;
+
+	for (int k = 0; k < 4; k++) {
+		git_repo();
+		snprintf(mark, sizeof(mark), "%s/strategy-ran-%d", outside, k);
+		/* side: two commits; main one more of its own, so that a pick
+		 * is a merge, not a fast-forward. The program a run may leave
+		 * in the workdir like any other file. */
+		free(host_sh("git checkout -q -b side && echo b > b && git add b && " G
+			     "commit -qm b && echo b2 > b2 && git add b2 && " G "commit -qm b2 && "
+			     "git checkout -q main && echo c > c && git add c && " G "commit -qm c && "
+			     "mkdir git-merge- && printf '#!/bin/sh\\ntouch %s\\nexit 1\\n' > "
+			     "git-merge-/x && chmod 755 git-merge-/x",
+			     mark));
+		r = run_json(plant[k % 2], k >= 2 ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		out = host_sh(G "%s --continue >/dev/null 2>&1; true", cont[k % 2]);
+		free(out);
+		ck_assert_msg(access(mark, F_OK) < 0, "the host's git ran the planted strategy (%s%s)",
+			      cont[k % 2], k >= 2 ? ", overlay" : "");
+		free(host_sh(G "%s --abort >/dev/null 2>&1; rm -rf .git .??* * 2>/dev/null; true",
+			     cont[k % 2]));
+	}
+
+	/* a builtin strategy is git's own: merged back */
+	git_repo();
+	free(host_sh("git checkout -q -b side && echo b > b && git add b && " G "commit -qm b && "
+		     "git checkout -q main && echo c > c && git add c && " G "commit -qm c"));
+	r = run_json("GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" " G
+		     "rebase -i -s ort side >/dev/null 2>&1; echo done",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, ".git/rebase-merge/strategy"), "a builtin strategy refused");
+	json_decref(r);
+	out = host_sh("cat .git/rebase-merge/strategy && " G "rebase --continue >/dev/null 2>&1 && "
+		      "git log --format=%%s -1");
+	ck_assert_str_eq(out, "ort\nc\n");
+	free(out);
+}
+END_TEST
+
 /* A nested repository made inside, with a config of the command's, then
  * recorded in the top index as a submodule (a gitlink): the host's
  * `git status` at the top would enter it and run that config. The index is
@@ -760,6 +822,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
 	tcase_add_test(tc, test_rebase_exec_planted);
+	tcase_add_test(tc, test_strategy_planted);
 	tcase_add_test(tc, test_gitlink_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
