@@ -251,6 +251,8 @@ bool ward_gitmeta_state_refused(const char *base, const char *rel);
  * host's next `git status` at the top runs that config's code. So when a
  * command changed an index, the gitlinks of the new one must all be gitlinks
  * of the old one. Split indexes (sharedindex.*) count with their index.
+ * Nor may a new index hold a path git itself would refuse to add: git does
+ * not check the paths of the index it reads before writing them out. 
  *
  * The parser is pure (a buffer in, the sorted paths out); the reading
  * helpers open files below a directory without following a link. */
@@ -260,6 +262,9 @@ struct ward_gitlinks {
 	size_t n;
 	bool unnamed; /* a gitlink with an empty name (a split index's
 			 replacement of a shared entry): cannot be judged */
+	char *unsafe; /* the first entry of any kind whose path git would
+			 refuse to add (absolute; an empty, ".", ".." or
+			 ".git" component): owned, NULL if none */
 };
 
 /* Parse an index file (versions 2, 3 and 4; read with SHA-1 and with
@@ -296,7 +301,11 @@ enum ward_gitindex_kind ward_gitindex_kind(const char *rel);
  * malformed — deny by default); a MAYBE that is no index is data. *which
  * gets the first new gitlink's path ("" if none is to blame), truncated to
  * n bytes. Files are opened without following a link, below upper and
- * lower. */
+ * lower. An index holding an entry with an unsafe path (struct
+ * ward_gitlinks) is refused too (*which left ""): git trusts its index,
+ * and the host's `git restore .` or `git checkout .` would write the
+ * entry's blob at that path (.git/hooks/post-checkout, ../elsewhere,
+ * /absolute) with the mode the entry says. */
 bool ward_gitindex_refused(const char *upper, const char *lower, const char *rel,
 			   enum ward_gitindex_kind kind, char *which, size_t n);
 

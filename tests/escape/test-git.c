@@ -636,6 +636,65 @@ START_TEST(test_strategy_planted)
 }
 END_TEST
 
+/* An index written by hand (git itself refuses to add such paths) with an
+ * entry at .git/hooks/post-checkout, one above the workdir and one at an
+ * absolute path, their blob an executable script: git trusts the index it
+ * reads, and the host's `git restore .` (`git checkout .`), run to drop
+ * the changes `git status` shows, writes each entry's blob at its path.
+ * Such an index is not merged back (direct mode) nor applied (overlay). */
+START_TEST(test_index_paths_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	static const char mk[] =
+		"import hashlib, struct, subprocess, sys\n"
+		"blob = subprocess.run(['git', 'hash-object', '-w', '--stdin'], check=True,\n"
+		"    input=open('hook.sh', 'rb').read(), capture_output=True).stdout.strip()\n"
+		"ents = sorted((p.encode(), 0o100755, bytes.fromhex(blob.decode()))\n"
+		"    for p in sys.argv[1:])\n"
+		"b = b'DIRC' + struct.pack('>II', 2, len(ents))\n"
+		"for name, mode, sha in ents:\n"
+		"    e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, mode, 0, 0, 0) + sha\n"
+		"    e += struct.pack('>H', len(name)) + name\n"
+		"    b += e + b'\\0' * (8 - len(e) % 8)\n"
+		"open('.git/index', 'wb').write(b + hashlib.sha1(b).digest())\n";
+	char mark[4400], above[4400], abs_path[4400], *cmd, *out, *dir = strrchr(workdir, '/');
+	bool reported, wrote_above;
+	json_t *r;
+
+	for (int k = 0; k < 2; k++) {
+		git_repo();
+		snprintf(mark, sizeof(mark), "%s/index-ran-%d", outside, k);
+		snprintf(above, sizeof(above), "%s/../%s-above-%d", workdir, dir + 1, k);
+		snprintf(abs_path, sizeof(abs_path), "%s/abs-%d", outside, k);
+		free(host_sh("cat > mk.py <<'EOF'\n%sEOF\n"
+			     "printf '#!/bin/sh\\ntouch %s\\n' > hook.sh && "
+			     "git add mk.py hook.sh && " G "commit -qm tools",
+			     mk, mark));
+		ck_assert_int_ge(asprintf(&cmd,
+					  "python3 mk.py a.txt hook.sh mk.py .git/hooks/post-checkout "
+					  "../%s-above-%d %s && echo done",
+					  dir + 1, k, abs_path),
+				 0);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		reported = k || violated(r, ".git/index");
+		json_decref(r);
+		free(cmd);
+		/* the person drops what `git status` shows changed, then switches */
+		out = host_sh("git restore . >/dev/null 2>&1; git checkout . >/dev/null 2>&1; "
+			      "git checkout -q -b next >/dev/null 2>&1; true");
+		free(out);
+		wrote_above = access(above, F_OK) == 0;
+		unlink(above); /* not left beside the workdir when it failed */
+		ck_assert_msg(access(mark, F_OK) < 0, "the host's git ran the planted hook");
+		ck_assert_msg(!wrote_above, "the host's git wrote above the workdir");
+		ck_assert_msg(access(abs_path, F_OK) < 0, "the host's git wrote at an absolute path");
+		ck_assert_msg(reported, "the index not reported");
+		free(host_sh("rm -rf .git .??* * 2>/dev/null; true"));
+	}
+}
+END_TEST
+
 /* A nested repository made inside, with a config of the command's, then
  * recorded in the top index as a submodule (a gitlink): the host's
  * `git status` at the top would enter it and run that config. The index is
@@ -823,6 +882,7 @@ int main(void)
 	tcase_add_test(tc, test_nothing_left);
 	tcase_add_test(tc, test_rebase_exec_planted);
 	tcase_add_test(tc, test_strategy_planted);
+	tcase_add_test(tc, test_index_paths_planted);
 	tcase_add_test(tc, test_gitlink_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
