@@ -199,6 +199,64 @@ START_TEST(test_request_roots)
 }
 END_TEST
 
+/* A git directory as the workdir, or a directory inside one: its config and
+ * hooks are the workdir's top (or above it), not a protected .git/config,
+ * so the command would write what the host's next git in the repository
+ * runs (core.fsmonitor, a hook). The request names the checkout's .git,
+ * its hooks, a bare repository, a separate git directory, or a link to
+ * one; none is admitted, from a request or from -C; the checkout itself
+ * is, and the person may allow any with --allow-workdir-anywhere. */
+START_TEST(test_request_gitdir)
+{
+	static const char *const dirs[] = {
+		"repo/.git/objects", "repo/.git/refs", "repo/.git/hooks", "bare.git/objects",
+		"bare.git/refs",     "bare.git/hooks", "gd/objects",	  "gd/refs",
+	};
+	static const char *const wds[] = { "repo/.git", "repo/.git/hooks", "bare.git",
+					   "bare.git/hooks", "gd", "link-gitdir" };
+	const char *anywhere[] = { "--allow-workdir-anywhere", NULL };
+	char path[PATH_MAX], *p;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", start, dirs[i]);
+		for (char *c = path + strlen(start) + 1; (c = strchr(c, '/')); c++) {
+			*c = '\0';
+			ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+			*c = '/';
+		}
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		static const char *const heads[] = { "repo/.git/HEAD", "bare.git/HEAD", "gd/HEAD" };
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", start, heads[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "ref: refs/heads/main\n", 21), 21);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/link-gitdir", start);
+	ck_assert_int_eq(symlink("repo/.git", path), 0);
+	for (size_t i = 0; i < sizeof(wds) / sizeof(*wds); i++) {
+		const char *c[] = { "-C", NULL, NULL };
+
+		p = in_start(wds[i]);
+		refused(p, "workdir-gitdir", NULL);
+		/* the person's -C too: a root, still no workdir */
+		c[1] = p;
+		refused(p, "workdir-gitdir", c);
+		free(p);
+	}
+	p = in_start("repo");
+	admitted(p, NULL);
+	free(p);
+	p = in_start("repo/.git");
+	admitted(p, anywhere);
+	free(p);
+}
+END_TEST
+
 START_TEST(test_request_homes)
 {
 	char *home = in_start("home"), *proj = in_start("home/project");
@@ -512,6 +570,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_request_system_dirs);
 	tcase_add_test(tc, test_request_roots);
+	tcase_add_test(tc, test_request_gitdir);
 	tcase_add_test(tc, test_request_homes);
 	tcase_add_test(tc, test_cli_workdir);
 	tcase_add_test(tc, test_serve);

@@ -139,6 +139,15 @@ START_TEST(test_decide)
 	ADMITTED("/home/me", false, true, NULL);
 	ADMITTED("/home/me/project", false, false, NULL);
 	ADMITTED("/etc/cron.d", true, false, NULL);
+	/* a git directory, or inside one */
+	REFUSED("workdir-gitdir", "/work/repo/.git", false, false, roots);
+	REFUSED("workdir-gitdir", "/work/repo/.git/hooks", false, true, roots);
+	REFUSED("workdir-gitdir", "/work/repo/.GIT", false, false, NULL);
+	REFUSED("workdir-gitdir", "/work/repo/.git/modules/sub", false, false, NULL);
+	ADMITTED("/work/repo/.git", true, false, NULL);
+	ADMITTED("/work/repo", false, false, roots);
+	ADMITTED("/work/repo/.github", false, false, roots);
+	ADMITTED("/work/repo/x.git", false, false, roots); /* no repository there */
 	/* roots: a request's workdir */
 	ADMITTED("/work/a/b", false, false, roots);
 	ADMITTED("/work", false, false, roots);
