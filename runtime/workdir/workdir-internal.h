@@ -88,10 +88,12 @@ struct ward_workdir_prep {
 	size_t n_gitdirs;
 	char *gitdir_runs;        /* where their runs are (a tmpfs), or NULL:
 				     the state directory's runs */
+	bool gitdir_runs_made;    /* gitdir_runs chosen (ward_gitdir_prepare) */
 };
 
 /* Direct mode: find the workdir's git directories (.git, where a .git link
- * or gitfile leads inside the workdir, its common directory) and make an
+ * or gitfile leads inside the workdir, its common directory, the .git of
+ * each directory directly inside the workdir) and make an
  * overlay's upper and work directories for each under a run directory of
  * the state directory (gitdir.c). Nothing when protect opens ".git". */
 int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,

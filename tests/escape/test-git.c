@@ -695,6 +695,56 @@ START_TEST(test_index_paths_planted)
 }
 END_TEST
 
+/* A repository directly inside the workdir that is not the workdir's own
+ * (a workdir holding several checkouts, a clone beside the sources): its
+ * git directory is deny-by-default like .git, so the host's git in it runs
+ * nothing the command planted, while git work in it (a commit) still
+ * reaches the host. Through overlay mode's apply, refused whole. */
+START_TEST(test_existing_nested_repo)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	char nested[4200], gitdir[4300], *before, *after, *evil = evil_setup(), *cmd, *out;
+	json_t *r;
+
+	snprintf(nested, sizeof(nested), "%s/nested", workdir);
+	snprintf(gitdir, sizeof(gitdir), "%s/.git", nested);
+	free(host_sh("git init -q -b main nested && cd nested && echo n > n && git add n && " G
+		     "commit -qm n"));
+	ck_assert_int_ge(asprintf(&cmd,
+				  "%s t() { \"$@\" 2>/dev/null; true; }; "
+				  "t cp evil.cfg nested/.git/config; "
+				  "t sh -c 'echo ../../evil > nested/.git/commondir'; "
+				  "t cp evil.cfg nested/.git/config.worktree; "
+				  "t sh -c 'printf \"#!/bin/sh\\ntouch %s/MARK\\n\" > "
+				  "nested/.git/hooks/post-checkout'; "
+				  "t sh -c 'echo ../../evil/objects > nested/.git/objects/info/alternates'; "
+				  "echo done",
+				  evil, outside),
+			 0);
+	for (int k = 0; k < 2; k++) {
+		before = gitdir_manifest(gitdir);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		after = gitdir_manifest(gitdir);
+		assert_same(before, after, "nested/.git");
+		free(before);
+		free(after);
+		ck_assert_msg(!host_git_ran_code(nested), "the host's git ran the command's code");
+	}
+	/* git work in it still reaches the host */
+	r = run_json("cd nested && echo m > m && git add m && " G "commit -qm m && echo done",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	json_decref(r);
+	out = host_sh("cd nested && git log --format=%%s");
+	ck_assert_str_eq(out, "m\nn\n");
+	free(out);
+	free(cmd);
+	free(evil);
+}
+END_TEST
+
 /* A nested repository made inside, with a config of the command's, then
  * recorded in the top index as a submodule (a gitlink): the host's
  * `git status` at the top would enter it and run that config. The index is
@@ -741,7 +791,7 @@ START_TEST(test_gitlink_planted)
 	}
 
 	/* ordinary staging still reaches the host */
-	r = run_json("rm -rf sub; git add b.txt && echo done", NULL);
+	r = run_json("rm -rf sub 2>/dev/null; git add b.txt && echo done", NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
 	ck_assert_msg(!violated(r, ".git/index"), "an ordinary index refused");
 	json_decref(r);
@@ -883,6 +933,7 @@ int main(void)
 	tcase_add_test(tc, test_rebase_exec_planted);
 	tcase_add_test(tc, test_strategy_planted);
 	tcase_add_test(tc, test_index_paths_planted);
+	tcase_add_test(tc, test_existing_nested_repo);
 	tcase_add_test(tc, test_gitlink_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);
