@@ -379,6 +379,63 @@ bool ward_gitmeta_strategy_runs_code(const char *rel, const char *text, size_t l
 	return oneliner_runs_code(text, len);
 }
 
+/* rebase-apply/apply-opt: the options of the `git apply` a `git am` runs,
+ * each word shell-quoted as git's sq_quote_argv() writes them (" 'w'", a
+ * quote inside as '\''). `git apply` has options that write elsewhere
+ * (--build-fake-ancestor=FILE writes an index at any path): only those `git
+ * am` passes on are let through. */
+bool ward_gitmeta_apply_opt_refused(const char *t, size_t len)
+{
+	static const char *const exact[] = { "--reject", "--ignore-space-change",
+					     "--ignore-whitespace" };
+	static const char *const prefixes[] = { "--whitespace=", "--directory=", "--exclude=",
+						"--include=", "-C", "-p" };
+	char word[4096];
+	size_t i = 0;
+
+	if (len && t[len - 1] == '\n')
+		len--;
+	while (i < len) {
+		size_t n = 0;
+		bool ok = false;
+
+		if (t[i] == ' ') {
+			i++;
+			continue;
+		}
+		if (t[i] != '\'')
+			return true;
+		for (i++;;) {
+			if (i >= len || t[i] == '\n' || t[i] == '\0' || n + 1 >= sizeof(word))
+				return true;
+			if (t[i] != '\'') {
+				word[n++] = t[i++];
+				continue;
+			}
+			/* '\'' and '\!' are a quote and a '!' */
+			if (i + 3 < len && t[i + 1] == '\\' && (t[i + 2] == '\'' || t[i + 2] == '!') &&
+			    t[i + 3] == '\'') {
+				word[n++] = t[i + 2];
+				i += 4;
+				continue;
+			}
+			i++;
+			break;
+		}
+		if (i < len && t[i] != ' ')
+			return true;
+		word[n] = '\0';
+		for (size_t k = 0; k < ARRAY_SIZE(exact) && !ok; k++)
+			ok = strcmp(word, exact[k]) == 0;
+		for (size_t k = 0; k < ARRAY_SIZE(prefixes) && !ok; k++)
+			ok = strncmp(word, prefixes[k], strlen(prefixes[k])) == 0 &&
+			     word[strlen(prefixes[k])];
+		if (!ok)
+			return true;
+	}
+	return false;
+}
+
 /* base/rel read whole (a regular file of 1 MiB at most, opened without
  * following a symbolic link) and given to check; refused when it cannot be. */
 static bool file_refused(const char *base, const char *rel,
@@ -418,11 +475,19 @@ bool ward_gitmeta_todo_refused(const char *base, const char *rel)
 	return file_refused(base, rel, todo_check);
 }
 
+static bool apply_opt_check(const char *rel, const char *text, size_t len)
+{
+	(void)rel;
+	return ward_gitmeta_apply_opt_refused(text, len);
+}
+
 bool ward_gitmeta_state_refused(const char *base, const char *rel)
 {
 	if (ward_gitmeta_is_todo(rel))
 		return file_refused(base, rel, todo_check);
 	if (ward_gitmeta_names_strategy(rel))
 		return file_refused(base, rel, ward_gitmeta_strategy_runs_code);
+	if (rel && ends_with_path(rel, "rebase-apply/apply-opt"))
+		return file_refused(base, rel, apply_opt_check);
 	return false;
 }

@@ -237,9 +237,17 @@ bool ward_gitmeta_names_strategy(const char *rel);
  * sequencer/opts, any mention of "strategy" not in the form git writes. */
 bool ward_gitmeta_strategy_runs_code(const char *rel, const char *text, size_t len);
 
+/* Whether the text of rebase-apply/apply-opt (the `git apply` options a
+ * `git am` continues with, shell-quoted words) holds anything but the
+ * options `git am` passes on (--whitespace=, --directory=, --exclude=,
+ * --include=, -C, -p, --reject, --ignore-space-change,
+ * --ignore-whitespace): --build-fake-ancestor=FILE has the host's
+ * `git am --continue` write FILE anywhere. */
+bool ward_gitmeta_apply_opt_refused(const char *text, size_t len);
+
 /* Whether base/rel must not reach the host because of what it says: a
- * to-do list (ward_gitmeta_todo_refused()) or a strategy file naming a
- * program of the command's; false for any other name. */
+ * to-do list (ward_gitmeta_todo_refused()), a strategy file naming a
+ * program of the command's, an am's apply-opt; false for any other name. */
 bool ward_gitmeta_state_refused(const char *base, const char *rel);
 
 /* ---- gitindex.c: the submodules a git index names.

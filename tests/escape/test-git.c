@@ -636,6 +636,58 @@ START_TEST(test_strategy_planted)
 }
 END_TEST
 
+/* A `git am` stopped at a conflict, its `git apply` options turned to
+ * --build-fake-ancestor=FILE: the host's `git am --skip` (or --continue)
+ * would write an index at FILE, anywhere the person may write. Not merged
+ * back (direct mode) nor applied (overlay); the options am writes are. */
+START_TEST(test_am_apply_opt_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	char fake[4400], *cmd, *out;
+	json_t *r;
+
+	for (int k = 0; k < 2; k++) {
+		git_repo();
+		snprintf(fake, sizeof(fake), "%s/fake-%d", outside, k);
+		/* two patches, the first one conflicting: am stops there */
+		free(host_sh("echo x > x && git add x && " G "commit -qm x && "
+			     "echo b >> a.txt && " G "commit -qam b && echo y >> x && " G
+			     "commit -qam y && " G "format-patch -q -2 -o '%s/p%d' && "
+			     "git reset -q --hard HEAD~2 && echo c > a.txt && " G "commit -qam c && "
+			     "{ " G "am --whitespace=fix '%s'/p%d/*.patch >/dev/null 2>&1; true; } && "
+			     "cat .git/rebase-apply/apply-opt",
+			     outside, k, outside, k));
+		ck_assert_int_ge(asprintf(&cmd,
+					  "echo \"'--build-fake-ancestor=%s'\" > "
+					  ".git/rebase-apply/apply-opt && echo done",
+					  fake),
+				 0);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		free(cmd);
+		out = host_sh(G "am --skip >/dev/null 2>&1; true");
+		free(out);
+		ck_assert_msg(access(fake, F_OK) < 0, "the host's git am wrote '%s'", fake);
+		free(host_sh(G "am --abort >/dev/null 2>&1; rm -rf .git .??* * 2>/dev/null; true"));
+	}
+	/* the options am itself writes are merged back */
+	git_repo();
+	free(host_sh("echo x > x && git add x && " G "commit -qm x && echo b >> a.txt && " G
+		     "commit -qam b && " G "format-patch -q -1 -o '%s/q' && git reset -q --hard "
+		     "HEAD~1 && echo c > a.txt && " G "commit -qam c",
+		     outside));
+	free(host_sh("cp -r '%s/q' q && git add q && " G "commit -qm q", outside));
+	r = run_json(G "am -q --whitespace=fix -C1 q/*.patch >/dev/null 2>&1; echo done", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, ".git/rebase-apply/apply-opt"), "am's own options refused");
+	json_decref(r);
+	out = host_sh("cat .git/rebase-apply/apply-opt");
+	ck_assert_str_eq(out, " '--whitespace=fix' '-C1'\n");
+	free(out);
+}
+END_TEST
+
 /* An index written by hand (git itself refuses to add such paths) with an
  * entry at .git/hooks/post-checkout, one above the workdir and one at an
  * absolute path, their blob an executable script: git trusts the index it
@@ -932,6 +984,7 @@ int main(void)
 	tcase_add_test(tc, test_nothing_left);
 	tcase_add_test(tc, test_rebase_exec_planted);
 	tcase_add_test(tc, test_strategy_planted);
+	tcase_add_test(tc, test_am_apply_opt_planted);
 	tcase_add_test(tc, test_index_paths_planted);
 	tcase_add_test(tc, test_existing_nested_repo);
 	tcase_add_test(tc, test_gitlink_planted);

@@ -145,6 +145,26 @@ START_TEST(test_strategy)
 }
 END_TEST
 
+/* An am's `git apply` options: only those `git am` passes on. */
+START_TEST(test_apply_opt)
+{
+	static const char *const ok[] = {
+		"", "\n", " '--whitespace=fix'\n", " '-C1' '-p2' '--reject'",
+		" '--directory=a'\\''b' '--exclude=*.c' '--ignore-whitespace'\n",
+	};
+	static const char *const bad[] = {
+		" '--build-fake-ancestor=/tmp/x'\n", " '--build-fake'", " '--whitespace'",
+		" '--reject'x", " --reject", " '--reject", " '-C1' '--unsafe-paths'",
+		" '--index-info' '--reject'", " '-R'",
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(ok); i++)
+		ck_assert_msg(!ward_gitmeta_apply_opt_refused(ok[i], strlen(ok[i])), "%s", ok[i]);
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+		ck_assert_msg(ward_gitmeta_apply_opt_refused(bad[i], strlen(bad[i])), "%s", bad[i]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gitmeta");
@@ -154,5 +174,6 @@ int main(void)
 	tcase_add_test(tc, test_in_workdir);
 	tcase_add_test(tc, test_todo);
 	tcase_add_test(tc, test_strategy);
+	tcase_add_test(tc, test_apply_opt);
 	return harness_main(s);
 }
