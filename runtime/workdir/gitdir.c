@@ -348,8 +348,8 @@ static int protect_nested(const struct ward_config *cfg, const char *workdir,
 			continue;
 		if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/%s/.git", workdir, e->d_name) >=
 			    sizeof(dotgit) ||
-		    access(dotgit, F_OK) < 0)
-			continue;
+		    access(dotgit, F_OK) < 0 || ward_workdir_is_placeholder(dotgit))
+			continue; /* none, or another run's cover of a missing one */
 		/* a nested git directory the person opened, or one below an
 		 * entry opened whole */
 		snprintf(rel, sizeof(rel), "%s/.git", e->d_name);
