@@ -179,6 +179,20 @@ static bool dot_git_component(const char *path)
 	return false;
 }
 
+/* path at or below an entry at the top of home h that an allowed home
+ * keeps read-only (runtime/workdir/workdir.c): a dot entry, or bin. */
+static bool in_home_entry(const char *path, const char *h)
+{
+	const char *e;
+	size_t n;
+
+	if (!home_like(h) || !ward_admit_under(path, h) || strcmp(path, h) == 0)
+		return false;
+	e = path + strlen(h) + 1;
+	n = strcspn(e, "/");
+	return e[0] == '.' || (n == 3 && strncmp(e, "bin", 3) == 0);
+}
+
 unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 {
 	unsigned bits = 0;
@@ -196,9 +210,14 @@ unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 		bits |= home_bits(path, h);
 		if (home_like(h) && ward_admit_under(path, h) && !listed(h, f->own_homes))
 			bits |= WARD_ADMIT_OTHER_HOME;
+		if (in_home_entry(path, h))
+			bits |= WARD_ADMIT_HOME_ENTRY;
 	}
-	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++)
+	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++) {
 		bits |= home_bits(path, f->own_homes[i]);
+		if (in_home_entry(path, f->own_homes[i]))
+			bits |= WARD_ADMIT_HOME_ENTRY;
+	}
 	return bits;
 }
 
@@ -233,6 +252,11 @@ int ward_admit_decide(const char *path, unsigned bits, const struct ward_admit *
 				      "is another user's home directory or inside one", any);
 		if (bits & WARD_ADMIT_ABOVE_HOME)
 			return refuse(err, "workdir-above-home", path, "holds a home directory",
+				      any);
+		if (bits & WARD_ADMIT_HOME_ENTRY)
+			return refuse(err, "workdir-home-entry", path,
+				      "is in a home directory's dot entry or bin (start-up files, "
+				      "configs, programs on PATH)",
 				      any);
 		if (bits & WARD_ADMIT_GITDIR)
 			return refuse(err, "workdir-gitdir", path,

@@ -257,6 +257,49 @@ START_TEST(test_request_gitdir)
 }
 END_TEST
 
+/* ward started in the caller's home (an agent host's server, the default
+ * root): a request naming one of its dot entries or bin as the workdir
+ * (~/.config/git, whose config is git's global one; ~/.ssh; ~/.local/bin,
+ * ~/bin on PATH) would write there what an allowed home keeps read-only.
+ * Refused, from a request and from -C; a project in the home is fine. */
+START_TEST(test_request_home_entries)
+{
+	static const char *const entries[] = { "home/.config/git", "home/.ssh", "home/.local/bin",
+					       "home/bin", "home/.config" };
+	const char *anywhere[] = { "--allow-workdir-anywhere", NULL };
+	char path[PATH_MAX], *p;
+
+	for (size_t i = 0; i < sizeof(entries) / sizeof(*entries); i++) {
+		snprintf(path, sizeof(path), "%s/%s", start, entries[i]);
+		for (char *c = path + strlen(start) + 1; (c = strchr(c, '/')); c++) {
+			*c = '\0';
+			ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+			*c = '/';
+		}
+		ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+	}
+	/* the home is the start directory, the default root */
+	snprintf(path, sizeof(path), "%s/home", start);
+	ck_assert_int_eq(chdir(path), 0);
+	for (size_t i = 0; i < sizeof(entries) / sizeof(*entries); i++) {
+		const char *c[] = { "-C", NULL, NULL };
+
+		p = in_start(entries[i]);
+		refused(p, "workdir-home-entry", NULL);
+		c[1] = p;
+		refused(p, "workdir-home-entry", c);
+		free(p);
+	}
+	p = in_start("home/project");
+	admitted(p, NULL);
+	free(p);
+	p = in_start("home/.config/git");
+	admitted(p, anywhere);
+	free(p);
+	ck_assert_int_eq(chdir(start), 0);
+}
+END_TEST
+
 START_TEST(test_request_homes)
 {
 	char *home = in_start("home"), *proj = in_start("home/project");
@@ -571,6 +614,7 @@ int main(void)
 	tcase_add_test(tc, test_request_system_dirs);
 	tcase_add_test(tc, test_request_roots);
 	tcase_add_test(tc, test_request_gitdir);
+	tcase_add_test(tc, test_request_home_entries);
 	tcase_add_test(tc, test_request_homes);
 	tcase_add_test(tc, test_cli_workdir);
 	tcase_add_test(tc, test_serve);
