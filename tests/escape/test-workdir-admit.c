@@ -300,6 +300,57 @@ START_TEST(test_request_home_entries)
 }
 END_TEST
 
+/* ward's state directory under an allowed root (XDG_STATE_HOME in the
+ * directory ward was started in): a request naming it, or a directory in
+ * it, as the workdir would have the command rewrite kept change sets, the
+ * rate limit's state and the placeholders' records. Refused, sandboxed. */
+START_TEST(test_request_state_dir)
+{
+	static const char *const wds[] = { "state/ward", "state/ward/runs" };
+	char state[PATH_MAX], *saved = getenv("XDG_STATE_HOME") ? strdup(getenv("XDG_STATE_HOME")) :
+								    NULL;
+
+	snprintf(state, sizeof(state), "%s/state", start);
+	setenv("XDG_STATE_HOME", state, 1);
+	{
+		char *p = in_start("proj"), *out = NULL;
+		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+				 p, (char *)"-c", (char *)"true", NULL };
+
+		harness_capture(argv, &out, NULL);
+		free(out);
+		free(p);
+	}
+	for (size_t i = 0; i < sizeof(wds) / sizeof(*wds); i++) {
+		char *p = in_start(wds[i]), *out = NULL, *req, *argv[] = {
+			ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"--json", NULL
+		};
+		json_t *r = json_pack("{s:s, s:s}", "command", "", "workdir", p), *o;
+
+		json_object_set_new(r, "command", json_sprintf("echo %s", marker));
+		req = json_dumps(r, 0);
+		json_decref(r);
+		harness_capture_input(argv, req, &out, NULL);
+		o = json_loads(out, 0, NULL);
+		ck_assert_msg(o != NULL, "not JSON: %s", out);
+		ck_assert_msg(!strstr(json_string_value(json_object_get(o, "output")), marker),
+			      "workdir '%s': the command ran", p);
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"),
+								   "rule")),
+				 "workdir-state");
+		json_decref(o);
+		free(out);
+		free(req);
+		free(p);
+	}
+	if (saved)
+		setenv("XDG_STATE_HOME", saved, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(saved);
+}
+END_TEST
+
 START_TEST(test_request_homes)
 {
 	char *home = in_start("home"), *proj = in_start("home/project");
@@ -622,5 +673,6 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_home_protected);
 	tcase_add_test(tc, test_home_subdir_plain);
+	tcase_add_test(tc, test_request_state_dir);
 	return harness_main(s);
 }
