@@ -45,13 +45,15 @@ void ward_gitlinks_release(struct ward_gitlinks *g)
  * checkout from the index (`git restore .`, `git checkout -- .`,
  * `git checkout-index -a`) writes an entry's blob at its path as it is. An
  * empty name is a split index's replacement of a shared entry, named
- * there. */
-static bool unsafe_path(const char *path, size_t len)
+ * there; a sparse index's directory entry (mode 040000) ends in '/'. */
+static bool unsafe_path(const char *path, size_t len, uint32_t mode)
 {
 	const char *s = path, *end = path + len;
 
 	if (!len)
 		return false;
+	if ((mode >> 12) == 04 && len > 1 && path[len - 1] == '/')
+		end--;
 	if (memchr(path, '\0', len))
 		return true;
 	for (;;) {
@@ -67,9 +69,9 @@ static bool unsafe_path(const char *path, size_t len)
 	}
 }
 
-static int note_unsafe(struct ward_gitlinks *g, const char *path, size_t len)
+static int note_unsafe(struct ward_gitlinks *g, const char *path, size_t len, uint32_t mode)
 {
-	if (g->unsafe || !unsafe_path(path, len))
+	if (g->unsafe || !unsafe_path(path, len, mode))
 		return 0;
 	return (g->unsafe = strndup(path, len)) ? 0 : -1;
 }
@@ -165,7 +167,7 @@ static int walk(const unsigned char *buf, size_t len, size_t hashsz, struct ward
 			p = nul + 1;
 			if ((mode >> 12) == GITLINK && add(g, name, name_len) < 0)
 				goto out;
-			if (note_unsafe(g, name, name_len) < 0)
+			if (note_unsafe(g, name, name_len, mode) < 0)
 				goto out;
 		} else {
 			const unsigned char *nul = memchr(p, 0, (size_t)(end - p));
@@ -180,7 +182,7 @@ static int walk(const unsigned char *buf, size_t len, size_t hashsz, struct ward
 				goto out;
 			if ((mode >> 12) == GITLINK && add(g, (const char *)p, len_s) < 0)
 				goto out;
-			if (note_unsafe(g, (const char *)p, len_s) < 0)
+			if (note_unsafe(g, (const char *)p, len_s, mode) < 0)
 				goto out;
 			p = e + size;
 		}

@@ -203,6 +203,24 @@ START_TEST(test_unsafe_paths)
 			ward_gitlinks_release(&g);
 		}
 	}
+	/* a sparse index's directory entry ends in '/'; a file's may not */
+	for (unsigned v = 2; v <= 4; v++) {
+		struct ward_gitlinks g = { 0 };
+
+		start(&x, v, 20, 2);
+		entry(&x, 0100644, "a.txt", false);
+		entry(&x, 0040000, "dir/", false);
+		finish(&x);
+		ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+		ck_assert_msg(!g.unsafe, "v%u: %s", v, g.unsafe);
+		ward_gitlinks_release(&g);
+		start(&x, v, 20, 1);
+		entry(&x, 0040000, ".git/", false);
+		finish(&x);
+		ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+		ck_assert(g.unsafe);
+		ward_gitlinks_release(&g);
+	}
 	/* a split index's replacement entry has no name: named in the shared one */
 	{
 		struct ward_gitlinks g = { 0 };
