@@ -28,8 +28,19 @@
  *   workdir-above-home   a parent of a home directory (/home)
  *   workdir-home         a home directory itself (the caller's or anyone's):
  *                        its start-up files run on the next login
+ *   workdir-home-entry   in a home directory's dot entry or bin (~/.config,
+ *                        ~/.ssh, ~/.local/bin, ~/bin...): what an allowed
+ *                        home keeps read-only (the global git config,
+ *                        authorized_keys, programs on PATH)
+ *   workdir-gitdir       a git directory or inside one (a ".git" component,
+ *                        any case; or itself or a parent holding HEAD,
+ *                        objects/ and refs/: a bare repository, a separate
+ *                        git directory): its config and hooks, writable
+ *                        there, run with the host's next git
  *   workdir-outside-roots (requests only) not at or below an allowed root
- * --allow-workdir-anywhere lifts the first four; --allow-home-workdir the
+ * --allow-workdir-anywhere lifts the first four, workdir-home-entry and
+ * workdir-gitdir;
+ * --allow-home-workdir the
  * fifth (so another user's home itself needs both). A subdirectory of the
  * caller's home is fine. Homes are: every passwd entry's directory, every
  * directory in /home, /root, and the caller's $HOME; each resolved.
@@ -78,6 +89,8 @@ enum {
 	WARD_ADMIT_OTHER_HOME = 1u << 2, /* at or below a home not the caller's */
 	WARD_ADMIT_ABOVE_HOME = 1u << 3, /* a strict parent of a home */
 	WARD_ADMIT_HOME = 1u << 4,       /* equal to a home (the caller's or not) */
+	WARD_ADMIT_GITDIR = 1u << 5,     /* a git directory or inside one */
+	WARD_ADMIT_HOME_ENTRY = 1u << 6, /* at or below a home's dot entry or bin */
 };
 
 /* The host facts the decision needs, all resolved absolute paths,
@@ -89,7 +102,10 @@ struct ward_admit_facts {
 					   the last component */
 };
 
-/* The WARD_ADMIT_* bits of path (resolved, absolute). */
+/* The WARD_ADMIT_* bits of path (resolved, absolute). Of WARD_ADMIT_GITDIR
+ * only what the path says (a ".git" component): whether a directory on it
+ * is a repository is a host fact, added by ward_admit_workdir() and
+ * ward_admit_request(). */
 WARD_API unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f);
 
 /* Whether path lies at or below dir (both resolved; "/" holds everything). */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,12 +163,44 @@ static unsigned home_bits(const char *path, const char *h)
 	return ward_admit_under(h, path) ? WARD_ADMIT_ABOVE_HOME : 0;
 }
 
+/* A ".git" component (any case: a case-insensitive filesystem's git finds
+ * .GIT too). */
+static bool dot_git_component(const char *path)
+{
+	for (const char *s = path; *s;) {
+		size_t n = strcspn(s, "/");
+
+		if (n == 4 && strncasecmp(s, ".git", 4) == 0)
+			return true;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return false;
+}
+
+/* path at or below an entry at the top of home h that an allowed home
+ * keeps read-only (runtime/workdir/workdir.c): a dot entry, or bin. */
+static bool in_home_entry(const char *path, const char *h)
+{
+	const char *e;
+	size_t n;
+
+	if (!home_like(h) || !ward_admit_under(path, h) || strcmp(path, h) == 0)
+		return false;
+	e = path + strlen(h) + 1;
+	n = strcspn(e, "/");
+	return e[0] == '.' || (n == 3 && strncmp(e, "bin", 3) == 0);
+}
+
 unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 {
 	unsigned bits = 0;
 
 	if (is_system(path))
 		bits |= WARD_ADMIT_SYSTEM;
+	if (dot_git_component(path))
+		bits |= WARD_ADMIT_GITDIR;
 	for (size_t i = 0; f->masked && f->masked[i]; i++)
 		if (uncovers(path, f->masked[i]))
 			bits |= WARD_ADMIT_MASKED;
@@ -177,9 +210,14 @@ unsigned ward_admit_classify(const char *path, const struct ward_admit_facts *f)
 		bits |= home_bits(path, h);
 		if (home_like(h) && ward_admit_under(path, h) && !listed(h, f->own_homes))
 			bits |= WARD_ADMIT_OTHER_HOME;
+		if (in_home_entry(path, h))
+			bits |= WARD_ADMIT_HOME_ENTRY;
 	}
-	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++)
+	for (size_t i = 0; f->own_homes && f->own_homes[i]; i++) {
 		bits |= home_bits(path, f->own_homes[i]);
+		if (in_home_entry(path, f->own_homes[i]))
+			bits |= WARD_ADMIT_HOME_ENTRY;
+	}
 	return bits;
 }
 
@@ -214,6 +252,16 @@ int ward_admit_decide(const char *path, unsigned bits, const struct ward_admit *
 				      "is another user's home directory or inside one", any);
 		if (bits & WARD_ADMIT_ABOVE_HOME)
 			return refuse(err, "workdir-above-home", path, "holds a home directory",
+				      any);
+		if (bits & WARD_ADMIT_HOME_ENTRY)
+			return refuse(err, "workdir-home-entry", path,
+				      "is in a home directory's dot entry or bin (start-up files, "
+				      "configs, programs on PATH)",
+				      any);
+		if (bits & WARD_ADMIT_GITDIR)
+			return refuse(err, "workdir-gitdir", path,
+				      "is a git directory or inside one: its config and hooks "
+				      "would be writable",
 				      any);
 	}
 	if ((bits & WARD_ADMIT_HOME) && !a->home)
@@ -415,6 +463,36 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* What git's discovery takes for a git directory (setup.c's
+ * is_git_directory()): HEAD, objects/ and refs/. The workdir's own top
+ * would be one (a bare repository, a separate git directory) whose config
+ * and hooks the command could write, and so would a directory inside one:
+ * git run there finds it above. Each directory from path up to "/". */
+static bool in_repository(const char *path)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 16];
+	struct stat st;
+	char *slash;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir))
+		return false;
+	for (;;) {
+		snprintf(p, sizeof(p), "%s/HEAD", dir);
+		if (lstat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
+			snprintf(p, sizeof(p), "%s/objects", dir);
+			if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+				snprintf(p, sizeof(p), "%s/refs", dir);
+				if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+					return true;
+			}
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return false;
+		*slash = '\0';
+	}
+}
+
 static unsigned classify_host(const char *real)
 {
 	struct stat pw, hm;
@@ -446,6 +524,8 @@ static unsigned classify_host(const char *real)
 	f.masked = ward_view_masked();
 	bits = ward_admit_classify(real, &f);
 	pthread_mutex_unlock(&cache.lock);
+	if (!(bits & WARD_ADMIT_GITDIR) && in_repository(real))
+		bits |= WARD_ADMIT_GITDIR;
 	return bits;
 }
 

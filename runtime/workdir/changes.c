@@ -836,8 +836,7 @@ static int refuse_protected(struct ward_changeset *cs, const struct ward_protect
 		if (!ward_protect_touches(resolved, cs->v[i].path) &&
 		    !ward_protect_git_change_denied(protect, &cs->v[i]) &&
 		    !(cs->v[i].kind != WARD_CHANGE_DELETED && ward_gitmeta_in_gitdir(cs->v[i].path) &&
-		      ward_gitmeta_is_todo(cs->v[i].path) &&
-		      ward_gitmeta_todo_refused(cs->upper, cs->v[i].path)) &&
+		      ward_gitmeta_state_refused(cs->upper, cs->v[i].path)) &&
 		    !(cs->v[i].kind != WARD_CHANGE_DELETED &&
 		      ward_gitindex_workdir_refused(cs->upper, cs->workdir, cs->v[i].path)))
 			continue;

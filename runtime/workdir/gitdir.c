@@ -171,7 +171,8 @@ static int protect_rel(struct ward_workdir_prep *w, const char *rel, struct ward
 }
 
 /* A checkout's ".git" inside the workdir that git on the host uses: a
- * gitfile (a linked worktree's, a submodule's) is read-only, or the command
+ * gitfile (a linked worktree's, a submodule's) is read-only (a link is
+ * pinned, and where it leads inside the workdir read-only), or the command
  * could point it at a directory of its own making; a directory (a
  * submodule's embedded repository) is a git directory like .git, under an
  * overlay while there is room in the plan, else read-only whole. Only what
@@ -185,7 +186,8 @@ static int protect_checkout(const struct ward_config *cfg, const char *workdir, 
 	struct stat st;
 
 	if (strncmp(dotgit, workdir, n) != 0 || dotgit[n] != '/' || strstr(dotgit, "/../") ||
-	    lstat(dotgit, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+	    lstat(dotgit, &st) < 0 ||
+	    (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)))
 		return 0;
 	if (ward_protect_is_allowed(w->protect, dotgit + n + 1))
 		return 0;
@@ -263,8 +265,22 @@ static int by_length(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
-			struct ward_workdir_prep *w, struct ward_error **err)
+/* The runs directory of the git overlays, once per prepare. */
+static void want_runs(const struct ward_config *cfg, struct ward_workdir_prep *w)
+{
+	if (w->gitdir_runs_made)
+		return;
+	w->gitdir_runs_made = true;
+	free(w->gitdir_runs);
+	w->gitdir_runs = shm_runs(cfg);
+	if (w->gitdir_runs)
+		ward_workdir_sweep_runs(w->gitdir_runs); /* what a killed ward left */
+}
+
+/* The workdir's own repository: .git, where it leads, its common directory,
+ * and the checkouts it knows of. */
+static int prepare_top(const struct ward_config *cfg, const char *workdir,
+		       struct ward_workdir_prep *w, struct ward_error **err)
 {
 	char path[PATH_MAX], real[PATH_MAX], common[PATH_MAX];
 	struct stat st;
@@ -294,10 +310,7 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 		return 0;
 	}
 	first = w->n_gitdirs;
-	free(w->gitdir_runs);
-	w->gitdir_runs = shm_runs(cfg);
-	if (w->gitdir_runs)
-		ward_workdir_sweep_runs(w->gitdir_runs); /* what a killed ward left */
+	want_runs(cfg, w);
 	if (add_gitdir(cfg, workdir, real, w->gitdir_runs, w, err) < 0)
 		return -1;
 	/* a linked worktree's git directory names the repository's common one */
@@ -307,7 +320,58 @@ int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
 	    inside_dir(workdir, common, real) &&
 	    add_gitdir(cfg, workdir, real, w->gitdir_runs, w, err) < 0)
 		return -1;
-	if (protect_checkouts(cfg, workdir, w->gitdirs[first].path, w, err) < 0)
+	return protect_checkouts(cfg, workdir, w->gitdirs[first].path, w, err);
+}
+
+/* Repositories directly inside the workdir (a directory of checkouts, a
+ * clone beside the sources): NAME/.git exists, and the host's git in NAME
+ * reads its config and hooks. Each is a git directory like the top's while
+ * there is room for an overlay, else read-only whole; a gitfile is
+ * read-only. Deeper ones are not looked for (a walk of the whole tree each
+ * run): the threat model says so. */
+static int protect_nested(const struct ward_config *cfg, const char *workdir,
+			  struct ward_workdir_prep *w, struct ward_error **err)
+{
+	char dotgit[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(workdir);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char rel[PATH_MAX];
+
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcasecmp(e->d_name, ".git"))
+			continue;
+		if ((size_t)snprintf(dotgit, sizeof(dotgit), "%s/%s/.git", workdir, e->d_name) >=
+			    sizeof(dotgit) ||
+		    access(dotgit, F_OK) < 0 || ward_workdir_is_placeholder(dotgit))
+			continue; /* none, or another run's cover of a missing one */
+		/* a nested git directory the person opened, or one below an
+		 * entry opened whole */
+		snprintf(rel, sizeof(rel), "%s/.git", e->d_name);
+		if (ward_protect_is_allowed(w->protect, rel))
+			continue;
+		want_runs(cfg, w);
+		if (protect_checkout(cfg, workdir, dotgit, w, err) < 0) {
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
+			struct ward_workdir_prep *w, struct ward_error **err)
+{
+	size_t first = w->n_gitdirs;
+
+	w->gitdir_runs_made = false;
+	if (prepare_top(cfg, workdir, w, err) < 0 || protect_nested(cfg, workdir, w, err) < 0)
 		return -1;
 	/* Each one's config and hooks read-only, like .git's: planning them
 	 * also pins every directory on the way (a mount point cannot be
@@ -368,10 +432,11 @@ static bool keep(const struct ward_change *c, void *ctx)
 	 * its, and set-id bits have no business there */
 	odd = c->kind != WARD_CHANGE_DELETED &&
 	      (c->type == WARD_FT_SYMLINK || c->type == WARD_FT_OTHER || (c->mode & 06000));
-	/* a rebase's or a sequence's to-do list with a command in it: the
-	 * person's `git rebase --continue` would run it on the host */
-	if (!odd && c->kind != WARD_CHANGE_DELETED && ward_gitmeta_is_todo(c->path) &&
-	    ward_gitmeta_todo_refused(f->g->upper, c->path))
+	/* a rebase's or a sequence's to-do list with a command in it, or its
+	 * strategy a program of the command's: the person's
+	 * `git rebase --continue` would run it on the host */
+	if (!odd && c->kind != WARD_CHANGE_DELETED &&
+	    ward_gitmeta_state_refused(f->g->upper, c->path))
 		odd = true;
 	/* an index that makes a directory a submodule: the host's `git status`
 	 * would enter it and run what its own config says */

@@ -37,7 +37,43 @@ void ward_gitlinks_release(struct ward_gitlinks *g)
 	for (size_t i = 0; i < g->n; i++)
 		free(g->paths[i]);
 	free(g->paths);
+	free(g->unsafe);
 	*g = (struct ward_gitlinks){ 0 };
+}
+
+/* What git's verify_path() refuses to add, and checks nowhere else: a
+ * checkout from the index (`git restore .`, `git checkout -- .`,
+ * `git checkout-index -a`) writes an entry's blob at its path as it is. An
+ * empty name is a split index's replacement of a shared entry, named
+ * there; a sparse index's directory entry (mode 040000) ends in '/'. */
+static bool unsafe_path(const char *path, size_t len, uint32_t mode)
+{
+	const char *s = path, *end = path + len;
+
+	if (!len)
+		return false;
+	if ((mode >> 12) == 04 && len > 1 && path[len - 1] == '/')
+		end--;
+	if (memchr(path, '\0', len))
+		return true;
+	for (;;) {
+		const char *slash = memchr(s, '/', (size_t)(end - s));
+		size_t n = (size_t)((slash ? slash : end) - s);
+
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && !memcmp(s, "..", 2)) ||
+		    (n == 4 && !strncasecmp(s, ".git", 4)))
+			return true;
+		if (!slash)
+			return false;
+		s = slash + 1;
+	}
+}
+
+static int note_unsafe(struct ward_gitlinks *g, const char *path, size_t len, uint32_t mode)
+{
+	if (g->unsafe || !unsafe_path(path, len, mode))
+		return 0;
+	return (g->unsafe = strndup(path, len)) ? 0 : -1;
 }
 
 static int add(struct ward_gitlinks *g, const char *path, size_t len)
@@ -131,6 +167,8 @@ static int walk(const unsigned char *buf, size_t len, size_t hashsz, struct ward
 			p = nul + 1;
 			if ((mode >> 12) == GITLINK && add(g, name, name_len) < 0)
 				goto out;
+			if (note_unsafe(g, name, name_len, mode) < 0)
+				goto out;
 		} else {
 			const unsigned char *nul = memchr(p, 0, (size_t)(end - p));
 			size_t size;
@@ -143,6 +181,8 @@ static int walk(const unsigned char *buf, size_t len, size_t hashsz, struct ward
 			if ((size_t)(end - e) < size)
 				goto out;
 			if ((mode >> 12) == GITLINK && add(g, (const char *)p, len_s) < 0)
+				goto out;
+			if (note_unsafe(g, (const char *)p, len_s, mode) < 0)
 				goto out;
 			p = e + size;
 		}
@@ -196,6 +236,10 @@ int ward_gitindex_parse(const unsigned char *buf, size_t len, struct ward_gitlin
 		for (size_t i = 0; i < g.n && rc == 0; i++)
 			rc = add(out, g.paths[i], strlen(g.paths[i]));
 		out->unnamed |= g.unnamed;
+		if (!out->unsafe && g.unsafe) {
+			out->unsafe = g.unsafe;
+			g.unsafe = NULL;
+		}
 		ward_gitlinks_release(&g);
 		if (rc < 0)
 			return -1;
@@ -356,6 +400,9 @@ bool ward_gitindex_refused(const char *upper, const char *lower, const char *rel
 		goto out;
 	/* a split index's entries that replace shared ones have no name */
 	if (now.unnamed)
+		goto out;
+	/* not a gitlink: the index itself is what is reported */
+	if (now.unsafe)
 		goto out;
 	refused = false;
 	for (size_t i = 0; i < now.n && !refused; i++)

@@ -303,7 +303,143 @@ bool ward_gitmeta_todo_runs_code(const char *text, size_t len)
 	return false;
 }
 
-bool ward_gitmeta_todo_refused(const char *base, const char *rel)
+/* The merge strategies git has itself. git runs a strategy as
+ * `git merge-NAME`, found on PATH, and a NAME holding a '/' as a path of its
+ * own, relative to the worktree: "/x" runs ./git-merge-/x, a file the
+ * command can make. */
+static const char *const builtin_strategies[] = {
+	"ort", "recursive", "resolve", "octopus", "ours", "subtree",
+};
+
+bool ward_gitmeta_names_strategy(const char *rel)
+{
+	return rel && (ends_with_path(rel, "rebase-merge/strategy") ||
+		       ends_with_path(rel, "rebase-apply/strategy") ||
+		       ends_with_path(rel, "sequencer/opts"));
+}
+
+static bool known_strategy(const char *s, size_t n)
+{
+	return in(s, n, builtin_strategies, ARRAY_SIZE(builtin_strategies));
+}
+
+/* A one-line state file as git reads it: one final newline (or CRLF) off. */
+static bool oneliner_runs_code(const char *text, size_t len)
+{
+	if (len && text[len - 1] == '\n' && --len && text[len - 1] == '\r')
+		len--;
+	return !known_strategy(text, len);
+}
+
+/* sequencer/opts is in git's config syntax, its key options.strategy (any
+ * case, possibly on the line of its section header). Accepted only in the
+ * form git writes, "\tstrategy = NAME" alone on its line, NAME a builtin
+ * strategy: any other mention of the word is refused ("strategy-option",
+ * whose values only builtin strategies see, excepted). */
+static bool opts_runs_code(const char *text, size_t len)
+{
+	static const char word[] = "strategy", opt[] = "-option";
+	const size_t w = sizeof(word) - 1, o = sizeof(opt) - 1;
+
+	for (size_t i = 0; i + w <= len; i++) {
+		size_t a, b, e;
+
+		if (strncasecmp(text + i, word, w) != 0)
+			continue;
+		if (i + w + o <= len && strncasecmp(text + i + w, opt, o) == 0)
+			continue;
+		for (a = i; a > 0 && (text[a - 1] == ' ' || text[a - 1] == '\t');)
+			a--;
+		if (a > 0 && text[a - 1] != '\n')
+			return true;
+		b = i + w;
+		while (b < len && (text[b] == ' ' || text[b] == '\t'))
+			b++;
+		if (b >= len || text[b++] != '=')
+			return true;
+		while (b < len && (text[b] == ' ' || text[b] == '\t'))
+			b++;
+		for (e = b; e < len && text[e] != '\n' && text[e] != ' ' && text[e] != '\t' &&
+			    text[e] != '\r';)
+			e++;
+		if (!known_strategy(text + b, e - b))
+			return true;
+		while (e < len && (text[e] == ' ' || text[e] == '\t' || text[e] == '\r'))
+			e++;
+		if (e < len && text[e] != '\n')
+			return true;
+	}
+	return false;
+}
+
+bool ward_gitmeta_strategy_runs_code(const char *rel, const char *text, size_t len)
+{
+	if (ends_with_path(rel, "sequencer/opts"))
+		return opts_runs_code(text, len);
+	return oneliner_runs_code(text, len);
+}
+
+/* rebase-apply/apply-opt: the options of the `git apply` a `git am` runs,
+ * each word shell-quoted as git's sq_quote_argv() writes them (" 'w'", a
+ * quote inside as '\''). `git apply` has options that write elsewhere
+ * (--build-fake-ancestor=FILE writes an index at any path): only those `git
+ * am` passes on are let through. */
+bool ward_gitmeta_apply_opt_refused(const char *t, size_t len)
+{
+	static const char *const exact[] = { "--reject", "--ignore-space-change",
+					     "--ignore-whitespace" };
+	static const char *const prefixes[] = { "--whitespace=", "--directory=", "--exclude=",
+						"--include=", "-C", "-p" };
+	char word[4096];
+	size_t i = 0;
+
+	if (len && t[len - 1] == '\n')
+		len--;
+	while (i < len) {
+		size_t n = 0;
+		bool ok = false;
+
+		if (t[i] == ' ') {
+			i++;
+			continue;
+		}
+		if (t[i] != '\'')
+			return true;
+		for (i++;;) {
+			if (i >= len || t[i] == '\n' || t[i] == '\0' || n + 1 >= sizeof(word))
+				return true;
+			if (t[i] != '\'') {
+				word[n++] = t[i++];
+				continue;
+			}
+			/* '\'' and '\!' are a quote and a '!' */
+			if (i + 3 < len && t[i + 1] == '\\' && (t[i + 2] == '\'' || t[i + 2] == '!') &&
+			    t[i + 3] == '\'') {
+				word[n++] = t[i + 2];
+				i += 4;
+				continue;
+			}
+			i++;
+			break;
+		}
+		if (i < len && t[i] != ' ')
+			return true;
+		word[n] = '\0';
+		for (size_t k = 0; k < ARRAY_SIZE(exact) && !ok; k++)
+			ok = strcmp(word, exact[k]) == 0;
+		for (size_t k = 0; k < ARRAY_SIZE(prefixes) && !ok; k++)
+			ok = strncmp(word, prefixes[k], strlen(prefixes[k])) == 0 &&
+			     word[strlen(prefixes[k])];
+		if (!ok)
+			return true;
+	}
+	return false;
+}
+
+/* base/rel read whole (a regular file of 1 MiB at most, opened without
+ * following a symbolic link) and given to check; refused when it cannot be. */
+static bool file_refused(const char *base, const char *rel,
+			 bool (*check)(const char *rel, const char *text, size_t len))
 {
 	char path[4096], *buf;
 	struct stat st;
@@ -323,7 +459,35 @@ bool ward_gitmeta_todo_refused(const char *base, const char *rel)
 	}
 	n = read(fd, buf, (size_t)st.st_size + 1);
 	close(fd);
-	refused = n < 0 || n > st.st_size || ward_gitmeta_todo_runs_code(buf, (size_t)n);
+	refused = n < 0 || n > st.st_size || check(rel, buf, (size_t)n);
 	free(buf);
 	return refused;
+}
+
+static bool todo_check(const char *rel, const char *text, size_t len)
+{
+	(void)rel;
+	return ward_gitmeta_todo_runs_code(text, len);
+}
+
+bool ward_gitmeta_todo_refused(const char *base, const char *rel)
+{
+	return file_refused(base, rel, todo_check);
+}
+
+static bool apply_opt_check(const char *rel, const char *text, size_t len)
+{
+	(void)rel;
+	return ward_gitmeta_apply_opt_refused(text, len);
+}
+
+bool ward_gitmeta_state_refused(const char *base, const char *rel)
+{
+	if (ward_gitmeta_is_todo(rel))
+		return file_refused(base, rel, todo_check);
+	if (ward_gitmeta_names_strategy(rel))
+		return file_refused(base, rel, ward_gitmeta_strategy_runs_code);
+	if (rel && ends_with_path(rel, "rebase-apply/apply-opt"))
+		return file_refused(base, rel, apply_opt_check);
+	return false;
 }

@@ -88,10 +88,12 @@ struct ward_workdir_prep {
 	size_t n_gitdirs;
 	char *gitdir_runs;        /* where their runs are (a tmpfs), or NULL:
 				     the state directory's runs */
+	bool gitdir_runs_made;    /* gitdir_runs chosen (ward_gitdir_prepare) */
 };
 
 /* Direct mode: find the workdir's git directories (.git, where a .git link
- * or gitfile leads inside the workdir, its common directory) and make an
+ * or gitfile leads inside the workdir, its common directory, the .git of
+ * each directory directly inside the workdir) and make an
  * overlay's upper and work directories for each under a run directory of
  * the state directory (gitdir.c). Nothing when protect opens ".git". */
 int ward_gitdir_prepare(const struct ward_config *cfg, const char *workdir,
@@ -224,6 +226,30 @@ bool ward_gitmeta_todo_runs_code(const char *text, size_t len);
  * Opened without following a symbolic link. */
 bool ward_gitmeta_todo_refused(const char *base, const char *rel);
 
+/* Whether rel (relative to a git directory or to the workdir) is a state
+ * file naming the merge strategy a rebase or a sequence continues with
+ * (rebase-merge/strategy, rebase-apply/strategy, sequencer/opts): git runs
+ * `git merge-NAME`, and a NAME with a '/' is a path into the worktree. */
+bool ward_gitmeta_names_strategy(const char *rel);
+
+/* Whether such a file's text (len bytes) names anything but one of git's
+ * own strategies (ort, recursive, resolve, octopus, ours, subtree); for
+ * sequencer/opts, any mention of "strategy" not in the form git writes. */
+bool ward_gitmeta_strategy_runs_code(const char *rel, const char *text, size_t len);
+
+/* Whether the text of rebase-apply/apply-opt (the `git apply` options a
+ * `git am` continues with, shell-quoted words) holds anything but the
+ * options `git am` passes on (--whitespace=, --directory=, --exclude=,
+ * --include=, -C, -p, --reject, --ignore-space-change,
+ * --ignore-whitespace): --build-fake-ancestor=FILE has the host's
+ * `git am --continue` write FILE anywhere. */
+bool ward_gitmeta_apply_opt_refused(const char *text, size_t len);
+
+/* Whether base/rel must not reach the host because of what it says: a
+ * to-do list (ward_gitmeta_todo_refused()), a strategy file naming a
+ * program of the command's, an am's apply-opt; false for any other name. */
+bool ward_gitmeta_state_refused(const char *base, const char *rel);
+
 /* ---- gitindex.c: the submodules a git index names.
  *
  * A git index may hold "gitlinks": entries of mode 160000 that make a path
@@ -235,6 +261,8 @@ bool ward_gitmeta_todo_refused(const char *base, const char *rel);
  * host's next `git status` at the top runs that config's code. So when a
  * command changed an index, the gitlinks of the new one must all be gitlinks
  * of the old one. Split indexes (sharedindex.*) count with their index.
+ * Nor may a new index hold a path git itself would refuse to add: git does
+ * not check the paths of the index it reads before writing them out. 
  *
  * The parser is pure (a buffer in, the sorted paths out); the reading
  * helpers open files below a directory without following a link. */
@@ -244,6 +272,9 @@ struct ward_gitlinks {
 	size_t n;
 	bool unnamed; /* a gitlink with an empty name (a split index's
 			 replacement of a shared entry): cannot be judged */
+	char *unsafe; /* the first entry of any kind whose path git would
+			 refuse to add (absolute; an empty, ".", ".." or
+			 ".git" component): owned, NULL if none */
 };
 
 /* Parse an index file (versions 2, 3 and 4; read with SHA-1 and with
@@ -280,7 +311,11 @@ enum ward_gitindex_kind ward_gitindex_kind(const char *rel);
  * malformed — deny by default); a MAYBE that is no index is data. *which
  * gets the first new gitlink's path ("" if none is to blame), truncated to
  * n bytes. Files are opened without following a link, below upper and
- * lower. */
+ * lower. An index holding an entry with an unsafe path (struct
+ * ward_gitlinks) is refused too (*which left ""): git trusts its index,
+ * and the host's `git restore .` or `git checkout .` would write the
+ * entry's blob at that path (.git/hooks/post-checkout, ../elsewhere,
+ * /absolute) with the mode the entry says. */
 bool ward_gitindex_refused(const char *upper, const char *lower, const char *rel,
 			   enum ward_gitindex_kind kind, char *which, size_t n);
 

@@ -1321,6 +1321,18 @@ static int protect_state_dir(const struct ward_config *cfg, const char *workdir,
 		real[len] = '\0';
 	else if (realpath(c->path, real) == NULL)
 		snprintf(real, sizeof(real), "%s", c->path);
+	/* the workdir the state directory or inside it (a request's, under a
+	 * root holding XDG_STATE_HOME): kept sets, the rate limit's state and
+	 * the placeholders' records would be the command's to rewrite */
+	if (ward_admit_under(workdir, real)) {
+		ward_error_make_kind(err, WARD_ERR_NOT_AUTHORIZED, 0,
+				     "workdir '%s' is ward's state directory '%s' or inside it "
+				     "(rule workdir-state)",
+				     workdir, real);
+		if (err && *err)
+			ward_error_set_rule(*err, "workdir-state");
+		return -1;
+	}
 	if (strncmp(real, workdir, n) != 0 || real[n] != '/')
 		return 0;
 	/* overlayfs refuses an upper inside its lower (ELOOP): say why */

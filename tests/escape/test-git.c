@@ -574,6 +574,229 @@ START_TEST(test_rebase_exec_planted)
 }
 END_TEST
 
+/* A rebase or a cherry-pick sequence left stopped inside, its strategy
+ * turned to a program of the command's: git runs a strategy as
+ * `git merge-NAME`, and "/x" as the path ./git-merge-/x in the worktree, so
+ * the host's `git rebase --continue` (or `cherry-pick --continue`) would
+ * run the file the command made. Neither the strategy file nor a
+ * sequencer/opts naming it is merged back (direct mode) or applied
+ * (overlay); a builtin strategy still is. */
+START_TEST(test_strategy_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	static const char *const plant[] = {
+		/* an interactive rebase stopped before its pick */
+		"GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" " G "rebase -i side >/dev/null 2>&1; "
+		"echo /x > .git/rebase-merge/strategy; echo done",
+		/* a cherry-pick sequence stopped at its first commit's editor */
+		"GIT_EDITOR=false " G "cherry-pick -e side~1 side >/dev/null 2>&1; "
+		"printf '[options]\\n\\tstrategy = /x\\n' > .git/sequencer/opts; echo done",
+	};
+	static const char *const cont[] = { "rebase", "cherry-pick" };
+	char mark[4400], *out;
+	json_t *r;
+
+	for (int k = 0; k < 4; k++) {
+		git_repo();
+		snprintf(mark, sizeof(mark), "%s/strategy-ran-%d", outside, k);
+		/* side: two commits; main one more of its own, so that a pick
+		 * is a merge, not a fast-forward. The program a run may leave
+		 * in the workdir like any other file. */
+		free(host_sh("git checkout -q -b side && echo b > b && git add b && " G
+			     "commit -qm b && echo b2 > b2 && git add b2 && " G "commit -qm b2 && "
+			     "git checkout -q main && echo c > c && git add c && " G "commit -qm c && "
+			     "mkdir git-merge- && printf '#!/bin/sh\\ntouch %s\\nexit 1\\n' > "
+			     "git-merge-/x && chmod 755 git-merge-/x",
+			     mark));
+		r = run_json(plant[k % 2], k >= 2 ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		out = host_sh(G "%s --continue >/dev/null 2>&1; true", cont[k % 2]);
+		free(out);
+		ck_assert_msg(access(mark, F_OK) < 0, "the host's git ran the planted strategy (%s%s)",
+			      cont[k % 2], k >= 2 ? ", overlay" : "");
+		free(host_sh(G "%s --abort >/dev/null 2>&1; rm -rf .git .??* * 2>/dev/null; true",
+			     cont[k % 2]));
+	}
+
+	/* a builtin strategy is git's own: merged back */
+	git_repo();
+	free(host_sh("git checkout -q -b side && echo b > b && git add b && " G "commit -qm b && "
+		     "git checkout -q main && echo c > c && git add c && " G "commit -qm c"));
+	r = run_json("GIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" " G
+		     "rebase -i -s ort side >/dev/null 2>&1; echo done",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, ".git/rebase-merge/strategy"), "a builtin strategy refused");
+	json_decref(r);
+	out = host_sh("cat .git/rebase-merge/strategy && " G "rebase --continue >/dev/null 2>&1 && "
+		      "git log --format=%%s -1");
+	ck_assert_str_eq(out, "ort\nc\n");
+	free(out);
+}
+END_TEST
+
+/* A `git am` stopped at a conflict, its `git apply` options turned to
+ * --build-fake-ancestor=FILE: the host's `git am --skip` (or --continue)
+ * would write an index at FILE, anywhere the person may write. Not merged
+ * back (direct mode) nor applied (overlay); the options am writes are. */
+START_TEST(test_am_apply_opt_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	char fake[4400], *cmd, *out;
+	json_t *r;
+
+	for (int k = 0; k < 2; k++) {
+		git_repo();
+		snprintf(fake, sizeof(fake), "%s/fake-%d", outside, k);
+		/* two patches, the first one conflicting: am stops there */
+		free(host_sh("echo x > x && git add x && " G "commit -qm x && "
+			     "echo b >> a.txt && " G "commit -qam b && echo y >> x && " G
+			     "commit -qam y && " G "format-patch -q -2 -o '%s/p%d' && "
+			     "git reset -q --hard HEAD~2 && echo c > a.txt && " G "commit -qam c && "
+			     "{ " G "am --whitespace=fix '%s'/p%d/*.patch >/dev/null 2>&1; true; } && "
+			     "cat .git/rebase-apply/apply-opt",
+			     outside, k, outside, k));
+		ck_assert_int_ge(asprintf(&cmd,
+					  "echo \"'--build-fake-ancestor=%s'\" > "
+					  ".git/rebase-apply/apply-opt && echo done",
+					  fake),
+				 0);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		free(cmd);
+		out = host_sh(G "am --skip >/dev/null 2>&1; true");
+		free(out);
+		ck_assert_msg(access(fake, F_OK) < 0, "the host's git am wrote '%s'", fake);
+		free(host_sh(G "am --abort >/dev/null 2>&1; rm -rf .git .??* * 2>/dev/null; true"));
+	}
+	/* the options am itself writes are merged back */
+	git_repo();
+	free(host_sh("echo x > x && git add x && " G "commit -qm x && echo b >> a.txt && " G
+		     "commit -qam b && " G "format-patch -q -1 -o '%s/q' && git reset -q --hard "
+		     "HEAD~1 && echo c > a.txt && " G "commit -qam c",
+		     outside));
+	free(host_sh("cp -r '%s/q' q && git add q && " G "commit -qm q", outside));
+	r = run_json(G "am -q --whitespace=fix -C1 q/*.patch >/dev/null 2>&1; echo done", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	ck_assert_msg(!violated(r, ".git/rebase-apply/apply-opt"), "am's own options refused");
+	json_decref(r);
+	out = host_sh("cat .git/rebase-apply/apply-opt");
+	ck_assert_str_eq(out, " '--whitespace=fix' '-C1'\n");
+	free(out);
+}
+END_TEST
+
+/* An index written by hand (git itself refuses to add such paths) with an
+ * entry at .git/hooks/post-checkout, one above the workdir and one at an
+ * absolute path, their blob an executable script: git trusts the index it
+ * reads, and the host's `git restore .` (`git checkout .`), run to drop
+ * the changes `git status` shows, writes each entry's blob at its path.
+ * Such an index is not merged back (direct mode) nor applied (overlay). */
+START_TEST(test_index_paths_planted)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	static const char mk[] =
+		"import hashlib, struct, subprocess, sys\n"
+		"blob = subprocess.run(['git', 'hash-object', '-w', '--stdin'], check=True,\n"
+		"    input=open('hook.sh', 'rb').read(), capture_output=True).stdout.strip()\n"
+		"ents = sorted((p.encode(), 0o100755, bytes.fromhex(blob.decode()))\n"
+		"    for p in sys.argv[1:])\n"
+		"b = b'DIRC' + struct.pack('>II', 2, len(ents))\n"
+		"for name, mode, sha in ents:\n"
+		"    e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, mode, 0, 0, 0) + sha\n"
+		"    e += struct.pack('>H', len(name)) + name\n"
+		"    b += e + b'\\0' * (8 - len(e) % 8)\n"
+		"open('.git/index', 'wb').write(b + hashlib.sha1(b).digest())\n";
+	char mark[4400], above[4400], abs_path[4400], *cmd, *out, *dir = strrchr(workdir, '/');
+	bool reported, wrote_above;
+	json_t *r;
+
+	for (int k = 0; k < 2; k++) {
+		git_repo();
+		snprintf(mark, sizeof(mark), "%s/index-ran-%d", outside, k);
+		snprintf(above, sizeof(above), "%s/../%s-above-%d", workdir, dir + 1, k);
+		snprintf(abs_path, sizeof(abs_path), "%s/abs-%d", outside, k);
+		free(host_sh("cat > mk.py <<'EOF'\n%sEOF\n"
+			     "printf '#!/bin/sh\\ntouch %s\\n' > hook.sh && "
+			     "git add mk.py hook.sh && " G "commit -qm tools",
+			     mk, mark));
+		ck_assert_int_ge(asprintf(&cmd,
+					  "python3 mk.py a.txt hook.sh mk.py .git/hooks/post-checkout "
+					  "../%s-above-%d %s && echo done",
+					  dir + 1, k, abs_path),
+				 0);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		reported = k || violated(r, ".git/index");
+		json_decref(r);
+		free(cmd);
+		/* the person drops what `git status` shows changed, then switches */
+		out = host_sh("git restore . >/dev/null 2>&1; git checkout . >/dev/null 2>&1; "
+			      "git checkout -q -b next >/dev/null 2>&1; true");
+		free(out);
+		wrote_above = access(above, F_OK) == 0;
+		unlink(above); /* not left beside the workdir when it failed */
+		ck_assert_msg(access(mark, F_OK) < 0, "the host's git ran the planted hook");
+		ck_assert_msg(!wrote_above, "the host's git wrote above the workdir");
+		ck_assert_msg(access(abs_path, F_OK) < 0, "the host's git wrote at an absolute path");
+		ck_assert_msg(reported, "the index not reported");
+		free(host_sh("rm -rf .git .??* * 2>/dev/null; true"));
+	}
+}
+END_TEST
+
+/* A repository directly inside the workdir that is not the workdir's own
+ * (a workdir holding several checkouts, a clone beside the sources): its
+ * git directory is deny-by-default like .git, so the host's git in it runs
+ * nothing the command planted, while git work in it (a commit) still
+ * reaches the host. Through overlay mode's apply, refused whole. */
+START_TEST(test_existing_nested_repo)
+{
+	static const char *const overlay[] = { "--workdir-mode=overlay", "--apply", NULL };
+	char nested[4200], gitdir[4300], *before, *after, *evil = evil_setup(), *cmd, *out;
+	json_t *r;
+
+	snprintf(nested, sizeof(nested), "%s/nested", workdir);
+	snprintf(gitdir, sizeof(gitdir), "%s/.git", nested);
+	free(host_sh("git init -q -b main nested && cd nested && echo n > n && git add n && " G
+		     "commit -qm n"));
+	ck_assert_int_ge(asprintf(&cmd,
+				  "%s t() { \"$@\" 2>/dev/null; true; }; "
+				  "t cp evil.cfg nested/.git/config; "
+				  "t sh -c 'echo ../../evil > nested/.git/commondir'; "
+				  "t cp evil.cfg nested/.git/config.worktree; "
+				  "t sh -c 'printf \"#!/bin/sh\\ntouch %s/MARK\\n\" > "
+				  "nested/.git/hooks/post-checkout'; "
+				  "t sh -c 'echo ../../evil/objects > nested/.git/objects/info/alternates'; "
+				  "echo done",
+				  evil, outside),
+			 0);
+	for (int k = 0; k < 2; k++) {
+		before = gitdir_manifest(gitdir);
+		r = run_json(cmd, k ? overlay : NULL);
+		ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+		json_decref(r);
+		after = gitdir_manifest(gitdir);
+		assert_same(before, after, "nested/.git");
+		free(before);
+		free(after);
+		ck_assert_msg(!host_git_ran_code(nested), "the host's git ran the command's code");
+	}
+	/* git work in it still reaches the host */
+	r = run_json("cd nested && echo m > m && git add m && " G "commit -qm m && echo done",
+		     NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
+	json_decref(r);
+	out = host_sh("cd nested && git log --format=%%s");
+	ck_assert_str_eq(out, "m\nn\n");
+	free(out);
+	free(cmd);
+	free(evil);
+}
+END_TEST
+
 /* A nested repository made inside, with a config of the command's, then
  * recorded in the top index as a submodule (a gitlink): the host's
  * `git status` at the top would enter it and run that config. The index is
@@ -620,7 +843,7 @@ START_TEST(test_gitlink_planted)
 	}
 
 	/* ordinary staging still reaches the host */
-	r = run_json("rm -rf sub; git add b.txt && echo done", NULL);
+	r = run_json("rm -rf sub 2>/dev/null; git add b.txt && echo done", NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "output")), "done\n");
 	ck_assert_msg(!violated(r, ".git/index"), "an ordinary index refused");
 	json_decref(r);
@@ -760,6 +983,10 @@ int main(void)
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
 	tcase_add_test(tc, test_rebase_exec_planted);
+	tcase_add_test(tc, test_strategy_planted);
+	tcase_add_test(tc, test_am_apply_opt_planted);
+	tcase_add_test(tc, test_index_paths_planted);
+	tcase_add_test(tc, test_existing_nested_repo);
 	tcase_add_test(tc, test_gitlink_planted);
 	tcase_add_test(tc, test_dropped_names_escaped);
 	tcase_add_test(tc, test_placeholder_not_a_repo);

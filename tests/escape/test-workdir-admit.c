@@ -199,6 +199,158 @@ START_TEST(test_request_roots)
 }
 END_TEST
 
+/* A git directory as the workdir, or a directory inside one: its config and
+ * hooks are the workdir's top (or above it), not a protected .git/config,
+ * so the command would write what the host's next git in the repository
+ * runs (core.fsmonitor, a hook). The request names the checkout's .git,
+ * its hooks, a bare repository, a separate git directory, or a link to
+ * one; none is admitted, from a request or from -C; the checkout itself
+ * is, and the person may allow any with --allow-workdir-anywhere. */
+START_TEST(test_request_gitdir)
+{
+	static const char *const dirs[] = {
+		"repo/.git/objects", "repo/.git/refs", "repo/.git/hooks", "bare.git/objects",
+		"bare.git/refs",     "bare.git/hooks", "gd/objects",	  "gd/refs",
+	};
+	static const char *const wds[] = { "repo/.git", "repo/.git/hooks", "bare.git",
+					   "bare.git/hooks", "gd", "link-gitdir" };
+	const char *anywhere[] = { "--allow-workdir-anywhere", NULL };
+	char path[PATH_MAX], *p;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", start, dirs[i]);
+		for (char *c = path + strlen(start) + 1; (c = strchr(c, '/')); c++) {
+			*c = '\0';
+			ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+			*c = '/';
+		}
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		static const char *const heads[] = { "repo/.git/HEAD", "bare.git/HEAD", "gd/HEAD" };
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", start, heads[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "ref: refs/heads/main\n", 21), 21);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/link-gitdir", start);
+	ck_assert_int_eq(symlink("repo/.git", path), 0);
+	for (size_t i = 0; i < sizeof(wds) / sizeof(*wds); i++) {
+		const char *c[] = { "-C", NULL, NULL };
+
+		p = in_start(wds[i]);
+		refused(p, "workdir-gitdir", NULL);
+		/* the person's -C too: a root, still no workdir */
+		c[1] = p;
+		refused(p, "workdir-gitdir", c);
+		free(p);
+	}
+	p = in_start("repo");
+	admitted(p, NULL);
+	free(p);
+	p = in_start("repo/.git");
+	admitted(p, anywhere);
+	free(p);
+}
+END_TEST
+
+/* ward started in the caller's home (an agent host's server, the default
+ * root): a request naming one of its dot entries or bin as the workdir
+ * (~/.config/git, whose config is git's global one; ~/.ssh; ~/.local/bin,
+ * ~/bin on PATH) would write there what an allowed home keeps read-only.
+ * Refused, from a request and from -C; a project in the home is fine. */
+START_TEST(test_request_home_entries)
+{
+	static const char *const entries[] = { "home/.config/git", "home/.ssh", "home/.local/bin",
+					       "home/bin", "home/.config" };
+	const char *anywhere[] = { "--allow-workdir-anywhere", NULL };
+	char path[PATH_MAX], *p;
+
+	for (size_t i = 0; i < sizeof(entries) / sizeof(*entries); i++) {
+		snprintf(path, sizeof(path), "%s/%s", start, entries[i]);
+		for (char *c = path + strlen(start) + 1; (c = strchr(c, '/')); c++) {
+			*c = '\0';
+			ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+			*c = '/';
+		}
+		ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+	}
+	/* the home is the start directory, the default root */
+	snprintf(path, sizeof(path), "%s/home", start);
+	ck_assert_int_eq(chdir(path), 0);
+	for (size_t i = 0; i < sizeof(entries) / sizeof(*entries); i++) {
+		const char *c[] = { "-C", NULL, NULL };
+
+		p = in_start(entries[i]);
+		refused(p, "workdir-home-entry", NULL);
+		c[1] = p;
+		refused(p, "workdir-home-entry", c);
+		free(p);
+	}
+	p = in_start("home/project");
+	admitted(p, NULL);
+	free(p);
+	p = in_start("home/.config/git");
+	admitted(p, anywhere);
+	free(p);
+	ck_assert_int_eq(chdir(start), 0);
+}
+END_TEST
+
+/* ward's state directory under an allowed root (XDG_STATE_HOME in the
+ * directory ward was started in): a request naming it, or a directory in
+ * it, as the workdir would have the command rewrite kept change sets, the
+ * rate limit's state and the placeholders' records. Refused, sandboxed. */
+START_TEST(test_request_state_dir)
+{
+	static const char *const wds[] = { "state/ward", "state/ward/runs" };
+	char state[PATH_MAX], *saved = getenv("XDG_STATE_HOME") ? strdup(getenv("XDG_STATE_HOME")) :
+								    NULL;
+
+	snprintf(state, sizeof(state), "%s/state", start);
+	setenv("XDG_STATE_HOME", state, 1);
+	{
+		char *p = in_start("proj"), *out = NULL;
+		char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+				 p, (char *)"-c", (char *)"true", NULL };
+
+		harness_capture(argv, &out, NULL);
+		free(out);
+		free(p);
+	}
+	for (size_t i = 0; i < sizeof(wds) / sizeof(*wds); i++) {
+		char *p = in_start(wds[i]), *out = NULL, *req, *argv[] = {
+			ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"--json", NULL
+		};
+		json_t *r = json_pack("{s:s, s:s}", "command", "", "workdir", p), *o;
+
+		json_object_set_new(r, "command", json_sprintf("echo %s", marker));
+		req = json_dumps(r, 0);
+		json_decref(r);
+		harness_capture_input(argv, req, &out, NULL);
+		o = json_loads(out, 0, NULL);
+		ck_assert_msg(o != NULL, "not JSON: %s", out);
+		ck_assert_msg(!strstr(json_string_value(json_object_get(o, "output")), marker),
+			      "workdir '%s': the command ran", p);
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(o, "error"),
+								   "rule")),
+				 "workdir-state");
+		json_decref(o);
+		free(out);
+		free(req);
+		free(p);
+	}
+	if (saved)
+		setenv("XDG_STATE_HOME", saved, 1);
+	else
+		unsetenv("XDG_STATE_HOME");
+	free(saved);
+}
+END_TEST
+
 START_TEST(test_request_homes)
 {
 	char *home = in_start("home"), *proj = in_start("home/project");
@@ -512,6 +664,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_request_system_dirs);
 	tcase_add_test(tc, test_request_roots);
+	tcase_add_test(tc, test_request_gitdir);
+	tcase_add_test(tc, test_request_home_entries);
 	tcase_add_test(tc, test_request_homes);
 	tcase_add_test(tc, test_cli_workdir);
 	tcase_add_test(tc, test_serve);
@@ -519,5 +673,6 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_home_protected);
 	tcase_add_test(tc, test_home_subdir_plain);
+	tcase_add_test(tc, test_request_state_dir);
 	return harness_main(s);
 }

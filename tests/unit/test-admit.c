@@ -139,6 +139,27 @@ START_TEST(test_decide)
 	ADMITTED("/home/me", false, true, NULL);
 	ADMITTED("/home/me/project", false, false, NULL);
 	ADMITTED("/etc/cron.d", true, false, NULL);
+	/* a home's dot entries and bin: what an allowed home keeps read-only */
+	REFUSED("workdir-home-entry", "/home/me/.config", false, false, roots);
+	REFUSED("workdir-home-entry", "/home/me/.config/git", false, true, roots);
+	REFUSED("workdir-home-entry", "/home/me/.ssh", false, true, NULL);
+	REFUSED("workdir-home-entry", "/home/me/bin", false, false, roots);
+	REFUSED("workdir-home-entry", "/home/me/.local/bin", false, false, roots);
+	REFUSED("workdir-other-home", "/root/.cache/x", false, false, NULL);
+	REFUSED("workdir-home-entry", "/home/me/.cache/x", false, false, NULL);
+	ADMITTED("/home/me/.config", true, false, roots);
+	ADMITTED("/home/me/binaries", false, false, roots);
+	ADMITTED("/home/me/project/.config", false, false, roots);
+	ADMITTED("/home/me/project/bin", false, false, roots);
+	/* a git directory, or inside one */
+	REFUSED("workdir-gitdir", "/work/repo/.git", false, false, roots);
+	REFUSED("workdir-gitdir", "/work/repo/.git/hooks", false, true, roots);
+	REFUSED("workdir-gitdir", "/work/repo/.GIT", false, false, NULL);
+	REFUSED("workdir-gitdir", "/work/repo/.git/modules/sub", false, false, NULL);
+	ADMITTED("/work/repo/.git", true, false, NULL);
+	ADMITTED("/work/repo", false, false, roots);
+	ADMITTED("/work/repo/.github", false, false, roots);
+	ADMITTED("/work/repo/x.git", false, false, roots); /* no repository there */
 	/* roots: a request's workdir */
 	ADMITTED("/work/a/b", false, false, roots);
 	ADMITTED("/work", false, false, roots);

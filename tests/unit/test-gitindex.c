@@ -167,6 +167,75 @@ START_TEST(test_union)
 }
 END_TEST
 
+/* Entries whose path git would refuse to add: a checkout from the index
+ * writes them as they are. */
+START_TEST(test_unsafe_paths)
+{
+	static const char *const bad[] = {
+		".git/hooks/post-checkout", ".GIT/config", "sub/.git/config", "../escaped",
+		"/tmp/abs", "a/../../b", "./x", "a//b", "a/", "sub/.Git",
+	};
+	static const char *const good[] = { "a.txt", ".gitignore", "x/.github/y", "a/..b/c",
+					    ".git-x", "..a", ".gits/config" };
+	struct ix x;
+
+	for (unsigned v = 2; v <= 4; v++) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+			struct ward_gitlinks g = { 0 };
+
+			start(&x, v, 20, 2);
+			entry(&x, 0100644, "a.txt", false);
+			entry(&x, 0100755, bad[i], false);
+			finish(&x);
+			ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+			ck_assert_msg(g.unsafe && strcmp(g.unsafe, bad[i]) == 0, "v%u %s: %s", v,
+				      bad[i], g.unsafe ? g.unsafe : "(none)");
+			ward_gitlinks_release(&g);
+		}
+		for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+			struct ward_gitlinks g = { 0 };
+
+			start(&x, v, 20, 1);
+			entry(&x, 0100644, good[i], false);
+			finish(&x);
+			ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+			ck_assert_msg(!g.unsafe, "v%u %s", v, good[i]);
+			ward_gitlinks_release(&g);
+		}
+	}
+	/* a sparse index's directory entry ends in '/'; a file's may not */
+	for (unsigned v = 2; v <= 4; v++) {
+		struct ward_gitlinks g = { 0 };
+
+		start(&x, v, 20, 2);
+		entry(&x, 0100644, "a.txt", false);
+		entry(&x, 0040000, "dir/", false);
+		finish(&x);
+		ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+		ck_assert_msg(!g.unsafe, "v%u: %s", v, g.unsafe);
+		ward_gitlinks_release(&g);
+		start(&x, v, 20, 1);
+		entry(&x, 0040000, ".git/", false);
+		finish(&x);
+		ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+		ck_assert(g.unsafe);
+		ward_gitlinks_release(&g);
+	}
+	/* a split index's replacement entry has no name: named in the shared one */
+	{
+		struct ward_gitlinks g = { 0 };
+
+		start(&x, 2, 20, 1);
+		entry(&x, 0100644, "", false);
+		extension(&x, "link", 20);
+		finish(&x);
+		ck_assert_int_eq(ward_gitindex_parse(x.b, x.n, &g), 0);
+		ck_assert(!g.unsafe);
+		ward_gitlinks_release(&g);
+	}
+}
+END_TEST
+
 static void refused(const unsigned char *b, size_t n)
 {
 	struct ward_gitlinks g = { 0 };
@@ -305,6 +374,7 @@ int main(void)
 
 	tcase_add_test(tc, test_versions);
 	tcase_add_test(tc, test_union);
+	tcase_add_test(tc, test_unsafe_paths);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_kind);
 	tc = harness_tcase(s, "real-git", "devtools");

@@ -106,6 +106,65 @@ START_TEST(test_todo)
 }
 END_TEST
 
+/* A rebase's or a sequence's strategy naming a program of the command's:
+ * git runs `git merge-NAME`, a NAME with a '/' a path into the worktree. */
+START_TEST(test_strategy)
+{
+	static const char *const ok[] = { "ort\n", "recursive", "ours\r\n", "octopus\n" };
+	static const char *const bad[] = { "/x\n", "../x", "ort\n/x", "", "evil\n", "ort \n" };
+	static const char opts_ok[] = "[options]\n\tstrategy = ort\n\tstrategy-option = theirs\n"
+				      "\tedit = true\n";
+	static const char *const opts_bad[] = {
+		"[options]\n\tstrategy = /x\n",
+		"[options] strategy = ort\n",
+		"[options]\n\tSTRATEGY=/x\n",
+		"[options]\n\tstrategy = \"ort\"\n",
+		"[options]\n\tstrategy = ort /x\n",
+		"[options]\n\tstrategy-option = x\n\tstrategy\n",
+		"[options]\n\tstrategy = o\\\nrt\n",
+	};
+
+	ck_assert(ward_gitmeta_names_strategy("rebase-merge/strategy"));
+	ck_assert(ward_gitmeta_names_strategy(".git/rebase-apply/strategy"));
+	ck_assert(ward_gitmeta_names_strategy("modules/lib/sequencer/opts"));
+	ck_assert(!ward_gitmeta_names_strategy("rebase-merge/strategy_opts"));
+	ck_assert(!ward_gitmeta_names_strategy("rebase-merge/done"));
+	for (size_t i = 0; i < ARRAY_LEN(ok); i++)
+		ck_assert_msg(!ward_gitmeta_strategy_runs_code("rebase-merge/strategy", ok[i],
+							       strlen(ok[i])),
+			      "%s", ok[i]);
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+		ck_assert_msg(ward_gitmeta_strategy_runs_code("rebase-merge/strategy", bad[i],
+							      strlen(bad[i])),
+			      "%s", bad[i]);
+	ck_assert(!ward_gitmeta_strategy_runs_code("sequencer/opts", opts_ok, sizeof(opts_ok) - 1));
+	for (size_t i = 0; i < ARRAY_LEN(opts_bad); i++)
+		ck_assert_msg(ward_gitmeta_strategy_runs_code("sequencer/opts", opts_bad[i],
+							      strlen(opts_bad[i])),
+			      "%s", opts_bad[i]);
+}
+END_TEST
+
+/* An am's `git apply` options: only those `git am` passes on. */
+START_TEST(test_apply_opt)
+{
+	static const char *const ok[] = {
+		"", "\n", " '--whitespace=fix'\n", " '-C1' '-p2' '--reject'",
+		" '--directory=a'\\''b' '--exclude=*.c' '--ignore-whitespace'\n",
+	};
+	static const char *const bad[] = {
+		" '--build-fake-ancestor=/tmp/x'\n", " '--build-fake'", " '--whitespace'",
+		" '--reject'x", " --reject", " '--reject", " '-C1' '--unsafe-paths'",
+		" '--index-info' '--reject'", " '-R'",
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(ok); i++)
+		ck_assert_msg(!ward_gitmeta_apply_opt_refused(ok[i], strlen(ok[i])), "%s", ok[i]);
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+		ck_assert_msg(ward_gitmeta_apply_opt_refused(bad[i], strlen(bad[i])), "%s", bad[i]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gitmeta");
@@ -114,5 +173,7 @@ int main(void)
 	tcase_add_test(tc, test_classify);
 	tcase_add_test(tc, test_in_workdir);
 	tcase_add_test(tc, test_todo);
+	tcase_add_test(tc, test_strategy);
+	tcase_add_test(tc, test_apply_opt);
 	return harness_main(s);
 }
