@@ -150,6 +150,20 @@ enum {
 	 * max_*_namespaces are left as they are (each write costs ~1.5 us of
 	 * sysctl lookup in init). */
 	UCOUNT_USER_NS = UCOUNT_SHARED_N,
+	/* Allowed to nest, the command holds every capability in user
+	 * namespaces of its own, and a new user namespace's counts are
+	 * unlimited: every kind of namespace it makes there counts only
+	 * against this level and the host user's. So with nesting, each kind
+	 * gets a share too, or one sandbox takes the host user's whole
+	 * budget of, say, UTS namespaces (96365 here), and the host user's
+	 * own unshare(CLONE_NEWUTS) fails with ENOSPC. */
+	UCOUNT_MNT_NS,
+	UCOUNT_PID_NS,
+	UCOUNT_NET_NS,
+	UCOUNT_IPC_NS,
+	UCOUNT_UTS_NS,
+	UCOUNT_CGROUP_NS,
+	UCOUNT_TIME_NS,
 	UCOUNT_N,
 };
 /* The divisor of the host user's budget the sandbox gets: a quarter, so

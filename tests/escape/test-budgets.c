@@ -385,6 +385,36 @@ START_TEST(test_ucounts_inside)
 }
 END_TEST
 
+/* Allowed to nest, the command is root of user namespaces of its own, where
+ * every count is unlimited: each kind of namespace it can make there is
+ * bounded by a share at the sandbox's level, or one sandbox could make the
+ * host user's whole budget of UTS namespaces (say) and the host user's own
+ * unshare() would fail with ENOSPC. (The host's root is refused nesting.) */
+START_TEST(test_ucounts_nested)
+{
+	static const char *const kinds[] = { "user", "mnt", "pid", "net", "ipc",
+					     "uts", "cgroup", "time" };
+	char *extra[] = { (char *)"--allow-nested", (char *)"-c",
+			  (char *)"cd /proc/sys/user && for f in max_*; do echo $f $(cat $f); done",
+			  NULL };
+	char *out = run_ward(extra);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char path[64], want[96];
+		long host;
+
+		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", kinds[i]);
+		if (access(path, F_OK) < 0)
+			continue; /* a kernel without this kind's count */
+		host = read_long(path);
+		snprintf(want, sizeof(want), "max_%s_namespaces %ld\n", kinds[i],
+			 host / 4 ? host / 4 : (host ? 1 : 0));
+		ck_assert_msg(strstr(out, want) != NULL, "want %s in:\n%s", want, out);
+	}
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("budgets");
@@ -399,6 +429,9 @@ int main(void)
 	tc = harness_tcase(s, "nproc", "userns unpriv");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nproc);
+	tc = harness_tcase(s, "nested", "userns unpriv");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_ucounts_nested);
 	tc = harness_tcase(s, "memory", "userns root");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tmpfs_memory_limit);
