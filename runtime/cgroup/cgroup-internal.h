@@ -178,11 +178,11 @@ struct ucount_plan {
 	uint64_t shm_bytes;
 	/* The per-user counts the kernel checks against an rlimit, kept per
 	 * user namespace too (queued signals, POSIX message queue bytes,
-	 * processes): the sandbox's own level gets a share of the caller's
-	 * rlimit, so it cannot use up what the host user's other processes
-	 * need. */
-	bool set_sigpending, set_msgqueue, set_nproc;
-	struct rlimit sigpending, msgqueue, nproc;
+	 * processes, locked SysV shared memory and hugetlb memfds): the
+	 * sandbox's own level gets a share of the caller's rlimit, so it cannot
+	 * use up what the host user's other processes need. */
+	bool set_sigpending, set_msgqueue, set_nproc, set_memlock;
+	struct rlimit sigpending, msgqueue, nproc, memlock;
 };
 /* The share of a host budget (pure): host / WARD_UCOUNT_SHARE, at least 1
  * when the host allows any; -1 when host is unknown (< 0). */

@@ -1064,6 +1064,14 @@ void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resource
 	up->set_nproc = share_rlimit(RLIMIT_NPROC, &up->nproc);
 	if (up->set_nproc)
 		set_mech(res, WARD_APPLIED_NPROC, up->nproc.rlim_cur, "rlimit RLIMIT_NPROC");
+	/* Locked memory: shmctl(SHM_LOCK) and hugetlb memfds count every
+	 * byte against RLIMIT_MEMLOCK per user at each user namespace up the
+	 * chain, as processes are counted; without a share, one sandbox
+	 * locking its whole limit left the host user's SHM_LOCK failing with
+	 * ENOMEM. (mlock() counts per process: a quarter of it too.) */
+	up->set_memlock = share_rlimit(RLIMIT_MEMLOCK, &up->memlock);
+	if (up->set_memlock)
+		set_mech(res, WARD_APPLIED_MEMLOCK, up->memlock.rlim_cur, "rlimit RLIMIT_MEMLOCK");
 }
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
@@ -1095,6 +1103,8 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_MSGQUEUE");
 	if (up->set_nproc && setrlimit(RLIMIT_NPROC, &up->nproc) < 0)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_NPROC");
+	if (up->set_memlock && setrlimit(RLIMIT_MEMLOCK, &up->memlock) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_MEMLOCK");
 	if (up->shm_bytes) {
 		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
 						    "/proc/sys/kernel/shmall" };

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -193,6 +194,39 @@ END_TEST
 START_TEST(test_sigpending)
 {
 	hold_and_try("sigpending", host_sigqueue, "EAGAIN");
+}
+END_TEST
+
+/* Locked SysV shared memory: counted per user against RLIMIT_MEMLOCK at
+ * every user namespace up the chain. The host user locks a segment of a
+ * quarter of its limit while the sandbox holds all it could lock. Not as
+ * root, whom CAP_IPC_LOCK lets past the limit. */
+static int host_shmlock(void)
+{
+	struct rlimit rl;
+	int id, rc;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return -1;
+	id = shmget(IPC_PRIVATE, rl.rlim_cur / 4 ? rl.rlim_cur / 4 : 1, IPC_CREAT | 0600);
+	if (id < 0)
+		return -1;
+	rc = shmctl(id, SHM_LOCK, NULL);
+	shmctl(id, IPC_RMID, NULL);
+	return rc < 0 ? -1 : 0;
+}
+
+START_TEST(test_memlock)
+{
+	struct rlimit rl;
+
+	/* a finite limit of the test's own, whatever the runner has */
+	ck_assert_int_eq(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 8 << 20)
+		rl.rlim_max = 8 << 20;
+	rl.rlim_cur = rl.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	hold_and_try("memlock", host_shmlock, "ENOMEM");
 }
 END_TEST
 
@@ -429,6 +463,7 @@ int main(void)
 	tc = harness_tcase(s, "nproc", "userns unpriv");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nproc);
+	tcase_add_test(tc, test_memlock);
 	tc = harness_tcase(s, "nested", "userns unpriv");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_ucounts_nested);
