@@ -293,7 +293,8 @@ struct ward_limit_applied {
 #define WARD_APPLIED_SIGPENDING (WARD_LIMIT_COUNT + 7)
 #define WARD_APPLIED_MSGQUEUE (WARD_LIMIT_COUNT + 8)
 #define WARD_APPLIED_NPROC (WARD_LIMIT_COUNT + 9)
-#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 10)
+#define WARD_APPLIED_MEMLOCK (WARD_LIMIT_COUNT + 10)
+#define WARD_APPLIED_COUNT (WARD_LIMIT_COUNT + 11)
 
 /* What the command used, and how its limits were applied. */
 struct ward_resources {

@@ -150,6 +150,20 @@ enum {
 	 * max_*_namespaces are left as they are (each write costs ~1.5 us of
 	 * sysctl lookup in init). */
 	UCOUNT_USER_NS = UCOUNT_SHARED_N,
+	/* Allowed to nest, the command holds every capability in user
+	 * namespaces of its own, and a new user namespace's counts are
+	 * unlimited: every kind of namespace it makes there counts only
+	 * against this level and the host user's. So with nesting, each kind
+	 * gets a share too, or one sandbox takes the host user's whole
+	 * budget of, say, UTS namespaces (96365 here), and the host user's
+	 * own unshare(CLONE_NEWUTS) fails with ENOSPC. */
+	UCOUNT_MNT_NS,
+	UCOUNT_PID_NS,
+	UCOUNT_NET_NS,
+	UCOUNT_IPC_NS,
+	UCOUNT_UTS_NS,
+	UCOUNT_CGROUP_NS,
+	UCOUNT_TIME_NS,
 	UCOUNT_N,
 };
 /* The divisor of the host user's budget the sandbox gets: a quarter, so
@@ -164,11 +178,11 @@ struct ucount_plan {
 	uint64_t shm_bytes;
 	/* The per-user counts the kernel checks against an rlimit, kept per
 	 * user namespace too (queued signals, POSIX message queue bytes,
-	 * processes): the sandbox's own level gets a share of the caller's
-	 * rlimit, so it cannot use up what the host user's other processes
-	 * need. */
-	bool set_sigpending, set_msgqueue, set_nproc;
-	struct rlimit sigpending, msgqueue, nproc;
+	 * processes, locked SysV shared memory and hugetlb memfds): the
+	 * sandbox's own level gets a share of the caller's rlimit, so it cannot
+	 * use up what the host user's other processes need. */
+	bool set_sigpending, set_msgqueue, set_nproc, set_memlock;
+	struct rlimit sigpending, msgqueue, nproc, memlock;
 };
 /* The share of a host budget (pure): host / WARD_UCOUNT_SHARE, at least 1
  * when the host allows any; -1 when host is unknown (< 0). */

@@ -967,7 +967,9 @@ uint64_t ward_tmpfs_plan(const struct ward_limits *lim, struct ward_resources *r
 
 static const char *const ucount_files[UCOUNT_N] = {
 	"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups",
-	"max_fanotify_marks",	 "max_user_namespaces",
+	"max_fanotify_marks",	 "max_user_namespaces",	 "max_mnt_namespaces",
+	"max_pid_namespaces",	 "max_net_namespaces",	 "max_ipc_namespaces",
+	"max_uts_namespaces",	 "max_cgroup_namespaces", "max_time_namespaces",
 };
 
 long ward_ucount_share(long host)
@@ -1019,9 +1021,14 @@ void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resource
 		ssize_t n;
 
 		/* no user namespace of the command's own, unless it is to make
-		 * sandboxes: then a share of the host's, as for the others */
-		if (i >= UCOUNT_SHARED_N && !(nested && i == UCOUNT_USER_NS)) {
+		 * sandboxes: then a share of the host's, as for the others, and
+		 * of every other kind of namespace (cgroup-internal.h) */
+		if (i == UCOUNT_USER_NS && !nested) {
 			up->value[i] = 0;
+			continue;
+		}
+		if (i > UCOUNT_USER_NS && !nested) {
+			up->value[i] = -1;
 			continue;
 		}
 		fd = ucount_open(i, O_RDONLY);
@@ -1034,12 +1041,15 @@ void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resource
 			}
 		}
 		up->value[i] = (int)ward_ucount_share(host);
-		if (up->value[i] >= 0)
+		if (up->value[i] >= 0 && i < UCOUNT_USER_NS)
 			set_mech(res, WARD_APPLIED_INOTIFY_INSTANCES + i, (uint64_t)up->value[i],
 				 "user namespace %s", ucount_files[i]);
 	}
 	if (!nested)
 		set_mech(res, WARD_APPLIED_NAMESPACES, 0, "user namespace max_user_namespaces");
+	else if (up->value[UCOUNT_USER_NS] >= 0)
+		set_mech(res, WARD_APPLIED_NAMESPACES, (uint64_t)up->value[UCOUNT_USER_NS],
+			 "user namespace max_*_namespaces (a share of each)");
 	up->set_sigpending = share_rlimit(RLIMIT_SIGPENDING, &up->sigpending);
 	if (up->set_sigpending)
 		set_mech(res, WARD_APPLIED_SIGPENDING, up->sigpending.rlim_cur,
@@ -1054,6 +1064,14 @@ void ward_ucounts_plan(struct ucount_plan *up, bool nested, struct ward_resource
 	up->set_nproc = share_rlimit(RLIMIT_NPROC, &up->nproc);
 	if (up->set_nproc)
 		set_mech(res, WARD_APPLIED_NPROC, up->nproc.rlim_cur, "rlimit RLIMIT_NPROC");
+	/* Locked memory: shmctl(SHM_LOCK) and hugetlb memfds count every
+	 * byte against RLIMIT_MEMLOCK per user at each user namespace up the
+	 * chain, as processes are counted; without a share, one sandbox
+	 * locking its whole limit left the host user's SHM_LOCK failing with
+	 * ENOMEM. (mlock() counts per process: a quarter of it too.) */
+	up->set_memlock = share_rlimit(RLIMIT_MEMLOCK, &up->memlock);
+	if (up->set_memlock)
+		set_mech(res, WARD_APPLIED_MEMLOCK, up->memlock.rlim_cur, "rlimit RLIMIT_MEMLOCK");
 }
 
 int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
@@ -1085,6 +1103,8 @@ int ward_ucounts_apply(const struct ucount_plan *up, struct ward_error **err)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_MSGQUEUE");
 	if (up->set_nproc && setrlimit(RLIMIT_NPROC, &up->nproc) < 0)
 		return ward_error_make(err, errno, "setrlimit RLIMIT_NPROC");
+	if (up->set_memlock && setrlimit(RLIMIT_MEMLOCK, &up->memlock) < 0)
+		return ward_error_make(err, errno, "setrlimit RLIMIT_MEMLOCK");
 	if (up->shm_bytes) {
 		static const char *const shm[2] = { "/proc/sys/kernel/shmmax",
 						    "/proc/sys/kernel/shmall" };

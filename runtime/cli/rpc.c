@@ -461,8 +461,11 @@ static void route_response(struct server *sv, json_t *msg)
 {
 	const char *id = json_string_value(json_object_get(msg, "id"));
 	json_t *result = json_object_get(msg, "result");
+	/* JSON-RPC 2.0 §5: result or error, never both; one with an error
+	 * member is a refusal whatever result it carries beside it */
+	bool refused = json_object_get(msg, "error") != NULL;
 	unsigned long n;
-	char *end;
+	char *end, spelt[48];
 	size_t i;
 
 	if (!id || strncmp(id, "ward-approval-", 14) != 0)
@@ -470,6 +473,11 @@ static void route_response(struct server *sv, json_t *msg)
 	errno = 0;
 	n = strtoul(id + 14, &end, 10);
 	if (errno || *end || n == 0)
+		return;
+	/* the question's id as the server wrote it, not one strtoul reads
+	 * alike ("ward-approval-01", "-+1", "- 1") */
+	snprintf(spelt, sizeof(spelt), "ward-approval-%lu", n);
+	if (strcmp(id, spelt) != 0)
 		return;
 	pthread_mutex_lock(&sv->lock);
 	for (i = 0; i < PENDING_MAX; i++) {
@@ -480,7 +488,8 @@ static void route_response(struct server *sv, json_t *msg)
 			continue;
 		action = json_string_value(json_object_get(result, "action"));
 		p->answered = true;
-		p->accepted = json_is_object(result) && action && strcmp(action, "accept") == 0 &&
+		p->accepted = !refused && json_is_object(result) && action &&
+			      strcmp(action, "accept") == 0 &&
 			      json_is_true(json_object_get(json_object_get(result, "content"),
 							   "approve"));
 		pthread_cond_broadcast(&sv->answer_cond);

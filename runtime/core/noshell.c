@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -275,6 +276,12 @@ __attribute__((noreturn)) static void run_seg(const struct spawn_plan *p, const 
 		dprintf(p->stdio[2], "ward: set up standard streams: %s\n", strerror(errno));
 		_exit(WARD_EXIT_OWN_ERROR);
 	}
+	/* This child holds a copy of the runner's descriptors (init's report
+	 * and life pipes, the pipeline's other ends), close-on-exec but not
+	 * yet closed: a redirection naming one ("> /proc/self/fd/N", ">&N")
+	 * would hand it to the program. Only 0-2 are the command's; the copy
+	 * is this child's own (vfork shares memory, not the table). */
+	syscall(SYS_close_range, 3u, ~0u, 0u);
 	apply_redirs(s);
 	ward_exec_argv(s->argv, s->envp, s->path_env);
 }

@@ -313,7 +313,7 @@ static json_t *limits_object(const struct ward_resources *r)
 	static const char *const extra[] = { "core",	       "nofile",	 "inotify_instances",
 					     "inotify_watches", "fanotify_groups", "fanotify_marks",
 					     "namespaces",	       "sigpending",	 "msgqueue",
-					     "nproc" };
+					     "nproc",	       "memlock" };
 	json_t *o = json_object();
 	int i;
 

@@ -73,6 +73,30 @@ static bool pointer(const char *file, const char *prefix, const char *base, char
 	return (size_t)snprintf(out, size, "%s/%s", base, buf + k) < size;
 }
 
+/* The least a file costs the cgroup that makes it on a tmpfs: its inode and
+ * dentry, charged as kernel memory (measured: ~1.9 KiB an empty file, fifo
+ * or symbolic link on Linux 6.18). */
+#define SHM_INODE_COST 1024ull
+
+/* Whether the run's memory limit leaves most of the host's /dev/shm to
+ * everyone else. The command writes its git directories' upper layers
+ * there, and nothing caps what it writes but its cgroup: the bytes and,
+ * through their kernel memory, the inodes. /dev/shm is shared by every user
+ * of the host (POSIX shared memory and semaphores, sem_open, shm_open): one
+ * command holding its last inode makes them all fail with ENOSPC. So at
+ * most a quarter of what is free, in bytes and in the inodes that memory
+ * could make — the share of the per-user kernel budgets a sandbox gets. */
+static bool shm_room(const struct ward_config *cfg, const struct statfs *sf)
+{
+	uint64_t cap = cfg->limits.memory + cfg->limits.memory_swap;
+	uint64_t room = (uint64_t)sf->f_bavail * (uint64_t)sf->f_bsize;
+
+	if (!cfg->limits.memory || cap < cfg->limits.memory || cap > room / 4)
+		return false;
+	/* f_files 0: a tmpfs mounted with nr_inodes=0, no count to exhaust */
+	return !sf->f_files || cap / SHM_INODE_COST <= (uint64_t)sf->f_ffree / 4;
+}
+
 /* Where the overlays' upper layers go: a private directory of this user on
  * the host's /dev/shm when it is a tmpfs with user xattrs, else the state
  * directory. Why: making and removing the directories an overlay needs (its
@@ -82,31 +106,38 @@ static bool pointer(const char *file, const char *prefix, const char *base, char
  * charged to the cgroup of the command that writes them — so only where
  * one is sure to hold them: as root (its cgroup is made or the run fails;
  * an unprivileged caller's may fall back to rlimits only, and /dev/shm is
- * half the RAM), and not with --no-cgroup. malloc'd or NULL. */
+ * half the RAM), not with --no-cgroup, and only when that cgroup's memory
+ * limit cannot fill it (shm_room). malloc'd or NULL. */
 static char *shm_runs(const struct ward_config *cfg)
 {
 	struct statfs sf;
 	struct stat st;
+	bool room;
 	char *dir;
 
 	if (!cfg->cgroup || geteuid() != 0 || statfs("/dev/shm", &sf) < 0 || sf.f_type != TMPFS_MAGIC ||
 	    asprintf(&dir, "/dev/shm/ward-git-%u", (unsigned)geteuid()) < 0)
 		return NULL;
-	if (mkdir(dir, 0700) == 0) {
+	room = shm_room(cfg, &sf);
+	if (room && mkdir(dir, 0700) == 0) {
 		/* overlayfs mounted in a user namespace keeps whiteouts and
 		 * opaque marks in user xattrs: tmpfs has them since Linux 6.6 */
 		if (setxattr(dir, "user.ward", "1", 1, 0) < 0) {
 			rmdir(dir);
 			goto no;
 		}
-	} else if (errno != EEXIST) {
+	} else if (room && errno != EEXIST) {
 		goto no;
 	}
-	/* the name is guessable: one another user made first is not used */
+	/* the name is guessable: one another user made first is not used (nor
+	 * swept); without room, only swept, if there */
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077))
 		goto no;
-	return dir;
+	/* what a killed ward left, whether this run uses it or not */
+	ward_workdir_sweep_runs(dir);
+	if (room)
+		return dir;
 no:
 	free(dir);
 	return NULL;
@@ -272,9 +303,7 @@ static void want_runs(const struct ward_config *cfg, struct ward_workdir_prep *w
 		return;
 	w->gitdir_runs_made = true;
 	free(w->gitdir_runs);
-	w->gitdir_runs = shm_runs(cfg);
-	if (w->gitdir_runs)
-		ward_workdir_sweep_runs(w->gitdir_runs); /* what a killed ward left */
+	w->gitdir_runs = shm_runs(cfg); /* what a killed ward left there swept */
 }
 
 /* The workdir's own repository: .git, where it leads, its common directory,

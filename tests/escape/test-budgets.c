@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -193,6 +194,39 @@ END_TEST
 START_TEST(test_sigpending)
 {
 	hold_and_try("sigpending", host_sigqueue, "EAGAIN");
+}
+END_TEST
+
+/* Locked SysV shared memory: counted per user against RLIMIT_MEMLOCK at
+ * every user namespace up the chain. The host user locks a segment of a
+ * quarter of its limit while the sandbox holds all it could lock. Not as
+ * root, whom CAP_IPC_LOCK lets past the limit. */
+static int host_shmlock(void)
+{
+	struct rlimit rl;
+	int id, rc;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return -1;
+	id = shmget(IPC_PRIVATE, rl.rlim_cur / 4 ? rl.rlim_cur / 4 : 1, IPC_CREAT | 0600);
+	if (id < 0)
+		return -1;
+	rc = shmctl(id, SHM_LOCK, NULL);
+	shmctl(id, IPC_RMID, NULL);
+	return rc < 0 ? -1 : 0;
+}
+
+START_TEST(test_memlock)
+{
+	struct rlimit rl;
+
+	/* a finite limit of the test's own, whatever the runner has */
+	ck_assert_int_eq(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 8 << 20)
+		rl.rlim_max = 8 << 20;
+	rl.rlim_cur = rl.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	hold_and_try("memlock", host_shmlock, "ENOMEM");
 }
 END_TEST
 
@@ -385,6 +419,36 @@ START_TEST(test_ucounts_inside)
 }
 END_TEST
 
+/* Allowed to nest, the command is root of user namespaces of its own, where
+ * every count is unlimited: each kind of namespace it can make there is
+ * bounded by a share at the sandbox's level, or one sandbox could make the
+ * host user's whole budget of UTS namespaces (say) and the host user's own
+ * unshare() would fail with ENOSPC. (The host's root is refused nesting.) */
+START_TEST(test_ucounts_nested)
+{
+	static const char *const kinds[] = { "user", "mnt", "pid", "net", "ipc",
+					     "uts", "cgroup", "time" };
+	char *extra[] = { (char *)"--allow-nested", (char *)"-c",
+			  (char *)"cd /proc/sys/user && for f in max_*; do echo $f $(cat $f); done",
+			  NULL };
+	char *out = run_ward(extra);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char path[64], want[96];
+		long host;
+
+		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", kinds[i]);
+		if (access(path, F_OK) < 0)
+			continue; /* a kernel without this kind's count */
+		host = read_long(path);
+		snprintf(want, sizeof(want), "max_%s_namespaces %ld\n", kinds[i],
+			 host / 4 ? host / 4 : (host ? 1 : 0));
+		ck_assert_msg(strstr(out, want) != NULL, "want %s in:\n%s", want, out);
+	}
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("budgets");
@@ -399,6 +463,10 @@ int main(void)
 	tc = harness_tcase(s, "nproc", "userns unpriv");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nproc);
+	tcase_add_test(tc, test_memlock);
+	tc = harness_tcase(s, "nested", "userns unpriv");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_ucounts_nested);
 	tc = harness_tcase(s, "memory", "userns root");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tmpfs_memory_limit);

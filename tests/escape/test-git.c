@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -543,6 +544,31 @@ START_TEST(test_nothing_left)
 }
 END_TEST
 
+/* The host's /dev/shm is every user's (shm_open, sem_open): a command must
+ * not fill it through its git directory's writable layer, which root's ward
+ * keeps there to spare the disk. A /dev/shm of 2000 inodes here, and the
+ * default memory limit (half the RAM), which could make far more: the layer
+ * goes to the state directory instead, and all 3000 files are made. */
+START_TEST(test_shm_not_filled)
+{
+	const char *got;
+	json_t *r;
+
+	if (!harness_private_mounts(true))
+		return; /* another user's ward never uses /dev/shm */
+	ck_assert_msg(mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+			    "mode=1777,size=64m,nr_inodes=2000") == 0,
+		      "mount a small tmpfs on /dev/shm: %s", strerror(errno));
+	git_repo();
+	r = run_json("mkdir .git/junk && cd .git/junk && seq 3000 | xargs touch && ls | wc -l",
+		     NULL);
+	got = json_string_value(json_object_get(r, "output"));
+	ck_assert_msg(got && strcmp(got, "3000\n") == 0, "the files stopped short: %.300s",
+		      got ? got : "(no output)");
+	json_decref(r);
+}
+END_TEST
+
 /* An interactive rebase left stopped inside, its to-do list holding an exec
  * line: the host's `git rebase --continue` would run it. The list is not
  * merged back (direct mode) and not applied (overlay). */
@@ -922,7 +948,11 @@ END_TEST
 START_TEST(test_killed_swept)
 {
 	char shm[4200], cmd[128], marker[32], *out;
-	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(), (char *)"-C",
+	/* as root, a memory limit that leaves most of /dev/shm free: the
+	 * layers go there then (gitdir.c); another user's has no cgroup to
+	 * hold one, and an option in its place that changes nothing */
+	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+			 (char *)(geteuid() == 0 ? "--memory=256M" : "--net=none"), (char *)"-C",
 			 workdir, (char *)"-c", cmd, NULL };
 	pid_t pid;
 	int st;
@@ -934,7 +964,7 @@ START_TEST(test_killed_swept)
 	snprintf(marker, sizeof(marker), "59.%d", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "echo x > .git/junk; exec sleep %s", marker);
 	/* where the run's git layers go: /dev/shm as root (with a cgroup to
-	 * charge), the state directory otherwise */
+	 * charge, whose limit cannot fill it), the state directory otherwise */
 	if (geteuid() == 0)
 		snprintf(shm, sizeof(shm), "/dev/shm/ward-git-%u", (unsigned)geteuid());
 	else
@@ -982,6 +1012,7 @@ int main(void)
 	tcase_add_test(tc, test_git_works_direct);
 	tcase_add_test(tc, test_git_works_overlay);
 	tcase_add_test(tc, test_nothing_left);
+	tcase_add_test(tc, test_shm_not_filled);
 	tcase_add_test(tc, test_rebase_exec_planted);
 	tcase_add_test(tc, test_strategy_planted);
 	tcase_add_test(tc, test_am_apply_opt_planted);

@@ -17,6 +17,7 @@
 #include "ward/session.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -240,6 +241,54 @@ START_TEST(test_forged_record_ignored)
 }
 END_TEST
 
+/* --no-shell: ward opens the redirections itself, in init's vfork child,
+ * before the program runs; that child holds a copy of init's descriptors
+ * (the report pipe's write end, the life pipe). A redirection naming one of
+ * them — "> /proc/self/fd/N" reopens it, ">&N" copies it — would hand it to
+ * the command, which could then write into the report pipe: a few bytes
+ * shift init's record so that it is lost, and the result says
+ * ExecutionFailed instead of the command's status. Every number up to 50
+ * reopened, up to 9 copied; then a program exiting 7, whose status must
+ * come through. */
+START_TEST(test_noshell_redirect_fds)
+{
+	char *ward = harness_path("ward"), *out = NULL, *err = NULL, *cmd = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&cmd, &len);
+	char *argv[] = { ward, (char *)"run", (char *)harness_fences_policy_opt(),
+			 (char *)"--no-shell", (char *)"--json", (char *)"-C", workdir,
+			 NULL };
+	char *req;
+	json_t *r;
+	int fd;
+
+	ck_assert_ptr_nonnull(m);
+	for (fd = 3; fd < 51; fd++) /* a chain holds 64 commands */
+		fprintf(m, "printf abc > /proc/self/fd/%d ; ", fd);
+	for (fd = 3; fd < 10; fd++) /* the parser's: one digit */
+		fprintf(m, "printf abc 1>&%d ; ", fd);
+	fprintf(m, "sh -c 'exit 7'");
+	fclose(m);
+	r = json_pack("{s:s}", "command", cmd);
+	req = json_dumps(r, 0);
+	json_decref(r);
+	harness_capture_input(argv, req, &out, &err);
+	r = json_loads(out, 0, NULL);
+	ck_assert_msg(r != NULL, "not JSON: %s%s", out, err);
+	ck_assert_msg(json_is_null(json_object_get(r, "error")) &&
+			      json_integer_value(json_object_get(r, "exit_code")) == 7,
+		      "the command reached init's descriptors: exit code %lld, %s",
+		      (long long)json_integer_value(json_object_get(r, "exit_code")),
+		      json_string_value(json_object_get(json_object_get(r, "error"), "message")));
+	json_decref(r);
+	free(out);
+	free(err);
+	free(req);
+	free(cmd);
+	free(ward);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("init");
@@ -249,6 +298,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_cli, 0, 3);
 	tcase_add_test(tc, test_library);
 	tcase_add_test(tc, test_session_shared);
+	tcase_add_test(tc, test_noshell_redirect_fds);
 	tc = harness_tcase(s, "report", NULL);
 	tcase_add_test(tc, test_forged_record_ignored);
 	return harness_main(s);

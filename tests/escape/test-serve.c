@@ -446,6 +446,70 @@ START_TEST(test_elicitation_refusals)
 }
 END_TEST
 
+/* An answer is acceptance only under the question's own id, spelt as the
+ * server spelt it, and only as a well-formed response: "ward-approval-01"
+ * or "ward-approval-+1" is no answer to "ward-approval-1" (strtoul reads
+ * them alike), and a response holding an error is a refusal whatever
+ * result it carries beside it. */
+START_TEST(test_elicitation_odd_answers)
+{
+	static const char accept[] = "\"result\":{\"action\":\"accept\",\"content\":"
+				     "{\"approve\":true}}";
+	char *pol = policy("{" NO_RATE ", \"session\": {\"limits\": {\"approval_timeout\": 1}}}");
+	struct srv s;
+	json_t *q, *r;
+	int i;
+
+	make_victim();
+	start(&s, pol, NULL);
+	initialize(&s, true);
+	for (i = 0; i < 5; i++) {
+		const char *id, *num;
+		char odd[96];
+
+		q = shell_rm(&s, i + 1);
+		id = expect_question(q);
+		num = id + strlen("ward-approval-");
+		ck_assert_msg(strncmp(id, "ward-approval-", strlen("ward-approval-")) == 0, "%s",
+			      id);
+		switch (i) {
+		case 0:
+			snprintf(odd, sizeof(odd), "ward-approval-0%s", num);
+			break;
+		case 1:
+			snprintf(odd, sizeof(odd), "ward-approval-+%s", num);
+			break;
+		case 2:
+			snprintf(odd, sizeof(odd), "ward-approval- %s", num);
+			break;
+		default:
+			snprintf(odd, sizeof(odd), "%s", id);
+			break;
+		}
+		if (i == 3)
+			answer(&s, odd, "\"error\":{\"code\":1,\"message\":\"no\"},"
+					"\"result\":{\"action\":\"accept\",\"content\":"
+					"{\"approve\":true}}");
+		else if (i == 4)
+			answer(&s, odd, "\"result\":{\"action\":\"accept\",\"content\":"
+					"{\"approve\":true}},\"error\":null");
+		else
+			answer(&s, odd, accept);
+		json_decref(q);
+		r = next(&s);
+		ck_assert_int_eq(json_integer_value(get(r, "id")), i + 1);
+		ck_assert_msg(json_is_true(get(r, "result.isError")), "answer %d ran it: %.300s", i,
+			      gets_(r, "result.content.0.text"));
+		ck_assert_str_eq(gets_(r, "result.structuredContent.error.kind"),
+				 "ApprovalRequired");
+		json_decref(r);
+		ck_assert(exists("victim/file"));
+	}
+	stop(&s);
+	free(pol);
+}
+END_TEST
+
 /* A client that cannot ask: refused at once, no question sent. */
 START_TEST(test_elicitation_no_capability)
 {
@@ -809,6 +873,7 @@ int main(void)
 	tcase_add_test(tc, test_elicitation_accept);
 	tcase_add_test(tc, test_question_shows_what_runs);
 	tcase_add_test(tc, test_elicitation_refusals);
+	tcase_add_test(tc, test_elicitation_odd_answers);
 	tcase_add_test(tc, test_elicitation_no_capability);
 	tcase_add_test(tc, test_apply_is_the_persons);
 	tcase_add_loop_test(tc, test_sigterm_unread, 0, 4);

@@ -4,6 +4,9 @@
  *                               no; print "inotify N ERRNO", then hold them
  *                               until standard input ends
  *   budget-probe sigpending     the same with queued real-time signals
+ *   budget-probe memlock        the same with locked SysV shared memory, in
+ *                               pages (one segment of RLIMIT_MEMLOCK bytes,
+ *                               locked; else one page fewer, and so on)
  *   budget-probe nproc          the same with processes (each paused until
  *                               the sandbox ends)
  *   budget-probe fill PATH      write PATH in 1 MiB pieces until a write
@@ -83,6 +86,43 @@ int main(int argc, char **argv)
 		while (sigqueue(getpid(), SIGRTMIN, v) == 0)
 			n++;
 		printf("sigpending %d %s\n", n, ename(errno));
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "memlock") == 0) {
+		struct rlimit rl;
+		long page = sysconf(_SC_PAGESIZE), n = 0;
+		int e = 0;
+		char c;
+
+		/* one segment as large as the limit lets; then page by page
+		 * what is left */
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+			return 2;
+		for (long pages = (long)rl.rlim_cur / page; pages > 0;) {
+			int id = shmget(IPC_PRIVATE, (size_t)(pages * page), IPC_CREAT | 0600);
+
+			if (id < 0) {
+				e = errno;
+				break;
+			}
+			if (shmctl(id, SHM_LOCK, NULL) < 0) {
+				e = errno;
+				shmctl(id, IPC_RMID, NULL);
+				if (pages == 1)
+					break;
+				pages = 1;
+				continue;
+			}
+			/* kept: removed, it would be unlocked; the sandbox's IPC
+			 * namespace frees it when it ends */
+			n += pages;
+			if (pages > 1)
+				pages = 1;
+		}
+		printf("memlock %ld %s\n", n, ename(e));
 		fflush(stdout);
 		while (read(0, &c, 1) > 0)
 			;
