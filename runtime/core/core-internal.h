@@ -15,7 +15,9 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
+#include <termios.h>
 
 #include "runtime/cgroup/cgroup-internal.h"
 #include "runtime/workdir/workdir-internal.h"
@@ -79,6 +81,13 @@ struct spawn_plan {
 	int stdio[3];         /* the command's fds; stdin -1 means /dev/null */
 	bool tty;             /* stdio[0] is the command's own pty slave: made the
 			       * controlling terminal of the command's session */
+	/* A terminal of the sandbox's own, from its devpts (the view): init
+	 * opens it, sends its master through this socket (one message, "T"),
+	 * and puts the slave on the socket's descriptor number, which stdio
+	 * names. -1: none, or stdio names the slave of a host pty. */
+	int pty_sock;
+	struct termios pty_modes; /* the slave's modes: the host terminal's */
+	struct winsize pty_size;
 	int close_fds[16];    /* supervisor-only fds to close in the child, -1 ends */
 	/* the network (net-internal.h): the loopback hand-over socket, the
 	 * veth go-ahead pipe, the proxy's port; -1 when unused */

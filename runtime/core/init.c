@@ -170,6 +170,34 @@ static int hand_over_listener(const struct spawn_plan *p, struct ward_error **er
 	return 0;
 }
 
+/* The command's terminal, made in the view's own devpts: a chmod or chown
+ * of it (fchmod of fd 0, /proc/self/fd/0) changes a node of the sandbox's,
+ * not one of the host's /dev/pts that other users could then open. The
+ * master goes to the supervisor, which relays it; the slave takes the
+ * socket's descriptor number, the one stdio names. */
+static int make_pty(const struct spawn_plan *p, struct ward_error **err)
+{
+	int unlock = 0, m, s;
+
+	m = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return ward_error_make(err, errno, "open '/dev/pts/ptmx'");
+	s = ioctl(m, TIOCSPTLCK, &unlock) < 0 ? -1 : ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	if (s < 0 || tcsetattr(s, TCSANOW, &p->pty_modes) < 0 ||
+	    (p->pty_size.ws_row && ioctl(m, TIOCSWINSZ, &p->pty_size) < 0) ||
+	    ward_send_fds(p->pty_sock, "T", 1, &m, 1, 0) < 0 ||
+	    dup3(s, p->pty_sock, O_CLOEXEC) < 0) {
+		ward_error_make(err, errno, "set up the command's terminal");
+		close(m);
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	close(s);
+	close(m);
+	return 0;
+}
+
 /* The veth transport: the supervisor configures the sandbox's end of the
  * pair; the command must not start before its route exists. */
 static int wait_for_network(const struct spawn_plan *p, struct ward_error **err)
@@ -359,7 +387,7 @@ void ward_init_main(const struct spawn_plan *p)
 	if (p->net_handover_fd >= 0 && hand_over_listener(p, &e) < 0)
 		die(p, e);
 	if (p->view) {
-		if (ward_view_build(p, &e) < 0)
+		if (ward_view_build(p, &e) < 0 || (p->pty_sock >= 0 && make_pty(p, &e) < 0))
 			die(p, e);
 	} else if (chdir(p->workdir) < 0) {
 		ward_error_make(&e, errno, "chdir '%s'", p->workdir);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ struct run_state {
 	int in[2];           /* the command's stdin pipe; [1] relayed into */
 	int pty, pty_slave;  /* the command's terminal: master, slave */
 	int pty_in;          /* a second fd of the master, the stdin relay's */
+	int pty_wait;        /* where init sends the master it made, or -1 */
 	int out_sink, err_sink, pty_sink, tty_fd;
 	struct termios tty_saved;
 	int pidfd;
@@ -154,6 +156,8 @@ static void state_release(struct run_state *st)
 		close(st->pty_slave);
 	if (st->pty_in >= 0)
 		close(st->pty_in);
+	if (st->pty_wait >= 0)
+		close(st->pty_wait);
 	ward_env_free(st->env);
 	ward_fences_free(st->fences);
 	free(st->rw_paths);
@@ -378,17 +382,43 @@ static bool could_be_tty(const struct stat *st)
 	return S_ISCHR(st->st_mode) && !is_devnull(st);
 }
 
-/* The command's terminal: a pseudo-terminal pair of its own, made from the
- * host's /dev/ptmx here so that the master never enters the sandbox. The
- * slave starts as a copy of the host terminal (modes, window size); it is no
- * terminal of the host's: nothing else has it open, and it dies with the
- * command. */
+/* The master's second descriptor, for the stdin relay; the first one
+ * non-blocking, for the output's. */
+static int relay_pty(struct run_state *st, struct ward_error **err)
+{
+	st->pty_in = fcntl(st->pty, F_DUPFD_CLOEXEC, 3);
+	if (st->pty_in < 0 || fcntl(st->pty, F_SETFL, O_NONBLOCK) < 0)
+		return ward_error_make(err, errno, "set up the command's terminal");
+	return 0;
+}
+
+/* The command's terminal: a pseudo-terminal pair of its own. With the view,
+ * init makes it in the sandbox's own devpts (make_pty() in init.c) and sends
+ * the master here; the slave's number, for stdio, is the socket init sends
+ * it on. Without, it is made from the host's /dev/ptmx here, so that the
+ * master never enters the sandbox. The slave starts as a copy of the host
+ * terminal (modes, window size); it is no terminal of the host's: nothing
+ * else has it open, and it dies with the command. */
 static int open_pty(struct run_state *st, int host_tty, struct ward_error **err)
 {
+	struct spawn_plan *p = &st->plan;
 	struct winsize ws;
 
 	if (tcgetattr(host_tty, &st->tty_saved) < 0)
 		return ward_error_make(err, errno, "read the terminal's modes");
+	st->tty_fd = host_tty;
+	if (p->view) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			return ward_error_make(err, errno, "socketpair");
+		st->pty_wait = sv[0];
+		st->pty_slave = p->pty_sock = sv[1];
+		p->pty_modes = st->tty_saved;
+		if (ioctl(host_tty, TIOCGWINSZ, &p->pty_size) < 0)
+			memset(&p->pty_size, 0, sizeof(p->pty_size));
+		return 0;
+	}
 	st->pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (st->pty < 0)
 		return ward_error_make(err, errno, "open '/dev/ptmx'");
@@ -402,11 +432,39 @@ static int open_pty(struct run_state *st, int host_tty, struct ward_error **err)
 		return ward_error_make(err, errno, "set the command's terminal's modes");
 	if (ioctl(host_tty, TIOCGWINSZ, &ws) == 0)
 		ioctl(st->pty, TIOCSWINSZ, &ws);
-	st->pty_in = fcntl(st->pty, F_DUPFD_CLOEXEC, 3);
-	if (st->pty_in < 0 || fcntl(st->pty, F_SETFL, O_NONBLOCK) < 0)
-		return ward_error_make(err, errno, "set up the command's terminal");
-	st->tty_fd = host_tty;
-	return 0;
+	return relay_pty(st, err);
+}
+
+/* The master init made (open_pty()), as soon as it comes: init sends it
+ * right after the view is built. Until the deadline; without it (init
+ * failed first, and says why), the command has no terminal to relay and
+ * the host's is left as it is. */
+static void take_pty(struct run_state *st, long long deadline_ns)
+{
+	struct pollfd pf = { .fd = st->pty_wait, .events = POLLIN };
+	long long left = deadline_ns - ward_now_ns();
+	char tag = 0;
+	size_t n = 0;
+	int fd = -1;
+
+	if (left > 0 && poll(&pf, 1, (int)(left / 1000000) + 1) == 1 &&
+	    ward_recv_fds(st->pty_wait, &tag, 1, &fd, 1, &n, 0) == 1 && tag == 'T' && n == 1) {
+		struct ward_error *e = NULL;
+
+		st->pty = fd;
+		if (relay_pty(st, &e) == 0)
+			goto out;
+		ward_error_free(e);
+	} else if (n == 1) {
+		close(fd);
+	}
+	if (st->pty >= 0)
+		close(st->pty);
+	st->pty = -1;
+	st->tty_fd = -1;
+out:
+	close(st->pty_wait);
+	st->pty_wait = -1;
 }
 
 /* The command's standard streams: never the host's own descriptors (through
@@ -674,6 +732,8 @@ static int prepare(struct run_state *st, const struct ward_config *cfg, char *co
 		p->close_fds[k++] = st->pty;
 	if (st->pty_in >= 0)
 		p->close_fds[k++] = st->pty_in;
+	if (st->pty_wait >= 0)
+		p->close_fds[k++] = st->pty_wait;
 	p->close_fds[k++] = st->report[0];
 	if (st->net.handover[0] >= 0)
 		p->close_fds[k++] = st->net.handover[0];
@@ -935,7 +995,8 @@ static void state_init(struct run_state *st)
 	memset(st, 0, offsetof(struct run_state, cg));
 	st->wd.set_fd = st->wd.run_fd = -1;
 	st->out[0] = st->out[1] = st->err[0] = st->err[1] = -1;
-	st->in[0] = st->in[1] = st->pty = st->pty_slave = st->pty_in = -1;
+	st->in[0] = st->in[1] = st->pty = st->pty_slave = st->pty_in = st->pty_wait = -1;
+	st->plan.pty_sock = -1;
 	st->out_sink = st->err_sink = st->pty_sink = st->tty_fd = -1;
 	st->in_src = -1;
 	st->report[0] = st->report[1] = st->life[0] = st->life[1] = st->pidfd = -1;
@@ -1040,6 +1101,8 @@ static int run(const struct ward_config *cfg, char *const argv[], const char *no
 		goto setup_failed;
 	}
 
+	if (st.pty_wait >= 0)
+		take_pty(&st, start + (long long)cfg->timeout * 1000000000LL);
 	memset(&sv, 0, sizeof(sv));
 	sv.pidfd = st.pidfd;
 	sv.pid = pid;

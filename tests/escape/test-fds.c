@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "runtime/util/util-internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -618,6 +619,62 @@ START_TEST(test_tty_own_terminal)
 }
 END_TEST
 
+/* Any node of the host's /dev/pts (ptmx aside) open to every user: what a
+ * command's chmod of its terminal would leave, for other users to read
+ * what the person types to it. NULL, or the first one's name (static). */
+static const char *host_pts_open_to_all(void)
+{
+	static char name[300];
+	struct dirent *e;
+	DIR *d = opendir("/dev/pts");
+	struct stat st;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		snprintf(name, sizeof(name), "/dev/pts/%s", e->d_name);
+		if (strcmp(e->d_name, "ptmx") != 0 && e->d_name[0] != '.' &&
+		    stat(name, &st) == 0 && (st.st_mode & 0006)) {
+			closedir(d);
+			return name;
+		}
+	}
+	closedir(d);
+	return NULL;
+}
+
+/* The command's terminal is a node of the sandbox's own devpts: chmod and
+ * chown of it (through fd 0, /proc/self/fd/0, its name) change nothing of
+ * the host's /dev/pts while the command runs. */
+START_TEST(test_tty_sandbox_devpts)
+{
+	const char *args[] = {
+		"-c",
+		"chmod 666 /proc/self/fd/0; chmod o+rw \"$(tty)\"; chown \"$(id -u)\" /proc/self/fd/1; "
+		"echo \"T=$(tty)\"; stat -L -c 'M=%a' /proc/self/fd/0; echo RE''ADY; read x; echo got $x",
+		NULL
+	};
+	const char *open_to_all;
+	struct tty_run t;
+	int status;
+
+	ck_assert_msg(!host_pts_open_to_all(), "before: %s", host_pts_open_to_all());
+	tty_start(&t, 24, 80, args);
+	ck_assert_msg(tty_wait(&t, "READY"), "seen:\n%s", t.seen);
+	open_to_all = host_pts_open_to_all();
+	tty_type(&t, "go\r");
+	ck_assert_msg(tty_wait(&t, "got go"), "seen:\n%s", t.seen);
+	status = tty_end(&t);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d\n%s", status,
+		      t.seen);
+	ck_assert_msg(!open_to_all, "the command's chmod reached the host's %s; seen:\n%s",
+		      open_to_all, t.seen);
+	/* it did change its own: the first of a devpts of its own */
+	ck_assert_msg(strstr(t.seen, "T=/dev/pts/0\r\n") && strstr(t.seen, "M=666\r\n"),
+		      "seen:\n%s", t.seen);
+	close(t.master);
+}
+END_TEST
+
 /* The window size is seen inside, and followed when it changes. */
 START_TEST(test_tty_winsize)
 {
@@ -1050,6 +1107,7 @@ int main(void)
 	tc = harness_tcase(s, "tty", "userns");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tty_own_terminal);
+	tcase_add_test(tc, test_tty_sandbox_devpts);
 	tcase_add_test(tc, test_tty_winsize);
 	tcase_add_test(tc, test_tty_ctrl_c);
 	tcase_add_test(tc, test_tty_interactive_sh);
