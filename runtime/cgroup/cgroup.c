@@ -292,28 +292,18 @@ static bool delegated(const char *dir, bool in_ns)
 	return stat(parent, &pst) == 0 && pst.st_uid != st.st_uid;
 }
 
-/* The parent of pid (a number from cgroup.procs), from /proc/PID/stat, or -1.
- * The command name in parentheses may hold anything: the fields after its
- * last ')' are read. */
+/* The parent of pid (a number from cgroup.procs), or -1. */
 static long parent_of(long pid)
 {
-	char path[48], buf[512], *p;
-	long ppid = -1;
-	ssize_t n;
-	int fd;
+	char num[24];
+	int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-		return -1;
+	snprintf(num, sizeof(num), "%ld", pid);
+	ppid = ward_proc_ppid(proc, num);
+	close(proc);
 	return ppid;
 }
 

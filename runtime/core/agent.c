@@ -46,35 +46,6 @@ struct linux_dirent64_ {
 	char d_name[];
 };
 
-/* The parent pid in /proc/PID/stat, or -1. */
-static pid_t stat_ppid(int proc, const char *pid)
-{
-	char path[48], buf[512], *p;
-	ssize_t n;
-	pid_t ppid = 0;
-	int fd;
-
-	if (strlen(pid) > 20)
-		return -1;
-	memcpy(path, pid, strlen(pid));
-	memcpy(path + strlen(pid), "/stat", 6);
-	fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return -1;
-	for (p += 4; *p >= '0' && *p <= '9'; p++)
-		ppid = ppid * 10 + (*p - '0');
-	return ppid;
-}
-
 /* SIGKILL every child of ours; returns how many. */
 static int kill_children(void)
 {
@@ -100,7 +71,7 @@ static int kill_children(void)
 				pid = pid * 10 + (*c - '0');
 			if (*c || pid == self)
 				continue;
-			if (stat_ppid(proc, d->d_name) == self && kill(pid, SIGKILL) == 0)
+			if (ward_proc_ppid(proc, d->d_name) == self && kill(pid, SIGKILL) == 0)
 				killed++;
 		}
 	}
@@ -126,7 +97,7 @@ static int count_children(void)
 
 			off += d->d_reclen;
 			if (d->d_name[0] >= '1' && d->d_name[0] <= '9' &&
-			    stat_ppid(proc, d->d_name) == self)
+			    ward_proc_ppid(proc, d->d_name) == self)
 				n_kids++;
 		}
 	}

@@ -66,6 +66,10 @@ ssize_t ward_send_fds(int sock, const void *buf, size_t len, const int *fds, siz
 ssize_t ward_recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *n,
 		      int flags);
 
+/* The parent of process pid (its number as text, as a /proc entry's name),
+ * read from stat in proc (an open /proc), or -1. System calls only. */
+pid_t ward_proc_ppid(int proc, const char *pid);
+
 /* Read a small file whole into buf (NUL-terminated, trailing newline kept).
  * Returns the length, or -1 with errno set. */
 ssize_t ward_read_file(const char *path, char *buf, size_t size);

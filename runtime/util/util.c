@@ -308,3 +308,31 @@ int ward_open_nofollow(int dirfd, const char *path, int flags, bool beneath)
 		return open_walk(dirfd, path, flags, beneath);
 	return fd;
 }
+
+pid_t ward_proc_ppid(int proc, const char *pid)
+{
+	char path[48], buf[512], *p;
+	ssize_t n;
+	pid_t ppid = 0;
+	int fd;
+
+	if (strlen(pid) > 20)
+		return -1;
+	memcpy(path, pid, strlen(pid));
+	memcpy(path + strlen(pid), "/stat", 6);
+	fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold anything, so from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	for (p += 4; *p >= '0' && *p <= '9'; p++)
+		ppid = ppid * 10 + (*p - '0');
+	return ppid;
+}
