@@ -485,13 +485,15 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			k += filter_osc(f, c, out + k);
 			break;
 		case F_OSC_ESC:
-			out[k++] = 0x1b;
 			if (c == '\\') {
+				out[k++] = 0x1b;
 				out[k++] = (char)c;
 				f->state = F_TEXT;
 			} else {
+				/* a new sequence, the OSC abandoned: the ESC held
+				 * is its start, passed on as F_ESC decides */
 				f->state = F_ESC;
-				i--; /* a new sequence, the OSC abandoned */
+				i--;
 			}
 			break;
 		case F_STRING:

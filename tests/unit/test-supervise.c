@@ -265,6 +265,31 @@ START_TEST(test_tty_filter)
 }
 END_TEST
 
+/* What a call writes fits the room its caller gives it, n + 1 bytes, however
+ * the output is made to grow: an OSC abandoned for a new sequence, over and
+ * over, and random bytes of the alphabet sequences are made of, fed in
+ * pieces. */
+START_TEST(test_tty_filter_room)
+{
+	static const char alphabet[] = "\033\033\033][?;\\P1\a\030\302\233\234\235x";
+	char in[4096], out[sizeof(in) + 64];
+	struct ward_tty_filter f = { 0 };
+	unsigned seed = 1;
+
+	for (size_t i = 0; i < sizeof(in); i += 4)
+		memcpy(in + i, "\033]\033[", 4);
+	ck_assert_uint_le(ward_tty_filter(&f, in, sizeof(in), out), sizeof(in) + 1);
+	for (int round = 0; round < 2000; round++) {
+		size_t n = (size_t)rand_r(&seed) % 64;
+
+		for (size_t i = 0; i < n; i++)
+			in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
+		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + 1);
+	}
+	ck_assert_uint_le(ward_tty_filter_end(&f, out), 1);
+}
+END_TEST
+
 /* The command's own DA1 questions (CSI c, CSI 0 c, DECID; not DA2, DA3),
  * less the answers it was given while it ran: what comes before the answer
  * to ward's question. */
@@ -296,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_queries);
 	tcase_add_test(tc, test_tty_da1_owed);
 	tcase_add_test(tc, test_tty_filter);
+	tcase_add_test(tc, test_tty_filter_room);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
