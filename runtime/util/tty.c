@@ -368,16 +368,27 @@ static size_t cut_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	return 1;
 }
 
+static bool osc_asks(const struct ward_tty_filter *f)
+{
+	return f->osc == 1337 || f->osc == 5113 || f->osc == 5522;
+}
+
 /* A byte of an OSC string passed on so far: what passes on. Queries: a
  * parameter that is '?' alone (a colour, the clipboard: OSC 4;1;? , 11;? ,
  * 52;c;?), iTerm2's reports (1337) and kitty's file transfer and clipboard
  * (5113, 5522), known by their number. A '?' inside a parameter (a
  * hyperlink's URL) asks nothing. */
-static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 {
 	size_t k = 0;
 	bool end = c == 0x07 || c == 0x1b || c == CAN || c == SUB;
 
+	if (c >= 0xc0)
+		f->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+	else if (c >= 0x80 && f->cont)
+		f->cont--;
+	else
+		f->cont = 0;
 	if ((c < 0x20 && !end) || c == 0x7f) {
 		out[k++] = (char)c; /* ignored inside the string by the terminal */
 		return k;
@@ -392,7 +403,7 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	if (f->osc >= 0 && c >= '0' && c <= '9') {
 		f->osc = f->osc > 100000 ? -1 : f->osc * 10 + (c - '0');
 	} else if (f->osc >= 0) {
-		bool asks = f->osc == 1337 || f->osc == 5113 || f->osc == 5522;
+		bool asks = osc_asks(f);
 
 		f->osc = -1;
 		if (asks)
@@ -411,6 +422,52 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	if (end)
 		f->state = F_TEXT;
 	return k;
+}
+
+/* A C1 control c inside an OSC string, in UTF-8 (its 0xc2 held) or in 8
+ * bits: like ESC, it ends the string for a terminal that takes C1 controls
+ * (ST, 0x9c, as its end; any other as the start of something new, a CSI
+ * asking as well as any). A query's string is cancelled first. */
+static size_t osc_c1(struct ward_tty_filter *f, unsigned char c, bool utf8, char *out)
+{
+	bool query = f->state == F_OSC_Q || osc_asks(f);
+	size_t k = 0;
+
+	if (query)
+		out[k++] = CAN;
+	f->state = F_TEXT;
+	f->cont = 0;
+	if (c == 0x9c) {
+		if (!query && utf8)
+			out[k++] = (char)0xc2;
+		if (!query)
+			out[k++] = (char)c;
+		return k;
+	}
+	f->utf8_c1 = utf8;
+	return k + filter_start(f, c, true, out + k);
+}
+
+/* A byte of an OSC string: a 0xc2 that may begin a C1 control is held (with
+ * a '?' held before it, the two come out together). */
+static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+{
+	size_t k;
+
+	if (f->osc_c2) {
+		f->osc_c2 = false;
+		if (c >= 0x80 && c <= 0x9f)
+			return osc_c1(f, c, true, out);
+		k = osc_byte(f, 0xc2, out);
+		return k + ward_tty_filter(f, (const char *)&c, 1, out + k);
+	}
+	if (c == 0xc2 && !f->cont) {
+		f->osc_c2 = true;
+		return 0;
+	}
+	if (c >= 0x80 && c <= 0x9f && !f->cont)
+		return osc_c1(f, c, false, out);
+	return osc_byte(f, c, out);
 }
 
 size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out)
@@ -469,6 +526,12 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			ward_tty_scan(&f->q, (const char *)&c, 1);
 			if (c == 0x1b) {
 				f->state = F_ESC; /* the CSI is abandoned */
+			} else if (c >= 0x80) {
+				/* abandoned: the byte as text, a C1 control (a new
+				 * CSI) as any other */
+				f->state = F_TEXT;
+				f->cont = 0;
+				i--;
 			} else if (c <= 0x3f || c == 0x7f) {
 				/* a parameter, or a control carried out inside */
 				out[k++] = (char)c;
@@ -525,6 +588,9 @@ size_t ward_tty_filter_end(struct ward_tty_filter *f, char *out)
 		out[k++] = (char)0xc2;
 	else if (f->state == F_OSC_Q)
 		out[k++] = CAN;
+	if (f->osc_c2 && f->state != F_OSC_Q)
+		out[k++] = (char)0xc2;
+	f->osc_c2 = false;
 	f->state = F_TEXT;
 	return k;
 }

@@ -153,12 +153,13 @@ struct ward_tty_filter {
 	int state;
 	unsigned cont; /* a UTF-8 character's bytes still to come */
 	bool utf8_c1;  /* the sequence began with a C1 control in UTF-8 (0xc2 xx) */
+	bool osc_c2;   /* a 0xc2 held in an OSC string: a C1 control may follow */
 	int osc;       /* OSC: its number so far, -1 past it */
 	unsigned char prev;
 	struct ward_tty_scan q; /* CSI: whether its final byte asks */
 };
-/* Filter n bytes of in into out, which has room for n + 1 bytes (a byte held
- * back from the last call comes first); returns the count written. */
+/* Filter n bytes of in into out, which has room for n + 2 bytes (what was
+ * held back from the last call comes first); returns the count written. */
 size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out);
 /* At the end of the output: what is held back (an ESC, a lead byte) into
  * out, which has room for 1 byte; returns its count. */

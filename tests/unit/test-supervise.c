@@ -265,7 +265,46 @@ START_TEST(test_tty_filter)
 }
 END_TEST
 
-/* What a call writes fits the room its caller gives it, n + 1 bytes, however
+/* A C1 control inside a sequence (in 8 bits, or in UTF-8 as 0xc2 xx) ends it
+ * for a terminal that takes C1 controls, as it would in text: a CSI there
+ * starts a new one, ST ends an OSC, a query's included; a character whose
+ * byte looks like one (U+015C, c5 9c) ends nothing. */
+START_TEST(test_tty_filter_c1_inside)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "\033[\2336n", "\033[\2336\030" },
+		{ "\033[1\302\2336n", "\033[1\302\2336\030" },
+		{ "\033]0;x\2336n", "\033]0;x\2336\030" },
+		{ "\033]0;x\302\2336n", "\033]0;x\302\2336\030" },
+		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234\302\2336\030" },
+		{ "\033]0;x\234\2336n", "\033]0;x\234\2336\030" },
+		{ "\033]11;?\302\234x", "\033]11;\030x" },
+		{ "\033]11;?\234x", "\033]11;\030x" },
+		{ "\033]4;1;?\302\2336n", "\033]4;1;\030\302\2336\030" },
+		{ "\033]1337\302\234x", "\033]1337\030x" },
+		{ "\033]0;x\302\220$qm\033\\x", "\033]0;xx" },
+		{ "\033]0;\305\234?\a", "\033]0;\305\234?\a" },
+		{ "\033]0;?\302\251\a", "\033]0;?\302\251\a" },
+		{ "\033]0;\302\251\a", "\033]0;\302\251\a" },
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in), want = strlen(cases[i].out);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			size_t k = filtered(cases[i].in, n, cut, out);
+
+			ck_assert_msg(k == want && memcmp(out, cases[i].out, k) == 0,
+				      "case %zu cut at %zu: %zu bytes, not as expected", i, cut, k);
+		}
+	}
+}
+END_TEST
+
+/* What a call writes fits the room its caller gives it, n + 2 bytes, however
  * the output is made to grow: an OSC abandoned for a new sequence, over and
  * over, and random bytes of the alphabet sequences are made of, fed in
  * pieces. */
@@ -278,13 +317,13 @@ START_TEST(test_tty_filter_room)
 
 	for (size_t i = 0; i < sizeof(in); i += 4)
 		memcpy(in + i, "\033]\033[", 4);
-	ck_assert_uint_le(ward_tty_filter(&f, in, sizeof(in), out), sizeof(in) + 1);
+	ck_assert_uint_le(ward_tty_filter(&f, in, sizeof(in), out), sizeof(in) + 2);
 	for (int round = 0; round < 2000; round++) {
 		size_t n = (size_t)rand_r(&seed) % 64;
 
 		for (size_t i = 0; i < n; i++)
 			in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
-		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + 1);
+		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + 2);
 	}
 	ck_assert_uint_le(ward_tty_filter_end(&f, out), 1);
 }
@@ -322,6 +361,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_da1_owed);
 	tcase_add_test(tc, test_tty_filter);
 	tcase_add_test(tc, test_tty_filter_room);
+	tcase_add_test(tc, test_tty_filter_c1_inside);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
