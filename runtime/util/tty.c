@@ -477,13 +477,16 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)in[i];
 
+		/* ENQ, answered with the answerback message, in text as
+		 * inside a sequence (carried out there like any C0 control):
+		 * dropped, unseen by the terminal and by what follows here */
+		if (c == 0x05)
+			continue;
 		switch (f->state) {
 		case F_TEXT:
 			if (c == 0x1b) {
 				f->state = F_ESC;
 				f->cont = 0;
-			} else if (c == 0x05) {
-				/* ENQ: the answerback message, dropped */
 			} else if (c == 0xc2 && !f->cont) {
 				f->state = F_C2;
 			} else if (c >= 0x80 && c <= 0x9f && !f->cont) {

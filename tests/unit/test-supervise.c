@@ -268,7 +268,8 @@ END_TEST
 /* A C1 control inside a sequence (in 8 bits, or in UTF-8 as 0xc2 xx) ends it
  * for a terminal that takes C1 controls, as it would in text: a CSI there
  * starts a new one, ST ends an OSC, a query's included; a character whose
- * byte looks like one (U+015C, c5 9c) ends nothing. */
+ * byte looks like one (U+015C, c5 9c) ends nothing. ENQ, carried out inside
+ * a sequence, is dropped there too. */
 START_TEST(test_tty_filter_c1_inside)
 {
 	static const struct {
@@ -288,6 +289,10 @@ START_TEST(test_tty_filter_c1_inside)
 		{ "\033]0;\305\234?\a", "\033]0;\305\234?\a" },
 		{ "\033]0;?\302\251\a", "\033]0;?\302\251\a" },
 		{ "\033]0;\302\251\a", "\033]0;\302\251\a" },
+		{ "\033[1\0052m", "\033[12m" },
+		{ "\033]0;a\005b\a", "\033]0;ab\a" },
+		{ "\033\005[6n", "\033[6\030" },
+		{ "\033]0;\302\005\2336n", "\033]0;\302\2336\030" },
 	};
 	char out[64];
 
