@@ -81,7 +81,7 @@ static bool sink_write(int fd, const char *p, size_t n)
 struct sink {
 	int fd;
 	struct ward_tty_filter *cut; /* NULL: as it comes */
-	char *buf;		     /* cut's output: READ_CHUNK + 2 bytes */
+	char *buf;		     /* cut's output: READ_CHUNK + WARD_TTY_FILTER_HOLD */
 };
 
 static bool sink_put(const struct sink *to, const char *p, size_t n)
@@ -343,7 +343,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	 * answers due to the host's shell (ward in the background, or stdin
 	 * not the terminal). */
 	if ((s->out_sink >= 0 && isatty(s->out_sink)) || (s->err_sink >= 0 && isatty(s->err_sink))) {
-		cutbuf = malloc(READ_CHUNK + 2);
+		cutbuf = malloc(READ_CHUNK + WARD_TTY_FILTER_HOLD);
 		out.buf = err_to.buf = cutbuf;
 		out.cut = s->out_sink >= 0 && isatty(s->out_sink) ? &cut_out : NULL;
 		err_to.cut = s->err_sink >= 0 && isatty(s->err_sink) ? &cut_err : NULL;

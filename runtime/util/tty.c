@@ -328,11 +328,17 @@ static size_t filter_start(struct ward_tty_filter *f, unsigned char c, bool c1, 
 	size_t k = 0;
 
 	switch (c1 ? c - 0x40 : c) {
-	case '[':
+	case '[': /* held whole up to its final byte */
 		f->state = F_CSI;
 		f->q = fresh;
 		ward_tty_scan(&f->q, "\x1b[", 2);
-		break;
+		f->seq_len = 0;
+		if (c1 && f->utf8_c1)
+			f->seq[f->seq_len++] = (char)0xc2;
+		else if (!c1)
+			f->seq[f->seq_len++] = 0x1b;
+		f->seq[f->seq_len++] = (char)c;
+		return 0;
 	case ']':
 		f->state = F_OSC;
 		f->osc = 0;
@@ -526,6 +532,10 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			i--; /* this byte, as text */
 			break;
 		case F_CSI:
+			/* Held, not passed on as it comes: what the terminal has
+			 * of an unfinished CSI, the host's next output (its
+			 * shell's prompt, the keys it echoes) would finish, a
+			 * query perhaps (ESC [ 1 $, then "u"). */
 			ward_tty_scan(&f->q, (const char *)&c, 1);
 			if (c == 0x1b) {
 				f->state = F_ESC; /* the CSI is abandoned */
@@ -535,14 +545,25 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 				f->state = F_TEXT;
 				f->cont = 0;
 				i--;
-			} else if (c <= 0x3f || c == 0x7f) {
-				/* a parameter, or a control carried out inside */
+			} else if (c < 0x20 || c == 0x7f) {
+				/* carried out inside, as it comes: the same to the
+				 * terminal as before the CSI */
 				out[k++] = (char)c;
 				if (c == CAN || c == SUB)
 					f->state = F_TEXT;
+			} else if (c <= 0x3f) {
+				/* a parameter; a CSI too long to hold is cut */
+				if (f->seq_len < sizeof(f->seq))
+					f->seq[f->seq_len] = (char)c;
+				if (f->seq_len <= sizeof(f->seq))
+					f->seq_len++;
 			} else {
-				/* the final byte: a query's is replaced by CAN */
-				out[k++] = f->q.asked ? CAN : (char)c;
+				/* the final byte: a query is cut whole */
+				if (!f->q.asked && f->seq_len <= sizeof(f->seq)) {
+					memcpy(out + k, f->seq, f->seq_len);
+					k += f->seq_len;
+					out[k++] = (char)c;
+				}
 				f->state = F_TEXT;
 			}
 			break;
@@ -585,14 +606,13 @@ size_t ward_tty_filter_end(struct ward_tty_filter *f, char *out)
 {
 	size_t k = 0;
 
-	if (f->state == F_ESC || f->state == F_OSC_ESC)
-		out[k++] = 0x1b;
-	else if (f->state == F_C2)
+	/* What the host writes next (its shell's prompt, the keys it echoes)
+	 * must not finish a sequence begun here: a held ESC or CSI is
+	 * dropped, an OSC string cancelled. */
+	if (f->state == F_C2)
 		out[k++] = (char)0xc2;
-	else if (f->state == F_OSC_Q)
+	else if (f->state == F_OSC || f->state == F_OSC_Q || f->state == F_OSC_ESC)
 		out[k++] = CAN;
-	if (f->osc_c2 && f->state != F_OSC_Q)
-		out[k++] = (char)0xc2;
 	f->osc_c2 = false;
 	f->state = F_TEXT;
 	return k;

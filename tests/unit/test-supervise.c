@@ -218,7 +218,7 @@ START_TEST(test_tty_filter)
 		"\033[10;20H\033[K", "\033[!p", "\033]8;;http://x/\033\\link\033]8;;\033\\",
 		"\033]8;;http://x/?a=1&b=?\033\\l\033]8;;\033\\", "\033]0;why?\a",
 		"\304\233\304\235\304\220\304\237 \302\251 \342\202\254 \360\237\230\200",
-		"\033[31m\304\233\033[0m", "tail\033", "\302", "\033\033[1m",
+		"\033[31m\304\233\033[0m", "\302", "\033\033[1m",
 	};
 	static const char *const queries[] = {
 		"\033[6n", "\033[5n", "\033[c", "\033[>c", "\033[=c", "\033[21t", "\033[14t",
@@ -275,15 +275,15 @@ START_TEST(test_tty_filter_c1_inside)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{ "\033[\2336n", "\033[\2336\030" },
-		{ "\033[1\302\2336n", "\033[1\302\2336\030" },
-		{ "\033]0;x\2336n", "\033]0;x\2336\030" },
-		{ "\033]0;x\302\2336n", "\033]0;x\302\2336\030" },
-		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234\302\2336\030" },
-		{ "\033]0;x\234\2336n", "\033]0;x\234\2336\030" },
+		{ "\033[\2336n", "" },
+		{ "\033[1\302\2336n", "" },
+		{ "\033]0;x\2336n", "\033]0;x" },
+		{ "\033]0;x\302\2336n", "\033]0;x" },
+		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234" },
+		{ "\033]0;x\234\2336n", "\033]0;x\234" },
 		{ "\033]11;?\302\234x", "\033]11;\030x" },
 		{ "\033]11;?\234x", "\033]11;\030x" },
-		{ "\033]4;1;?\302\2336n", "\033]4;1;\030\302\2336\030" },
+		{ "\033]4;1;?\302\2336n", "\033]4;1;\030" },
 		{ "\033]1337\302\234x", "\033]1337\030x" },
 		{ "\033]0;x\302\220$qm\033\\x", "\033]0;xx" },
 		{ "\033]0;\305\234?\a", "\033]0;\305\234?\a" },
@@ -291,8 +291,8 @@ START_TEST(test_tty_filter_c1_inside)
 		{ "\033]0;\302\251\a", "\033]0;\302\251\a" },
 		{ "\033[1\0052m", "\033[12m" },
 		{ "\033]0;a\005b\a", "\033]0;ab\a" },
-		{ "\033\005[6n", "\033[6\030" },
-		{ "\033]0;\302\005\2336n", "\033]0;\302\2336\030" },
+		{ "\033\005[6n", "" },
+		{ "\033]0;\302\005\2336n", "\033]0;" },
 	};
 	char out[64];
 
@@ -309,14 +309,59 @@ START_TEST(test_tty_filter_c1_inside)
 }
 END_TEST
 
-/* What a call writes fits the room its caller gives it, n + 2 bytes, however
+/* What the terminal has of a sequence when the command stops writing, the
+ * host's next output (its shell's prompt, keys echoed) must not be able to
+ * finish into a query: a CSI is held until its final byte (its controls
+ * carried out as they come), one too long to hold is cut; at the end a
+ * held ESC or CSI is dropped and an unended OSC string cancelled. */
+START_TEST(test_tty_filter_unfinished)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "tail\033", "tail" },
+		{ "A\033[1$", "A" },
+		{ "A\2331$", "A" },
+		{ "\033[\r\n1m", "\r\n\033[1m" },
+		{ "\033]0;x", "\033]0;x\030" },
+		{ "\033]11;", "\033]11;\030" },
+		{ "\033]0;x\033", "\033]0;x\030" },
+	};
+	struct ward_tty_filter f = { 0 };
+	char in[256], out[sizeof(in) + WARD_TTY_FILTER_HOLD];
+	size_t k;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in), want = strlen(cases[i].out);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			k = filtered(cases[i].in, n, cut, out);
+			ck_assert_msg(k == want && memcmp(out, cases[i].out, k) == 0,
+				      "case %zu cut at %zu: %zu bytes, not as expected", i, cut, k);
+		}
+	}
+	/* nothing of a CSI before its final byte; all of it then */
+	ck_assert_uint_eq(ward_tty_filter(&f, "A\033[38;5", 7, out), 1);
+	ck_assert_uint_eq(ward_tty_filter(&f, ";1m", 3, out), 9);
+	ck_assert(memcmp(out, "\033[38;5;1m", 9) == 0);
+	memset(in, '1', sizeof(in));
+	memcpy(in, "\033[", 2);
+	in[sizeof(in) - 2] = 'm';
+	in[sizeof(in) - 1] = 'Z';
+	k = ward_tty_filter(&f, in, sizeof(in), out);
+	ck_assert_msg(k == 1 && out[0] == 'Z', "a CSI too long to hold passed (%zu bytes)", k);
+}
+END_TEST
+
+/* What a call writes fits the room its caller gives it, n +
+ * WARD_TTY_FILTER_HOLD bytes, however
  * the output is made to grow: an OSC abandoned for a new sequence, over and
  * over, and random bytes of the alphabet sequences are made of, fed in
  * pieces. */
 START_TEST(test_tty_filter_room)
 {
 	static const char alphabet[] = "\033\033\033][?;\\P1\a\030\302\233\234\235x";
-	char in[4096], out[sizeof(in) + 64];
+	char in[4096], out[sizeof(in) + WARD_TTY_FILTER_HOLD];
 	struct ward_tty_filter f = { 0 };
 	unsigned seed = 1;
 
@@ -328,7 +373,7 @@ START_TEST(test_tty_filter_room)
 
 		for (size_t i = 0; i < n; i++)
 			in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
-		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + 2);
+		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + WARD_TTY_FILTER_HOLD);
 	}
 	ck_assert_uint_le(ward_tty_filter_end(&f, out), 1);
 }
@@ -367,6 +412,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_filter);
 	tcase_add_test(tc, test_tty_filter_room);
 	tcase_add_test(tc, test_tty_filter_c1_inside);
+	tcase_add_test(tc, test_tty_filter_unfinished);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
