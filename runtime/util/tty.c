@@ -342,6 +342,7 @@ static size_t filter_start(struct ward_tty_filter *f, unsigned char c, bool c1, 
 	case ']':
 		f->state = F_OSC;
 		f->osc = 0;
+		f->osc_num = -1;
 		f->prev = ']';
 		break;
 	case 'P': /* DCS (DECRQSS, XTGETTCAP), APC, PM, SOS: cut whole */
@@ -381,9 +382,11 @@ static bool osc_asks(const struct ward_tty_filter *f)
 
 /* A byte of an OSC string passed on so far: what passes on. Queries: a
  * parameter that is '?' alone (a colour, the clipboard: OSC 4;1;? , 11;? ,
- * 52;c;?), iTerm2's reports (1337) and kitty's file transfer and clipboard
- * (5113, 5522), known by their number. A '?' inside a parameter (a
- * hyperlink's URL) asks nothing. */
+ * 52;c;?), or a key's value that is (kitty's colours and notifications:
+ * OSC 21;foreground=? , 99;i=1:p=?), a parameter that starts with one
+ * (kitty's pointer shapes: OSC 22;?__current__), iTerm2's reports (1337)
+ * and kitty's file transfer and clipboard (5113, 5522), known by their
+ * number. A '?' inside a parameter (a hyperlink's URL) asks nothing. */
 static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 {
 	size_t k = 0;
@@ -400,7 +403,7 @@ static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 		return k;
 	}
 	if (f->state == F_OSC_Q) {
-		if (end || c == ';')
+		if (end || c == ';' || (c == ':' && f->osc_num == 99))
 			return cut_osc(f, c, out);
 		out[k++] = '?';
 		f->prev = '?';
@@ -411,6 +414,7 @@ static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 	} else if (f->osc >= 0) {
 		bool asks = osc_asks(f);
 
+		f->osc_num = f->osc;
 		f->osc = -1;
 		if (asks)
 			return cut_osc(f, c, out);
@@ -419,7 +423,10 @@ static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 		f->state = F_OSC_ESC;
 		return k;
 	}
-	if (c == '?' && f->prev == ';') {
+	if (c == '?' && f->prev == ';' && f->osc_num == 22)
+		return cut_osc(f, c, out);
+	if (c == '?' &&
+	    (f->prev == ';' || (f->prev == '=' && (f->osc_num == 21 || f->osc_num == 99)))) {
 		f->state = F_OSC_Q;
 		return k;
 	}

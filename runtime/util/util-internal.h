@@ -157,6 +157,7 @@ struct ward_tty_filter {
 	bool utf8_c1;  /* the sequence began with a C1 control in UTF-8 (0xc2 xx) */
 	bool osc_c2;   /* a 0xc2 held in an OSC string: a C1 control may follow */
 	int osc;       /* OSC: its number so far, -1 past it */
+	int osc_num;   /* OSC: its number once past it */
 	unsigned char prev;
 	struct ward_tty_scan q; /* CSI: whether its final byte asks */
 	char seq[WARD_TTY_FILTER_HOLD]; /* CSI: held up to its final byte */
