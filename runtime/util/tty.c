@@ -440,21 +440,28 @@ static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 /* A C1 control c inside an OSC string, in UTF-8 (its 0xc2 held) or in 8
  * bits: like ESC, it ends the string for a terminal that takes C1 controls
  * (ST, 0x9c, as its end; any other as the start of something new, a CSI
- * asking as well as any). A query's string is cancelled first. */
+ * asking as well as any). A query's string is cancelled first, and so is
+ * any string not ended by ST. */
 static size_t osc_c1(struct ward_tty_filter *f, unsigned char c, bool utf8, char *out)
 {
 	bool query = f->state == F_OSC_Q || osc_asks(f);
 	size_t k = 0;
 
-	if (query)
+	/* cancelled but by ST: what follows may be cut, the string not
+	 * ended at the terminal then */
+	if (query || c != 0x9c)
 		out[k++] = CAN;
 	f->state = F_TEXT;
 	f->cont = 0;
 	if (c == 0x9c) {
+		/* and a CAN after: a terminal that takes no C1 control
+		 * would keep the string open for what follows */
 		if (!query && utf8)
 			out[k++] = (char)0xc2;
-		if (!query)
+		if (!query) {
 			out[k++] = (char)c;
+			out[k++] = CAN;
+		}
 		return k;
 	}
 	f->utf8_c1 = utf8;
@@ -584,8 +591,11 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 				out[k++] = (char)c;
 				f->state = F_TEXT;
 			} else {
-				/* a new sequence, the OSC abandoned: the ESC held
-				 * is its start, passed on as F_ESC decides */
+				/* a new sequence, the OSC abandoned: cancelled at
+				 * the terminal, which would keep it open if what
+				 * follows is cut (ESC ] 11 ; ESC P ... ST then ?
+				 * BEL); the ESC held is the new one's start */
+				out[k++] = CAN;
 				f->state = F_ESC;
 				i--;
 			}

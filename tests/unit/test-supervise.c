@@ -270,8 +270,10 @@ END_TEST
 /* A C1 control inside a sequence (in 8 bits, or in UTF-8 as 0xc2 xx) ends it
  * for a terminal that takes C1 controls, as it would in text: a CSI there
  * starts a new one, ST ends an OSC, a query's included; a character whose
- * byte looks like one (U+015C, c5 9c) ends nothing. ENQ, carried out inside
- * a sequence, is dropped there too. */
+ * byte looks like one (U+015C, c5 9c) ends nothing. An OSC string left for
+ * anything but ST is cancelled at the terminal: what follows may be cut, and
+ * must not leave it open for a '?' after. ENQ, carried out inside a
+ * sequence, is dropped there too. */
 START_TEST(test_tty_filter_c1_inside)
 {
 	static const struct {
@@ -279,22 +281,26 @@ START_TEST(test_tty_filter_c1_inside)
 	} cases[] = {
 		{ "\033[\2336n", "" },
 		{ "\033[1\302\2336n", "" },
-		{ "\033]0;x\2336n", "\033]0;x" },
-		{ "\033]0;x\302\2336n", "\033]0;x" },
-		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234" },
-		{ "\033]0;x\234\2336n", "\033]0;x\234" },
+		{ "\033]0;x\2336n", "\033]0;x\030" },
+		{ "\033]0;x\302\2336n", "\033]0;x\030" },
+		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234\030" },
+		{ "\033]0;x\234\2336n", "\033]0;x\234\030" },
 		{ "\033]11;?\302\234x", "\033]11;\030x" },
 		{ "\033]11;?\234x", "\033]11;\030x" },
 		{ "\033]4;1;?\302\2336n", "\033]4;1;\030" },
 		{ "\033]1337\302\234x", "\033]1337\030x" },
-		{ "\033]0;x\302\220$qm\033\\x", "\033]0;xx" },
+		{ "\033]0;x\302\220$qm\033\\x", "\033]0;x\030x" },
 		{ "\033]0;\305\234?\a", "\033]0;\305\234?\a" },
 		{ "\033]0;?\302\251\a", "\033]0;?\302\251\a" },
 		{ "\033]0;\302\251\a", "\033]0;\302\251\a" },
 		{ "\033[1\0052m", "\033[12m" },
 		{ "\033]0;a\005b\a", "\033]0;ab\a" },
 		{ "\033\005[6n", "" },
-		{ "\033]0;\302\005\2336n", "\033]0;" },
+		{ "\033]0;\302\005\2336n", "\033]0;\030" },
+		{ "\033]11;\033P$qm\033\\?\a", "\033]11;\030?\a" },
+		{ "\033]11;\033Z?\a", "\033]11;\030?\a" },
+		{ "\033]11;\220\033\\?\a", "\033]11;\030?\a" },
+		{ "\033]0;x\033[1m", "\033]0;x\030\033[1m" },
 	};
 	char out[64];
 
