@@ -481,7 +481,7 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 		k = osc_byte(f, 0xc2, out);
 		return k + ward_tty_filter(f, (const char *)&c, 1, out + k);
 	}
-	if (c == 0xc2 && !f->cont) {
+	if (c == 0xc2) {
 		f->osc_c2 = true;
 		return 0;
 	}
@@ -507,7 +507,10 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			if (c == 0x1b) {
 				f->state = F_ESC;
 				f->cont = 0;
-			} else if (c == 0xc2 && !f->cont) {
+			} else if (c == 0xc2) {
+				/* a lead byte starts a character, whatever was
+				 * left unfinished: the terminal's decoder drops
+				 * that (e2 c2 9b is U+FFFD, then a CSI) */
 				f->state = F_C2;
 			} else if (c >= 0x80 && c <= 0x9f && !f->cont) {
 				/* a raw C1 control, outside a UTF-8 character */
