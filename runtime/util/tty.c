@@ -527,8 +527,9 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 		case F_ESC:
 			if (c == 0x1b) {
 				out[k++] = 0x1b; /* the first one is abandoned */
-			} else if (c < 0x20 && c != CAN && c != SUB) {
-				out[k++] = (char)c; /* carried out inside a sequence */
+			} else if ((c < 0x20 && c != CAN && c != SUB) || c == 0x7f) {
+				/* carried out inside a sequence; DEL ignored there */
+				out[k++] = (char)c;
 			} else if (c >= 0x80) {
 				out[k++] = 0x1b;
 				f->state = F_TEXT;
