@@ -81,7 +81,7 @@ static bool sink_write(int fd, const char *p, size_t n)
 struct sink {
 	int fd;
 	struct ward_tty_filter *cut; /* NULL: as it comes */
-	char *buf;		     /* cut's output: READ_CHUNK + 1 bytes */
+	char *buf;		     /* cut's output: READ_CHUNK + WARD_TTY_FILTER_HOLD */
 };
 
 static bool sink_put(const struct sink *to, const char *p, size_t n)
@@ -343,10 +343,18 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	 * answers due to the host's shell (ward in the background, or stdin
 	 * not the terminal). */
 	if ((s->out_sink >= 0 && isatty(s->out_sink)) || (s->err_sink >= 0 && isatty(s->err_sink))) {
-		cutbuf = malloc(READ_CHUNK + 1);
+		cutbuf = malloc(READ_CHUNK + WARD_TTY_FILTER_HOLD);
 		out.buf = err_to.buf = cutbuf;
 		out.cut = s->out_sink >= 0 && isatty(s->out_sink) ? &cut_out : NULL;
 		err_to.cut = s->err_sink >= 0 && isatty(s->err_sink) ? &cut_err : NULL;
+		/* Both terminals: most often the same one, through two files
+		 * (or /dev/tty and its pts, not told apart by their numbers),
+		 * where the two streams are one to it: a sequence begun on
+		 * stdout is ended on stderr. One filter sees both as the
+		 * terminal does (for two terminals it may cut what asked
+		 * nothing). */
+		if (out.cut && err_to.cut)
+			err_to.cut = out.cut;
 	}
 	if (ep < 0 || !chunk || (out.buf && !cutbuf)) {
 		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
@@ -595,7 +603,7 @@ out:
 		/* what the filters held back for a sequence that never came */
 		if (out.cut && ward_tty_filter_end(out.cut, &held))
 			sink_write(out.fd, &held, 1);
-		if (err_to.cut && ward_tty_filter_end(err_to.cut, &held))
+		if (err_to.cut && err_to.cut != out.cut && ward_tty_filter_end(err_to.cut, &held))
 			sink_write(err_to.fd, &held, 1);
 	}
 	if (masked) {

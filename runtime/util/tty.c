@@ -328,14 +328,21 @@ static size_t filter_start(struct ward_tty_filter *f, unsigned char c, bool c1, 
 	size_t k = 0;
 
 	switch (c1 ? c - 0x40 : c) {
-	case '[':
+	case '[': /* held whole up to its final byte */
 		f->state = F_CSI;
 		f->q = fresh;
 		ward_tty_scan(&f->q, "\x1b[", 2);
-		break;
+		f->seq_len = 0;
+		if (c1 && f->utf8_c1)
+			f->seq[f->seq_len++] = (char)0xc2;
+		else if (!c1)
+			f->seq[f->seq_len++] = 0x1b;
+		f->seq[f->seq_len++] = (char)c;
+		return 0;
 	case ']':
 		f->state = F_OSC;
 		f->osc = 0;
+		f->osc_num = -1;
 		f->prev = ']';
 		break;
 	case 'P': /* DCS (DECRQSS, XTGETTCAP), APC, PM, SOS: cut whole */
@@ -368,22 +375,35 @@ static size_t cut_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	return 1;
 }
 
+static bool osc_asks(const struct ward_tty_filter *f)
+{
+	return f->osc == 1337 || f->osc == 5113 || f->osc == 5522;
+}
+
 /* A byte of an OSC string passed on so far: what passes on. Queries: a
  * parameter that is '?' alone (a colour, the clipboard: OSC 4;1;? , 11;? ,
- * 52;c;?), iTerm2's reports (1337) and kitty's file transfer and clipboard
- * (5113, 5522), known by their number. A '?' inside a parameter (a
- * hyperlink's URL) asks nothing. */
-static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+ * 52;c;?), or a key's value that is (kitty's colours and notifications:
+ * OSC 21;foreground=? , 99;i=1:p=?), a parameter that starts with one
+ * (kitty's pointer shapes: OSC 22;?__current__), iTerm2's reports (1337)
+ * and kitty's file transfer and clipboard (5113, 5522), known by their
+ * number. A '?' inside a parameter (a hyperlink's URL) asks nothing. */
+static size_t osc_byte(struct ward_tty_filter *f, unsigned char c, char *out)
 {
 	size_t k = 0;
 	bool end = c == 0x07 || c == 0x1b || c == CAN || c == SUB;
 
+	if (c >= 0xc0)
+		f->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+	else if (c >= 0x80 && f->cont)
+		f->cont--;
+	else
+		f->cont = 0;
 	if ((c < 0x20 && !end) || c == 0x7f) {
 		out[k++] = (char)c; /* ignored inside the string by the terminal */
 		return k;
 	}
 	if (f->state == F_OSC_Q) {
-		if (end || c == ';')
+		if (end || c == ';' || (c == ':' && f->osc_num == 99))
 			return cut_osc(f, c, out);
 		out[k++] = '?';
 		f->prev = '?';
@@ -392,8 +412,9 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	if (f->osc >= 0 && c >= '0' && c <= '9') {
 		f->osc = f->osc > 100000 ? -1 : f->osc * 10 + (c - '0');
 	} else if (f->osc >= 0) {
-		bool asks = f->osc == 1337 || f->osc == 5113 || f->osc == 5522;
+		bool asks = osc_asks(f);
 
+		f->osc_num = f->osc;
 		f->osc = -1;
 		if (asks)
 			return cut_osc(f, c, out);
@@ -402,7 +423,10 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 		f->state = F_OSC_ESC;
 		return k;
 	}
-	if (c == '?' && f->prev == ';') {
+	if (c == '?' && f->prev == ';' && f->osc_num == 22)
+		return cut_osc(f, c, out);
+	if (c == '?' &&
+	    (f->prev == ';' || (f->prev == '=' && (f->osc_num == 21 || f->osc_num == 99)))) {
 		f->state = F_OSC_Q;
 		return k;
 	}
@@ -413,6 +437,59 @@ static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
 	return k;
 }
 
+/* A C1 control c inside an OSC string, in UTF-8 (its 0xc2 held) or in 8
+ * bits: like ESC, it ends the string for a terminal that takes C1 controls
+ * (ST, 0x9c, as its end; any other as the start of something new, a CSI
+ * asking as well as any). A query's string is cancelled first, and so is
+ * any string not ended by ST. */
+static size_t osc_c1(struct ward_tty_filter *f, unsigned char c, bool utf8, char *out)
+{
+	bool query = f->state == F_OSC_Q || osc_asks(f);
+	size_t k = 0;
+
+	/* cancelled but by ST: what follows may be cut, the string not
+	 * ended at the terminal then */
+	if (query || c != 0x9c)
+		out[k++] = CAN;
+	f->state = F_TEXT;
+	f->cont = 0;
+	if (c == 0x9c) {
+		/* and a CAN after: a terminal that takes no C1 control
+		 * would keep the string open for what follows */
+		if (!query && utf8)
+			out[k++] = (char)0xc2;
+		if (!query) {
+			out[k++] = (char)c;
+			out[k++] = CAN;
+		}
+		return k;
+	}
+	f->utf8_c1 = utf8;
+	return k + filter_start(f, c, true, out + k);
+}
+
+/* A byte of an OSC string: a 0xc2 that may begin a C1 control is held (with
+ * a '?' held before it, the two come out together). */
+static size_t filter_osc(struct ward_tty_filter *f, unsigned char c, char *out)
+{
+	size_t k;
+
+	if (f->osc_c2) {
+		f->osc_c2 = false;
+		if (c >= 0x80 && c <= 0x9f)
+			return osc_c1(f, c, true, out);
+		k = osc_byte(f, 0xc2, out);
+		return k + ward_tty_filter(f, (const char *)&c, 1, out + k);
+	}
+	if (c == 0xc2) {
+		f->osc_c2 = true;
+		return 0;
+	}
+	if (c >= 0x80 && c <= 0x9f && !f->cont)
+		return osc_c1(f, c, false, out);
+	return osc_byte(f, c, out);
+}
+
 size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out)
 {
 	size_t k = 0;
@@ -420,14 +497,20 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)in[i];
 
+		/* ENQ, answered with the answerback message, in text as
+		 * inside a sequence (carried out there like any C0 control):
+		 * dropped, unseen by the terminal and by what follows here */
+		if (c == 0x05)
+			continue;
 		switch (f->state) {
 		case F_TEXT:
 			if (c == 0x1b) {
 				f->state = F_ESC;
 				f->cont = 0;
-			} else if (c == 0x05) {
-				/* ENQ: the answerback message, dropped */
-			} else if (c == 0xc2 && !f->cont) {
+			} else if (c == 0xc2) {
+				/* a lead byte starts a character, whatever was
+				 * left unfinished: the terminal's decoder drops
+				 * that (e2 c2 9b is U+FFFD, then a CSI) */
 				f->state = F_C2;
 			} else if (c >= 0x80 && c <= 0x9f && !f->cont) {
 				/* a raw C1 control, outside a UTF-8 character */
@@ -444,8 +527,9 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 		case F_ESC:
 			if (c == 0x1b) {
 				out[k++] = 0x1b; /* the first one is abandoned */
-			} else if (c < 0x20 && c != CAN && c != SUB) {
-				out[k++] = (char)c; /* carried out inside a sequence */
+			} else if ((c < 0x20 && c != CAN && c != SUB) || c == 0x7f) {
+				/* carried out inside a sequence; DEL ignored there */
+				out[k++] = (char)c;
 			} else if (c >= 0x80) {
 				out[k++] = 0x1b;
 				f->state = F_TEXT;
@@ -466,17 +550,38 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			i--; /* this byte, as text */
 			break;
 		case F_CSI:
+			/* Held, not passed on as it comes: what the terminal has
+			 * of an unfinished CSI, the host's next output (its
+			 * shell's prompt, the keys it echoes) would finish, a
+			 * query perhaps (ESC [ 1 $, then "u"). */
 			ward_tty_scan(&f->q, (const char *)&c, 1);
 			if (c == 0x1b) {
 				f->state = F_ESC; /* the CSI is abandoned */
-			} else if (c <= 0x3f || c == 0x7f) {
-				/* a parameter, or a control carried out inside */
+			} else if (c >= 0x80) {
+				/* abandoned: the byte as text, a C1 control (a new
+				 * CSI) as any other */
+				f->state = F_TEXT;
+				f->cont = 0;
+				i--;
+			} else if (c < 0x20 || c == 0x7f) {
+				/* carried out inside, as it comes: the same to the
+				 * terminal as before the CSI */
 				out[k++] = (char)c;
 				if (c == CAN || c == SUB)
 					f->state = F_TEXT;
+			} else if (c <= 0x3f) {
+				/* a parameter; a CSI too long to hold is cut */
+				if (f->seq_len < sizeof(f->seq))
+					f->seq[f->seq_len] = (char)c;
+				if (f->seq_len <= sizeof(f->seq))
+					f->seq_len++;
 			} else {
-				/* the final byte: a query's is replaced by CAN */
-				out[k++] = f->q.asked ? CAN : (char)c;
+				/* the final byte: a query is cut whole */
+				if (!f->q.asked && f->seq_len <= sizeof(f->seq)) {
+					memcpy(out + k, f->seq, f->seq_len);
+					k += f->seq_len;
+					out[k++] = (char)c;
+				}
 				f->state = F_TEXT;
 			}
 			break;
@@ -485,13 +590,18 @@ size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char
 			k += filter_osc(f, c, out + k);
 			break;
 		case F_OSC_ESC:
-			out[k++] = 0x1b;
 			if (c == '\\') {
+				out[k++] = 0x1b;
 				out[k++] = (char)c;
 				f->state = F_TEXT;
 			} else {
+				/* a new sequence, the OSC abandoned: cancelled at
+				 * the terminal, which would keep it open if what
+				 * follows is cut (ESC ] 11 ; ESC P ... ST then ?
+				 * BEL); the ESC held is the new one's start */
+				out[k++] = CAN;
 				f->state = F_ESC;
-				i--; /* a new sequence, the OSC abandoned */
+				i--;
 			}
 			break;
 		case F_STRING:
@@ -517,12 +627,14 @@ size_t ward_tty_filter_end(struct ward_tty_filter *f, char *out)
 {
 	size_t k = 0;
 
-	if (f->state == F_ESC || f->state == F_OSC_ESC)
-		out[k++] = 0x1b;
-	else if (f->state == F_C2)
+	/* What the host writes next (its shell's prompt, the keys it echoes)
+	 * must not finish a sequence begun here: a held ESC or CSI is
+	 * dropped, an OSC string cancelled. */
+	if (f->state == F_C2)
 		out[k++] = (char)0xc2;
-	else if (f->state == F_OSC_Q)
+	else if (f->state == F_OSC || f->state == F_OSC_Q || f->state == F_OSC_ESC)
 		out[k++] = CAN;
+	f->osc_c2 = false;
 	f->state = F_TEXT;
 	return k;
 }

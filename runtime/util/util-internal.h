@@ -147,25 +147,33 @@ unsigned ward_tty_owed(const struct ward_tty_scan *q);
  * terminal) has no way back: the terminal's answers to its queries would
  * reach whoever reads the terminal next, the host's shell, as typed input.
  * So the queries ward_tty_scan() knows are cut out as the output passes: a
- * DCS, APC, PM or SOS string, ENQ and DECID whole; a CSI query's final byte,
- * and an OSC query from where it shows, replaced by CAN (the terminal drops
- * the sequence it has so far). A '?' inside an OSC parameter (a hyperlink's
+ * DCS, APC, PM or SOS string, ENQ, DECID and a CSI query whole (a CSI is
+ * held up to its final byte, at most WARD_TTY_FILTER_HOLD bytes of it); an
+ * OSC query from where it shows, replaced by CAN (the terminal drops the
+ * sequence it has so far). A '?' inside an OSC parameter (a hyperlink's
  * URL) asks nothing and passes. Everything else passes unchanged, in
  * order; a control inside a sequence is carried out as it would be.
  * Zero-initialise. */
+#define WARD_TTY_FILTER_HOLD 128
 struct ward_tty_filter {
 	int state;
 	unsigned cont; /* a UTF-8 character's bytes still to come */
 	bool utf8_c1;  /* the sequence began with a C1 control in UTF-8 (0xc2 xx) */
+	bool osc_c2;   /* a 0xc2 held in an OSC string: a C1 control may follow */
 	int osc;       /* OSC: its number so far, -1 past it */
+	int osc_num;   /* OSC: its number once past it */
 	unsigned char prev;
 	struct ward_tty_scan q; /* CSI: whether its final byte asks */
+	char seq[WARD_TTY_FILTER_HOLD]; /* CSI: held up to its final byte */
+	size_t seq_len;			/* past sizeof(seq): too long, cut */
 };
-/* Filter n bytes of in into out, which has room for n + 1 bytes (a byte held
- * back from the last call comes first); returns the count written. */
+/* Filter n bytes of in into out, which has room for n + WARD_TTY_FILTER_HOLD
+ * bytes (what was held back from the last call comes first); returns the
+ * count written. */
 size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out);
-/* At the end of the output: what is held back (an ESC, a lead byte) into
- * out, which has room for 1 byte; returns its count. */
+/* At the end of the output: what is held back that is safe to pass (a lead
+ * byte), or a CAN ending an unended OSC string, into out, which has room
+ * for 1 byte; returns its count. */
 size_t ward_tty_filter_end(struct ward_tty_filter *f, char *out);
 
 /* "an object", "a string", "a number with a fraction"…: what a JSON value is,

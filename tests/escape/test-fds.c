@@ -1005,12 +1005,10 @@ END_TEST
  * terminal too), where ward cannot read it either. The terminal's answers
  * would be left for the host's shell: the queries are cut on the way, the
  * text around them kept. */
-START_TEST(test_tty_pipe_queries_cut)
+static void pipe_queries_cut(const char *script, bool err_devtty)
 {
 	const char *argv[] = { ward, "run", harness_fences_policy_opt(), "-C", workdir, "-c",
-			       "printf 'RE''ADY\\033[6n\\033]11;?\\007\\033P$qm\\033\\\\\\033[cZ'; "
-			       "echo done",
-			       NULL };
+			       script, NULL };
 
 	for (int background = 0; background < 2; background++) {
 		struct ward_tty_scan q = { 0 };
@@ -1035,7 +1033,7 @@ START_TEST(test_tty_pipe_queries_cut)
 				_exit(126);
 			dup2(background ? tty : null, 0);
 			dup2(tty, 1);
-			dup2(tty, 2);
+			dup2(err_devtty ? open("/dev/tty", O_RDWR) : tty, 2);
 			if (!background) {
 				execv(ward, (char *const *)argv);
 				_exit(127);
@@ -1061,6 +1059,24 @@ START_TEST(test_tty_pipe_queries_cut)
 		ck_assert_msg(!q.asked, "%s: a query reached the terminal:\n%s", phase, t.seen);
 		close(t.master);
 	}
+}
+
+START_TEST(test_tty_pipe_queries_cut)
+{
+	pipe_queries_cut("printf 'RE''ADY\\033[6n\\033]11;?\\007\\033P$qm\\033\\\\\\033[cZ'; "
+			 "echo done",
+			 false);
+}
+END_TEST
+
+/* The same terminal as stdout and stderr through two files (2>/dev/tty),
+ * relayed apart: a query begun on one and ended on the other is one to the
+ * terminal. */
+START_TEST(test_tty_pipe_queries_cut_across)
+{
+	pipe_queries_cut("printf 'RE''ADY\\033]11;'; sleep 0.2; printf '?\\007' >&2; sleep 0.2; "
+			 "printf '\\033[6'; sleep 0.2; printf 'nZ' >&2; echo done",
+			 true);
 }
 END_TEST
 
@@ -1119,6 +1135,7 @@ int main(void)
 	tcase_add_test(tc, test_tty_command_da1_not_wards);
 	tcase_add_test(tc, test_tty_shell_command_da1_not_wards);
 	tcase_add_test(tc, test_tty_pipe_queries_cut);
+	tcase_add_test(tc, test_tty_pipe_queries_cut_across);
 	tcase_add_test(tc, test_tty_shell_8bit_answers);
 	return harness_main(s);
 }

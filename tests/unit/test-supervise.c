@@ -217,19 +217,22 @@ START_TEST(test_tty_filter)
 		"\033[2J\033[H", "\033[?25l\033[?25h", "\033[?1049h\033[?1049l", "\033(B\017",
 		"\033[10;20H\033[K", "\033[!p", "\033]8;;http://x/\033\\link\033]8;;\033\\",
 		"\033]8;;http://x/?a=1&b=?\033\\l\033]8;;\033\\", "\033]0;why?\a",
+		"\033]8;id=?;http://x/\033\\l\033]8;;\033\\", "\033]21;foreground=red\a",
 		"\304\233\304\235\304\220\304\237 \302\251 \342\202\254 \360\237\230\200",
-		"\033[31m\304\233\033[0m", "tail\033", "\302", "\033\033[1m",
+		"\033[31m\304\233\033[0m", "\302", "\033\033[1m",
 	};
 	static const char *const queries[] = {
 		"\033[6n", "\033[5n", "\033[c", "\033[>c", "\033[=c", "\033[21t", "\033[14t",
 		"\033]11;?\a", "\033]4;1;?\033\\", "\033]52;c;?\a", "\033P$qm\033\\",
 		"\033P+q544e\033\\", "\033[>0q", "\033[?2004$p", "\033[x", "\005", "\033Z",
 		"\2336n", "\235" "11;?\a", "\302\2336n", "\302\235" "11;?\a", "\302\220$qm\033\\",
+		"\342\302\2336n", "\033]0;\342\302\2336n", "\033\177[6n", "\033\177Z",
 		"\033[\r6n", "\033[6\bn", "\033\r[6n", "\033[2\0011t", "\033]11;\r?\a",
 		"\033[6\177n", "\033_Gi=31,a=q;AAAA\033\\", "\033[?u", "\033[?4m",
 		"\033[?1;1;0S", "\033[1$w", "\033[1$u", "\033[1;1;1;1;1;1*y",
 		"\033]10;\305\234;?\a", "\033]4;1;?;2;?\a", "\033]1337;ReportCellSize\a",
-		"\033]5522;type=read\033\\", "\033]11;?", "\033P$qm",
+		"\033]5522;type=read\033\\", "\033]21;foreground=?;background=?\033\\",
+		"\033]99;i=1:p=?;\033\\", "\033]22;?__current__\033\\", "\033]11;?", "\033P$qm",
 	};
 	char out[256], in[256];
 
@@ -265,6 +268,126 @@ START_TEST(test_tty_filter)
 }
 END_TEST
 
+/* A C1 control inside a sequence (in 8 bits, or in UTF-8 as 0xc2 xx) ends it
+ * for a terminal that takes C1 controls, as it would in text: a CSI there
+ * starts a new one, ST ends an OSC, a query's included; a character whose
+ * byte looks like one (U+015C, c5 9c) ends nothing. An OSC string left for
+ * anything but ST is cancelled at the terminal: what follows may be cut, and
+ * must not leave it open for a '?' after. ENQ, carried out inside a
+ * sequence, is dropped there too. */
+START_TEST(test_tty_filter_c1_inside)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "\033[\2336n", "" },
+		{ "\033[1\302\2336n", "" },
+		{ "\033]0;x\2336n", "\033]0;x\030" },
+		{ "\033]0;x\302\2336n", "\033]0;x\030" },
+		{ "\033]0;x\302\234\302\2336n", "\033]0;x\302\234\030" },
+		{ "\033]0;x\234\2336n", "\033]0;x\234\030" },
+		{ "\033]11;?\302\234x", "\033]11;\030x" },
+		{ "\033]11;?\234x", "\033]11;\030x" },
+		{ "\033]4;1;?\302\2336n", "\033]4;1;\030" },
+		{ "\033]1337\302\234x", "\033]1337\030x" },
+		{ "\033]0;x\302\220$qm\033\\x", "\033]0;x\030x" },
+		{ "\033]0;\305\234?\a", "\033]0;\305\234?\a" },
+		{ "\033]0;?\302\251\a", "\033]0;?\302\251\a" },
+		{ "\033]0;\302\251\a", "\033]0;\302\251\a" },
+		{ "\033[1\0052m", "\033[12m" },
+		{ "\033]0;a\005b\a", "\033]0;ab\a" },
+		{ "\033\005[6n", "" },
+		{ "\033]0;\302\005\2336n", "\033]0;\030" },
+		{ "\033]11;\033P$qm\033\\?\a", "\033]11;\030?\a" },
+		{ "\033]11;\033Z?\a", "\033]11;\030?\a" },
+		{ "\033]11;\220\033\\?\a", "\033]11;\030?\a" },
+		{ "\033]0;x\033[1m", "\033]0;x\030\033[1m" },
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in), want = strlen(cases[i].out);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			size_t k = filtered(cases[i].in, n, cut, out);
+
+			ck_assert_msg(k == want && memcmp(out, cases[i].out, k) == 0,
+				      "case %zu cut at %zu: %zu bytes, not as expected", i, cut, k);
+		}
+	}
+}
+END_TEST
+
+/* What the terminal has of a sequence when the command stops writing, the
+ * host's next output (its shell's prompt, keys echoed) must not be able to
+ * finish into a query: a CSI is held until its final byte (its controls
+ * carried out as they come), one too long to hold is cut; at the end a
+ * held ESC or CSI is dropped and an unended OSC string cancelled. */
+START_TEST(test_tty_filter_unfinished)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "tail\033", "tail" },
+		{ "A\033[1$", "A" },
+		{ "A\2331$", "A" },
+		{ "\033[\r\n1m", "\r\n\033[1m" },
+		{ "\033]0;x", "\033]0;x\030" },
+		{ "\033]11;", "\033]11;\030" },
+		{ "\033]0;x\033", "\033]0;x\030" },
+	};
+	struct ward_tty_filter f = { 0 };
+	char in[256], out[sizeof(in) + WARD_TTY_FILTER_HOLD];
+	size_t k;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].in), want = strlen(cases[i].out);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			k = filtered(cases[i].in, n, cut, out);
+			ck_assert_msg(k == want && memcmp(out, cases[i].out, k) == 0,
+				      "case %zu cut at %zu: %zu bytes, not as expected", i, cut, k);
+		}
+	}
+	/* nothing of a CSI before its final byte; all of it then */
+	ck_assert_uint_eq(ward_tty_filter(&f, "A\033[38;5", 7, out), 1);
+	ck_assert_uint_eq(ward_tty_filter(&f, ";1m", 3, out), 9);
+	ck_assert(memcmp(out, "\033[38;5;1m", 9) == 0);
+	memset(in, '1', sizeof(in));
+	memcpy(in, "\033[", 2);
+	in[sizeof(in) - 2] = 'm';
+	in[sizeof(in) - 1] = 'Z';
+	k = ward_tty_filter(&f, in, sizeof(in), out);
+	ck_assert_msg(k == 1 && out[0] == 'Z', "a CSI too long to hold passed (%zu bytes)", k);
+}
+END_TEST
+
+/* What a call writes fits the room its caller gives it, n +
+ * WARD_TTY_FILTER_HOLD bytes, however
+ * the output is made to grow: an OSC abandoned for a new sequence, over and
+ * over, and random bytes of the alphabet sequences are made of, fed in
+ * pieces. */
+START_TEST(test_tty_filter_room)
+{
+	static const char alphabet[] = "\033\033\033][?;\\P1\a\030\302\233\234\235x";
+	char in[4096], out[sizeof(in) + WARD_TTY_FILTER_HOLD];
+	struct ward_tty_filter f = { 0 };
+	unsigned seed = 1;
+
+	for (size_t i = 0; i < sizeof(in); i += 4)
+		memcpy(in + i, "\033]\033[", 4);
+	ck_assert_uint_le(ward_tty_filter(&f, in, sizeof(in), out), sizeof(in) + 2);
+	for (int round = 0; round < 2000; round++) {
+		size_t n = (size_t)rand_r(&seed) % 64;
+
+		for (size_t i = 0; i < n; i++)
+			in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
+		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + WARD_TTY_FILTER_HOLD);
+	}
+	ck_assert_uint_le(ward_tty_filter_end(&f, out), 1);
+}
+END_TEST
+
 /* The command's own DA1 questions (CSI c, CSI 0 c, DECID; not DA2, DA3),
  * less the answers it was given while it ran: what comes before the answer
  * to ward's question. */
@@ -296,6 +419,9 @@ int main(void)
 	tcase_add_test(tc, test_tty_queries);
 	tcase_add_test(tc, test_tty_da1_owed);
 	tcase_add_test(tc, test_tty_filter);
+	tcase_add_test(tc, test_tty_filter_room);
+	tcase_add_test(tc, test_tty_filter_c1_inside);
+	tcase_add_test(tc, test_tty_filter_unfinished);
 
 	tcase_add_test(tc, test_no_child_ends_at_eof);
 	tcase_add_test(tc, test_no_child_deadline_kills_through_caller);
