@@ -81,14 +81,23 @@ static bool sink_write(int fd, const char *p, size_t n)
 struct sink {
 	int fd;
 	struct ward_tty_filter *cut; /* NULL: as it comes */
-	char *buf;		     /* cut's output: READ_CHUNK + WARD_TTY_FILTER_HOLD */
+	char *buf;		     /* cut's output: WARD_TTY_FILTER_ROOM(CUT_SLICE) */
 };
+
+/* What the filter takes at once: its output has room for four times it. */
+#define CUT_SLICE (READ_CHUNK / 4)
 
 static bool sink_put(const struct sink *to, const char *p, size_t n)
 {
 	if (!to->cut)
 		return sink_write(to->fd, p, n);
-	return sink_write(to->fd, to->buf, ward_tty_filter(to->cut, p, n, to->buf));
+	for (size_t off = 0; off < n; off += CUT_SLICE) {
+		size_t len = n - off < CUT_SLICE ? n - off : CUT_SLICE;
+
+		if (!sink_write(to->fd, to->buf, ward_tty_filter(to->cut, p + off, len, to->buf)))
+			return false;
+	}
+	return true;
 }
 
 /* Read what is there into the buffer, or on to the sink; returns false at
@@ -343,7 +352,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 	 * answers due to the host's shell (ward in the background, or stdin
 	 * not the terminal). */
 	if ((s->out_sink >= 0 && isatty(s->out_sink)) || (s->err_sink >= 0 && isatty(s->err_sink))) {
-		cutbuf = malloc(READ_CHUNK + WARD_TTY_FILTER_HOLD);
+		cutbuf = malloc(WARD_TTY_FILTER_ROOM(CUT_SLICE));
 		out.buf = err_to.buf = cutbuf;
 		out.cut = s->out_sink >= 0 && isatty(s->out_sink) ? &cut_out : NULL;
 		err_to.cut = s->err_sink >= 0 && isatty(s->err_sink) ? &cut_err : NULL;

@@ -167,9 +167,11 @@ struct ward_tty_filter {
 	char seq[WARD_TTY_FILTER_HOLD]; /* CSI: held up to its final byte */
 	size_t seq_len;			/* past sizeof(seq): too long, cut */
 };
-/* Filter n bytes of in into out, which has room for n + WARD_TTY_FILTER_HOLD
- * bytes (what was held back from the last call comes first); returns the
- * count written. */
+/* Filter n bytes of in into out, which has room for WARD_TTY_FILTER_ROOM(n)
+ * bytes; returns the count written. A byte may come out as up to four (a
+ * CAN ending a string, a byte held before it, itself, a CAN after it), and
+ * a CSI held from the last call comes out whole. */
+#define WARD_TTY_FILTER_ROOM(n) (4 * (size_t)(n) + WARD_TTY_FILTER_HOLD + 8)
 size_t ward_tty_filter(struct ward_tty_filter *f, const char *in, size_t n, char *out);
 /* At the end of the output: what is held back that is safe to pass (a lead
  * byte), or a CAN ending an unended OSC string, into out, which has room

@@ -362,27 +362,44 @@ START_TEST(test_tty_filter_unfinished)
 }
 END_TEST
 
-/* What a call writes fits the room its caller gives it, n +
- * WARD_TTY_FILTER_HOLD bytes, however
- * the output is made to grow: an OSC abandoned for a new sequence, over and
- * over, and random bytes of the alphabet sequences are made of, fed in
- * pieces. */
+/* What a call writes fits the room its caller gives it,
+ * WARD_TTY_FILTER_ROOM(n) bytes, however the output is made to grow: 64 KiB
+ * of each pattern that makes it grow most (an OSC string restarted by a C1
+ * control or abandoned for a new sequence, over and over), and random bytes
+ * of the alphabet sequences are made of, fed in pieces up to 64 KiB. */
 START_TEST(test_tty_filter_room)
 {
-	static const char alphabet[] = "\033\033\033][?;\\P1\a\030\302\233\234\235x";
-	char in[4096], out[sizeof(in) + WARD_TTY_FILTER_HOLD];
+	/* each the worst of its kind: a string restarted by a C1 control,
+	 * 8-bit or UTF-8, ended by ST, or abandoned for a new sequence */
+	static const char *const worst[] = {
+		"\033]\235",	 "\235",	 "\033]\033]",	  "\033]\234",	 "\033]\302\234",
+		"\033]\302\235", "\033]1;?\302\235", "\033]\302?\302", "\033[1\033]\235",
+	};
+	static const char alphabet[] = "\033\033\033][?;\\P1\a\030\302\233\234\235\220x"
+				       "\177\005Z\342\237\303\033\033]]]\235\235\302\302";
+	static char in[65536], out[WARD_TTY_FILTER_ROOM(sizeof(in))];
 	struct ward_tty_filter f = { 0 };
 	unsigned seed = 1;
+	size_t k;
 
-	for (size_t i = 0; i < sizeof(in); i += 4)
-		memcpy(in + i, "\033]\033[", 4);
-	ck_assert_uint_le(ward_tty_filter(&f, in, sizeof(in), out), sizeof(in) + 2);
-	for (int round = 0; round < 2000; round++) {
-		size_t n = (size_t)rand_r(&seed) % 64;
+	for (size_t w = 0; w < sizeof(worst) / sizeof(worst[0]); w++) {
+		size_t len = strlen(worst[w]);
+		struct ward_tty_filter g = { 0 };
+
+		for (size_t i = 0; i < sizeof(in); i++)
+			in[i] = worst[w][i % len];
+		k = ward_tty_filter(&g, in, sizeof(in), out);
+		ck_assert_msg(k <= WARD_TTY_FILTER_ROOM(sizeof(in)), "pattern %zu: %zu bytes out", w,
+			      k);
+	}
+	for (int round = 0; round < 3000; round++) {
+		size_t n = round % 100 == 0 ? sizeof(in) : (size_t)rand_r(&seed) % 256;
 
 		for (size_t i = 0; i < n; i++)
 			in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
-		ck_assert_uint_le(ward_tty_filter(&f, in, n, out), n + WARD_TTY_FILTER_HOLD);
+		k = ward_tty_filter(&f, in, n, out);
+		ck_assert_msg(k <= WARD_TTY_FILTER_ROOM(n), "round %d: %zu bytes in, %zu out", round,
+			      n, k);
 	}
 	ck_assert_uint_le(ward_tty_filter_end(&f, out), 1);
 }
