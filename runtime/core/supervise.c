@@ -365,7 +365,7 @@ int ward_supervise(struct supervisor *s, struct ward_error **err)
 		if (out.cut && err_to.cut)
 			err_to.cut = out.cut;
 	}
-	if (ep < 0 || !chunk || (out.buf && !cutbuf)) {
+	if (ep < 0 || !chunk || ((out.cut || err_to.cut) && !cutbuf)) {
 		rc = ward_error_make(err, ep < 0 ? errno : ENOMEM, "set up the supervisor");
 		goto out;
 	}
