@@ -80,6 +80,13 @@ static void report_plain(struct reports *r, char c)
 		}
 		if (c == 'R' || c == 'c' || c == 't' || c == 'n' || c == 'x' || c == 'y')
 			return;
+		/* kitty's keyboard flags and XTSMGRAPHICS (CSI ? … u, S),
+		 * XTQMODKEYS (CSI > … m), DECRPDE (CSI … " w): no key sends a
+		 * '?' or '>' first, nor '"' */
+		if (r->seq_len && (((c == 'u' || c == 'S') && r->seq[0] == '?') ||
+				   (c == 'm' && r->seq[0] == '>') ||
+				   (c == 'w' && r->seq[r->seq_len - 1] == '"')))
+			return;
 		keep_bytes(r, "\033[", 2);
 		keep_bytes(r, r->seq, r->seq_len);
 		keep_bytes(r, &c, 1);
@@ -230,20 +237,21 @@ void ward_tty_scan(struct ward_tty_scan *q, const char *b, size_t n)
 		case 2: /* CSI: parameters, intermediates, then the final byte */
 			if (c == '$')
 				q->dollar = true;
-			else if (c == '?' || c == '*' || c == '#' || c == '&' || c == '>' || c == '=')
+			else if (c == '?' || c == '*' || c == '#' || c == '&' || c == '>' || c == '=' ||
+				 c == '"')
 				q->inter = (char)c;
 			if (c >= 0x20 && c <= 0x3f)
 				break;
 			/* DSR, DA, window reports, DECREQTPARM, XTVERSION (and a
 			 * cursor style), DECRQM, DECRQPSR, DECRQTSR, DECRQUPSS,
 			 * kitty's keyboard flags, DECRQCRA, XTQMODKEYS,
-			 * XTSMGRAPHICS, XTREPORTSGR */
+			 * XTSMGRAPHICS, XTREPORTSGR, DECRQDE */
 			if (c == 'n' || c == 'c' || c == 't' || c == 'x' || c == 'q' ||
 			    ((c == 'p' || c == 'w') && q->dollar) ||
 			    (c == 'u' && (q->dollar || q->inter == '?' || q->inter == '&')) ||
 			    (c == 'y' && q->inter == '*') ||
 			    ((c == 'm' || c == 'S') && q->inter == '?') ||
-			    (c == '|' && q->inter == '#'))
+			    (c == '|' && q->inter == '#') || (c == 'v' && q->inter == '"'))
 				q->asked = true;
 			if (c == 'c' && !q->inter)
 				q->da1s++; /* its answer: like the one to ward's */

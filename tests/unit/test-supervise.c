@@ -7,6 +7,8 @@
 #include "runtime/util/util-internal.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -157,6 +159,8 @@ START_TEST(test_tty_queries)
 		"\033[1$w", "\033[1$u", "\033[1;1;1;1;1;1*y",
 		/* a UTF-8 character with a 0x9c byte inside an OSC is no ST */
 		"\033]10;\305\234;?\a",
+		/* DECRQDE */
+		"\033[\"v",
 	};
 
 	char missed[2048] = "";
@@ -231,7 +235,8 @@ START_TEST(test_tty_filter)
 		"\033[6\177n", "\033_Gi=31,a=q;AAAA\033\\", "\033[?u", "\033[?4m",
 		"\033[?1;1;0S", "\033[1$w", "\033[1$u", "\033[1;1;1;1;1;1*y",
 		"\033]10;\305\234;?\a", "\033]4;1;?;2;?\a", "\033]1337;ReportCellSize\a",
-		"\033]5522;type=read\033\\", "\033]21;foreground=?;background=?\033\\",
+		"\033]5522;type=read\033\\", "\033[\"v",
+		"\033]21;foreground=?;background=?\033\\",
 		"\033]99;i=1:p=?;\033\\", "\033]22;?__current__\033\\", "\033]11;?", "\033P$qm",
 	};
 	char out[256], in[256];
@@ -405,6 +410,34 @@ START_TEST(test_tty_filter_room)
 }
 END_TEST
 
+/* What a terminal sends after a command's queries, up to the answer to
+ * ward's DA1: its reports dropped (kitty's keyboard flags, XTSMGRAPHICS,
+ * XTQMODKEYS, DECRPDE among them), the keys typed meanwhile kept, arrow
+ * and function keys too, and what follows the answer left queued. */
+START_TEST(test_tty_take_answers)
+{
+	static const char sent[] = "\033[12;1R" "a\033[?1u" "b\033[?1;0;256S" "\033[>4;2m"
+				   "\033[24;80;1;1;1\"w" "\033[A\033[1;5u\033[2~" "\033]11;rgb:0/0/0\a"
+				   "c\033[?62;22c" "zz";
+	char keep[64], rest[8];
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), s;
+	size_t n;
+
+	ck_assert_int_ge(m, 0);
+	ck_assert_int_eq(unlockpt(m), 0);
+	s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(write(m, sent, sizeof(sent) - 1), (ssize_t)sizeof(sent) - 1);
+	n = ward_tty_take_answers(s, keep, sizeof(keep), 0);
+	ck_assert_msg(n == 16 && memcmp(keep, "ab\033[A\033[1;5u\033[2~c", n) == 0, "kept %zu: %.*s",
+		      n, (int)n, keep);
+	ck_assert_int_eq(read(s, rest, sizeof(rest)), 2);
+	ck_assert(memcmp(rest, "zz", 2) == 0);
+	close(s);
+	close(m);
+}
+END_TEST
+
 /* The command's own DA1 questions (CSI c, CSI 0 c, DECID; not DA2, DA3),
  * less the answers it was given while it ran: what comes before the answer
  * to ward's question. */
@@ -435,6 +468,7 @@ int main(void)
 
 	tcase_add_test(tc, test_tty_queries);
 	tcase_add_test(tc, test_tty_da1_owed);
+	tcase_add_test(tc, test_tty_take_answers);
 	tcase_add_test(tc, test_tty_filter);
 	tcase_add_test(tc, test_tty_filter_room);
 	tcase_add_test(tc, test_tty_filter_c1_inside);
