@@ -1130,6 +1130,23 @@ static void ward_in_ctr(const char *req, const char *out, const char *limit)
 	free(ward);
 }
 
+/* The container's cgroup (made here, as root), and beside the workdir the
+ * file of the request given to ward on stdin (req) and the name of its
+ * output (out); each buffer PATH_MAX (ctr: 128) bytes. */
+static void container_files(char *ctr, char *req, char *out, const char *request)
+{
+	int fd;
+
+	snprintf(ctr, 128, "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(ctr, 0755), 0);
+	snprintf(req, PATH_MAX, "%s.req", workdir);
+	snprintf(out, PATH_MAX, "%s.out", workdir);
+	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	close(fd);
+}
+
 /* Fork a child into the cgroup ctr, there in a new cgroup and mount
  * namespace with cgroup2 at /sys/fs/cgroup (mount flags mflags), and run
  * ward_in_ctr() with each limit of limits (NULL: none) for the request req,
@@ -1167,17 +1184,9 @@ START_TEST(test_container_readonly)
 	json_t *c;
 	size_t i;
 	int found = 0;
-	int fd;
 	json_t *o;
 
-	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
-	ck_assert_int_eq(mkdir(ctr, 0755), 0);
-	snprintf(req, sizeof(req), "%s.req", workdir);
-	snprintf(out, sizeof(out), "%s.out", workdir);
-	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
-	close(fd);
+	container_files(ctr, req, out, req_true);
 	in_container(ctr, MS_RDONLY, req, out, limits, 2);
 	snprintf(o1, sizeof(o1), "%s.1", out);
 	r = harness_slurp(o1);
@@ -1292,17 +1301,10 @@ START_TEST(test_container_serve)
 	char *const argv[] = { ward, (char *)"serve", (char *)"--no-policy", (char *)"-C", workdir,
 			       (char *)"--pids", (char *)"16", NULL };
 	char *r, *line, *save = NULL;
-	int fd, status, n = 0;
+	int status, n = 0;
 	pid_t pid;
 
-	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
-	ck_assert_int_eq(mkdir(ctr, 0755), 0);
-	snprintf(req, sizeof(req), "%s.req", workdir);
-	snprintf(out, sizeof(out), "%s.out", workdir);
-	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, mcp, strlen(mcp)), (ssize_t)strlen(mcp));
-	close(fd);
+	container_files(ctr, req, out, mcp);
 	pid = exec_in_container(ctr, false, false, req, out, argv);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	r = harness_slurp(out);
@@ -1340,18 +1342,11 @@ START_TEST(test_container_own_child)
 	char *const argv[] = { ward, (char *)"run", (char *)"--json", (char *)"--no-policy",
 			       (char *)"-C", workdir, (char *)"--pids", (char *)"16", NULL };
 	char *r;
-	int fd, status, n;
+	int status, n;
 	json_t *o;
 	pid_t pid;
 
-	snprintf(ctr, sizeof(ctr), "/sys/fs/cgroup/ward-test-ctr-%ld", (long)getpid());
-	ck_assert_int_eq(mkdir(ctr, 0755), 0);
-	snprintf(req, sizeof(req), "%s.req", workdir);
-	snprintf(out, sizeof(out), "%s.out", workdir);
-	fd = open(req, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, req_true, strlen(req_true)), (ssize_t)strlen(req_true));
-	close(fd);
+	container_files(ctr, req, out, req_true);
 	pid = exec_in_container(ctr, false, true, req, out, argv);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	r = harness_slurp(out);
