@@ -292,19 +292,14 @@ static bool delegated(const char *dir, bool in_ns)
 	return stat(parent, &pst) == 0 && pst.st_uid != st.st_uid;
 }
 
-/* The parent of pid (a number from cgroup.procs), or -1. */
-static long parent_of(long pid)
+/* Whether pid (a number from cgroup.procs) is a child of this process, by
+ * its stat in proc (an open /proc). */
+static bool our_child(int proc, long pid)
 {
 	char num[24];
-	int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	long ppid;
 
-	if (proc < 0)
-		return -1;
 	snprintf(num, sizeof(num), "%ld", pid);
-	ppid = ward_proc_ppid(proc, num);
-	close(proc);
-	return ppid;
+	return proc >= 0 && ward_proc_ppid(proc, num) == getpid();
 }
 
 /* Whether every process in dir's cgroup.procs is this one or a child of it:
@@ -314,6 +309,7 @@ static bool only_us(const char *dir)
 {
 	char buf[4096], *p;
 	long me = (long)getpid();
+	_cleanup_close_ int proc = -1;
 
 	if (read_at(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
 		return false;
@@ -323,7 +319,9 @@ static bool only_us(const char *dir)
 
 		if (end == p)
 			break;
-		if (pid != me && parent_of(pid) != me)
+		if (pid != me && proc < 0)
+			proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pid != me && !our_child(proc, pid))
 			return false;
 		p = end + strspn(end, "\n");
 	}
@@ -338,7 +336,7 @@ static bool only_us(const char *dir)
 static int move_us(const char *dir, const char *sup, struct ward_error **err)
 {
 	char buf[4096], *p;
-	long me = (long)getpid();
+	_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (write_at(sup, "cgroup.procs", "0") < 0)
 		return ward_error_make(err, errno, "move ward into '%s'", sup);
@@ -351,7 +349,7 @@ static int move_us(const char *dir, const char *sup, struct ward_error **err)
 		if (end == p)
 			break;
 		p = end + strspn(end, "\n");
-		if (parent_of(pid) != me)
+		if (!our_child(proc, pid))
 			continue;
 		if (write_at(sup, "cgroup.procs", "%ld", pid) < 0 && errno != ESRCH)
 			return ward_error_make(err, errno, "move ward's child %ld into '%s'", pid, sup);

@@ -442,12 +442,18 @@ static int open_pty(struct run_state *st, int host_tty, struct ward_error **err)
 static void take_pty(struct run_state *st, long long deadline_ns)
 {
 	struct pollfd pf = { .fd = st->pty_wait, .events = POLLIN };
-	long long left = deadline_ns - ward_now_ns();
+	long long left;
 	char tag = 0;
 	size_t n = 0;
-	int fd = -1;
+	int fd = -1, ready;
 
-	if (left > 0 && poll(&pf, 1, (int)(left / 1000000) + 1) == 1 &&
+	/* a signal a host program handles (SIGCHLD) interrupts the wait, not
+	 * the terminal: without it the command's output would have no reader */
+	do {
+		left = deadline_ns - ward_now_ns();
+		ready = left > 0 ? poll(&pf, 1, (int)(left / 1000000) + 1) : 0;
+	} while (ready < 0 && errno == EINTR);
+	if (ready == 1 &&
 	    ward_recv_fds(st->pty_wait, &tag, 1, &fd, 1, &n, 0) == 1 && tag == 'T' && n == 1) {
 		struct ward_error *e = NULL;
 
